@@ -1,0 +1,56 @@
+package actors
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Level is an access level: the grant on a resource, the capability of an
+// API key, and the effective access the spec reports.
+type Level uint8
+
+const (
+	LevelNone Level = iota
+	LevelRead
+	LevelWrite
+)
+
+var levelNames = [...]string{LevelNone: "none", LevelRead: "read", LevelWrite: "write"}
+
+func (l Level) String() string {
+	if int(l) < len(levelNames) {
+		return levelNames[l]
+	}
+	return fmt.Sprintf("level(%d)", l)
+}
+
+// ParseLevel parses "none", "read" or "write".
+func ParseLevel(s string) (Level, bool) {
+	for i, name := range levelNames {
+		if name == s {
+			return Level(i), true
+		}
+	}
+	return LevelNone, false
+}
+
+func (l Level) MarshalJSON() ([]byte, error) { return json.Marshal(l.String()) }
+
+func (l *Level) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, ok := ParseLevel(s)
+	if !ok {
+		return fmt.Errorf("unknown access level %q", s)
+	}
+	*l = v
+	return nil
+}
+
+// EffectiveAccess is the lower of the key's capability and the resource's
+// grant: the key capability is a ceiling, never a source of access.
+func EffectiveAccess(capability, grant Level) Level {
+	return min(capability, grant)
+}

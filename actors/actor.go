@@ -1,0 +1,74 @@
+package actors
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// accountActor owns one account's state. Its mailbox is the account's
+// serialization point: commands (in log order) and queries run one at a
+// time, so the state needs no lock.
+type accountActor struct {
+	state *Account
+}
+
+// applyMsg carries one account's share of a log batch, in log order. The
+// actor fills results and signals done; the sender waits without a timeout,
+// because apply must finish for the replica to stay correct.
+type applyMsg struct {
+	cmds    []*Command
+	results []Result
+	done    *sync.WaitGroup
+}
+
+// queryMsg asks for a read; the answer is a Result sent back to the future.
+type queryMsg struct {
+	cred  Credential
+	query Query
+}
+
+// visitMsg runs fn on the state inside the actor (snapshots, restores).
+type visitMsg struct {
+	fn func(a *Account) (*Account, error)
+}
+
+func (s *accountActor) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *applyMsg:
+		for i, c := range msg.cmds {
+			s.state, msg.results[i] = safeApply(s.state, c)
+		}
+		msg.done.Done()
+	case *queryMsg:
+		ctx.Respond(s.safeQuery(msg))
+	case *visitMsg:
+		ctx.Respond(s.safeVisit(msg))
+	}
+}
+
+// safeQuery runs a query and turns a panic into an internal error instead
+// of letting protoactor restart the actor with empty state.
+func (s *accountActor) safeQuery(msg *queryMsg) (res Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicHook(fmt.Sprint(r))
+			res = fail(Errorf(CodeInternal, "internal error"))
+		}
+	}()
+	return RunQuery(s.state, msg.cred, msg.query)
+}
+
+func (s *accountActor) safeVisit(msg *visitMsg) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("actors: panic while visiting account: %v", r)
+		}
+	}()
+	next, err := msg.fn(s.state)
+	if err == nil {
+		s.state = next
+	}
+	return err
+}

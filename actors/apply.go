@@ -1,0 +1,63 @@
+package actors
+
+import "fmt"
+
+// Apply applies one command to an account and returns the account after it
+// (a new one for CreateAccount) and the result. It is deterministic: the
+// same account and command give the same outcome on every replica.
+//
+// The order of checks is the spec's: the credential must still be live,
+// then an Idempotency-Key replay or conflict is answered before the rule
+// runs, so a retried request never changes anything twice.
+func Apply(a *Account, c *Command) (*Account, Result) {
+	if create, isCreate := c.Payload.(*CreateAccount); isCreate {
+		if a != nil {
+			return a, fail(Errorf(CodeConflict, "account %s already exists", c.Account))
+		}
+		return newAccount(c, create)
+	}
+	if a == nil {
+		return nil, fail(errUnauthorized)
+	}
+	capability, err := a.stillLive(c.Principal, c.At)
+	if err != nil {
+		return a, fail(err.(*Error))
+	}
+	a.pruneIdempotency(c.At)
+	if req := c.Idempotency; req != nil {
+		if r := a.idempotencyLookup(c.Principal, req.Token, c.At); r != nil {
+			return a, a.replay(r, req, c.Principal, capability)
+		}
+	}
+	res := c.Payload.apply(a, c, capability)
+	if res.Err == nil && c.Idempotency != nil {
+		a.remember(c, res, resultResource(res))
+	}
+	return a, res
+}
+
+// resultResource names the resource a successful result is about, so that
+// a replay can re-check access to it.
+func resultResource(res Result) ResourceRef {
+	if v, isRef := res.Body.(interface{ resource() ResourceRef }); isRef {
+		return v.resource()
+	}
+	return ResourceRef{Kind: ResourceAccount}
+}
+
+// safeApply is Apply with a recovered panic turned into an internal error.
+// A panic is a programmer error; recovering keeps the actor's state instead
+// of letting protoactor restart it empty. The state may hold a partial
+// change from the failed command, which is why rules validate first.
+func safeApply(a *Account, c *Command) (next *Account, res Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			next, res = a, fail(Errorf(CodeInternal, "internal error"))
+			panicHook(fmt.Sprint(r))
+		}
+	}()
+	return Apply(a, c)
+}
+
+// panicHook reports a recovered panic; the registry points it at the log.
+var panicHook = func(string) {}

@@ -1,0 +1,41 @@
+package actors
+
+
+
+// EventKind is one of the spec's four change-event kinds.
+type EventKind string
+
+const (
+	EventPortfolioChanged EventKind = "portfolio_changed"
+	EventBookmarkChanged  EventKind = "bookmark_changed"
+	EventCardsChanged     EventKind = "cards_changed"
+	EventScopeChanged     EventKind = "scope_changed"
+)
+
+// AuditEvent records one change: what kind, to which resource, by whom and
+// when. The change feed is built from these; they never hold card contents.
+type AuditEvent struct {
+	Seq       uint64      `json:"seq"` // the account's Seq after the change: unique and increasing
+	At        int64       `json:"at"`
+	Kind      EventKind   `json:"kind"`
+	Resource  ResourceRef `json:"resource"`
+	Principal Principal   `json:"principal"`
+}
+
+// recordEvent appends an audit event and keeps the log within its bounds of
+// count and age.
+func (a *Account) recordEvent(c *Command, kind EventKind, ref ResourceRef) {
+	a.Audit = append(a.Audit, AuditEvent{Seq: a.Seq, At: c.At, Kind: kind, Resource: ref, Principal: c.Principal})
+	drop := 0
+	if len(a.Audit) > auditEventsMax {
+		drop = len(a.Audit) - auditEventsMax
+	}
+	cutoff := c.At - int64(auditAgeMax)
+	for drop < len(a.Audit) && a.Audit[drop].At <= cutoff {
+		drop++
+	}
+	if drop > 0 {
+		a.Audit = append(a.Audit[:0], a.Audit[drop:]...)
+	}
+}
+

@@ -1,0 +1,89 @@
+package actors
+
+// Kind identifies a command type in the replicated log. The numbers are
+// part of the on-disk format: never reuse or renumber one.
+type Kind uint8
+
+const (
+	KindCreateAccount        Kind = 1
+	KindDeleteAccount        Kind = 2
+	KindCreateKey            Kind = 3
+	KindRevokeKey            Kind = 4
+	KindCreateSession        Kind = 5
+	KindDeleteSession        Kind = 6
+	KindSetGrant             Kind = 7
+	KindSetPlan              Kind = 8
+	KindChangePassword       Kind = 9
+	KindRotateOwnerSecret    Kind = 10
+	KindCreatePortfolioCard  Kind = 11
+	KindUpdatePortfolioCard  Kind = 12
+	KindDeletePortfolioCard  Kind = 13
+)
+
+// Command is one replicated change to one account. Everything apply needs
+// from the outside world (time, new IDs, secret hashes) is carried here.
+type Command struct {
+	Account     string              `json:"a"`
+	At          int64               `json:"t"` // the leader's clock, Unix nanoseconds
+	Principal   Principal           `json:"p"`
+	Idempotency *IdempotencyRequest `json:"i,omitempty"`
+	Payload     Payload             `json:"-"` // encoded by package persistence
+}
+
+// Payload is the kind-specific body of a Command.
+type Payload interface {
+	Kind() Kind
+	// apply runs the rule for this payload. capability is the acting
+	// principal's, re-checked against the state being applied to. A rule
+	// validates everything before it changes anything, so a failed command
+	// leaves no partial change.
+	apply(a *Account, c *Command, capability Level) Result
+}
+
+// NewPayload returns an empty payload of kind k for decoding, or false for a
+// kind this build does not know (the caller must stop rather than skip it).
+func NewPayload(k Kind) (Payload, bool) {
+	switch k {
+	case KindCreateAccount:
+		return &CreateAccount{}, true
+	case KindDeleteAccount:
+		return &DeleteAccount{}, true
+	case KindCreateKey:
+		return &CreateKey{}, true
+	case KindRevokeKey:
+		return &RevokeKey{}, true
+	case KindCreateSession:
+		return &CreateSession{}, true
+	case KindDeleteSession:
+		return &DeleteSession{}, true
+	case KindSetGrant:
+		return &SetGrant{}, true
+	case KindSetPlan:
+		return &SetPlan{}, true
+	case KindChangePassword:
+		return &ChangePassword{}, true
+	case KindRotateOwnerSecret:
+		return &RotateOwnerSecret{}, true
+	case KindCreatePortfolioCard:
+		return &CreatePortfolioCard{}, true
+	case KindUpdatePortfolioCard:
+		return &UpdatePortfolioCard{}, true
+	case KindDeletePortfolioCard:
+		return &DeletePortfolioCard{}, true
+	}
+	return nil, false
+}
+
+// Result is the outcome of applying a command or running a query: either an
+// error with a spec code, or a success status and a body for the edge to
+// render as JSON. Body may be a json.RawMessage (an idempotent replay).
+type Result struct {
+	Status int
+	Body   any
+	Err    *Error
+}
+
+func ok(body any) Result      { return Result{Status: 200, Body: body} }
+func created(body any) Result { return Result{Status: 201, Body: body} }
+func noContent() Result       { return Result{Status: 204} }
+func fail(err *Error) Result  { return Result{Err: err} }

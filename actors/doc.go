@@ -1,0 +1,12 @@
+// Package actors owns an account: its state, the commands that change it,
+// the queries that read it, and every business rule of the Agent API as a
+// pure function over that state.
+//
+// The rules never read a clock, draw random numbers, iterate maps in an
+// order that reaches their output, or do I/O: time, generated IDs and
+// secret hashes travel inside the Command, so that every replica applying
+// the same log reaches the same state. The protoactor actor (actor.go) and
+// the Registry (registry.go) are a thin shell that gives each account one
+// mailbox, so one account's commands apply one at a time while different
+// accounts apply in parallel.
+package actors

@@ -1,0 +1,61 @@
+package actors
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Plan is an account's plan. Its limits live in planLimits, the one place
+// that says what each plan allows.
+type Plan uint8
+
+const (
+	PlanBase Plan = iota
+	PlanExtended
+)
+
+type planLimit struct {
+	name              string
+	spacesMax         int // Spaces that are accessible and that may exist
+	spaceCardsMax     int // bookmark cards per Space
+	portfolioCardsMax int // Account cards; the spec ties it to the plan's card limit
+}
+
+var planLimits = [...]planLimit{
+	PlanBase:     {name: "base", spacesMax: 1, spaceCardsMax: 10, portfolioCardsMax: 10},
+	PlanExtended: {name: "extended", spacesMax: 10, spaceCardsMax: 10, portfolioCardsMax: 10},
+}
+
+func (p Plan) limits() planLimit { return planLimits[p] }
+
+func (p Plan) String() string {
+	if int(p) < len(planLimits) {
+		return planLimits[p].name
+	}
+	return fmt.Sprintf("plan(%d)", p)
+}
+
+// ParsePlan parses "base" or "extended".
+func ParsePlan(s string) (Plan, bool) {
+	for i, l := range planLimits {
+		if l.name == s {
+			return Plan(i), true
+		}
+	}
+	return PlanBase, false
+}
+
+func (p Plan) MarshalJSON() ([]byte, error) { return json.Marshal(p.String()) }
+
+func (p *Plan) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, ok := ParsePlan(s)
+	if !ok {
+		return fmt.Errorf("unknown plan %q", s)
+	}
+	*p = v
+	return nil
+}

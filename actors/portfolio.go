@@ -1,0 +1,223 @@
+package actors
+
+import (
+	"slices"
+	"unicode/utf8"
+
+	"github.com/addrwatch/addrwatch/chain"
+)
+
+// Account card (Portfolio) rules.
+
+// CardFields are the editable fields of a card as a request carries them:
+// nil means "not sent".
+type CardFields struct {
+	Name     *string `json:"name,omitempty"`
+	Note     *string `json:"note,omitempty"`
+	ColorKey *string `json:"color_key,omitempty"`
+}
+
+// validate checks each sent field against its rule.
+func (f CardFields) validate() *Error {
+	if f.Name != nil && (!utf8.ValidString(*f.Name) || charCount(*f.Name) > cardNameCharsMax || !isPrintable(*f.Name)) {
+		return Errorf(CodeValidation, "name must be at most %d printable characters", cardNameCharsMax)
+	}
+	if f.Note != nil && (!utf8.ValidString(*f.Note) || charCount(*f.Note) > cardNoteCharsMax || !isNoteText(*f.Note)) {
+		return Errorf(CodeValidation, "note must be at most %d characters of text", cardNoteCharsMax)
+	}
+	if f.ColorKey != nil && !slices.Contains(ColorKeys, *f.ColorKey) {
+		return Errorf(CodeValidation, "color_key must be one of amber, green, blue, rose, violet, teal, slate, orange, cyan, pink")
+	}
+	return nil
+}
+
+// CreatePortfolioCard adds an Account card. CardID is generated at the edge.
+type CreatePortfolioCard struct {
+	CardID  string `json:"card_id"`
+	Address string `json:"address"`
+	CardFields
+}
+
+func (*CreatePortfolioCard) Kind() Kind { return KindCreatePortfolioCard }
+
+// check runs every rule of an Account card create without changing
+// anything; the validate endpoint and the create share it, so a blocked
+// validation answers exactly like the blocked write.
+func (p *CreatePortfolioCard) check(a *Account, who Principal, capability Level) (canonical string, err *Error) {
+	if who.isAgent() && capability < LevelWrite {
+		return "", errReadOnlyKey
+	}
+	canonical, addrErr := chain.ValidateBitcoinAddress(p.Address)
+	if addrErr != nil {
+		return "", Errorf(CodeValidation, "address: %s", addrErr.Error())
+	}
+	if err := p.CardFields.validate(); err != nil {
+		return "", err
+	}
+	// A duplicate is reported without naming the existing card: its
+	// existence is all a caller learns, whatever its grant.
+	for _, c := range a.Portfolio {
+		if c.Address == canonical {
+			return "", Errorf(CodeDuplicateAddress, "an Account card with this address already exists")
+		}
+	}
+	if limit := a.Plan.limits().portfolioCardsMax; len(a.Portfolio) >= limit {
+		return "", Errorf(CodeOverviewFull, "the account holds its limit of %d Account cards", limit)
+	}
+	return canonical, nil
+}
+
+func (p *CreatePortfolioCard) apply(a *Account, c *Command, capability Level) Result {
+	canonical, err := p.check(a, c.Principal, capability)
+	if err != nil {
+		return fail(err)
+	}
+	if p.CardID == "" || a.cardIDTaken(p.CardID) {
+		return fail(Errorf(CodeConflict, "card id is taken"))
+	}
+	// What an agent creates starts at write; what the owner creates, at none.
+	grant := LevelNone
+	if c.Principal.isAgent() {
+		grant = LevelWrite
+	}
+	card := &Card{ID: p.CardID, Version: a.nextVersion(), Address: canonical, ColorKey: defaultColorKey, Grant: grant, CreatedAt: c.At}
+	card.update(p.CardFields)
+	a.Portfolio = append(a.Portfolio, card)
+	a.recordEvent(c, EventPortfolioChanged, ResourceRef{Kind: ResourcePortfolioCard, ID: card.ID})
+	return created(CardEnvelope{Card: a.cardView(card, c.Principal, capability)})
+}
+
+// cardIDTaken reports whether id names any card of the account.
+func (a *Account) cardIDTaken(id string) bool {
+	if _, c := a.portfolioCard(id); c != nil {
+		return true
+	}
+	for _, s := range a.Spaces {
+		for _, c := range s.Cards {
+			if c.ID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (c *Card) update(f CardFields) {
+	if f.Name != nil {
+		c.Name = *f.Name
+	}
+	if f.Note != nil {
+		c.Note = *f.Note
+	}
+	if f.ColorKey != nil {
+		c.ColorKey = *f.ColorKey
+	}
+}
+
+// UpdatePortfolioCard edits an Account card's name, note or color.
+type UpdatePortfolioCard struct {
+	CardID          string `json:"card_id"`
+	ExpectedVersion string `json:"expected_version"`
+	CardFields
+}
+
+func (*UpdatePortfolioCard) Kind() Kind { return KindUpdatePortfolioCard }
+
+func (p *UpdatePortfolioCard) apply(a *Account, c *Command, capability Level) Result {
+	_, card, err := a.writablePortfolioCard(p.CardID, c.Principal, capability)
+	if err != nil {
+		return fail(err)
+	}
+	if err := p.CardFields.validate(); err != nil {
+		return fail(err)
+	}
+	if versionString(card.Version) != p.ExpectedVersion {
+		return fail(errStaleVersion)
+	}
+	card.update(p.CardFields)
+	card.Version = a.nextVersion()
+	a.recordEvent(c, EventPortfolioChanged, ResourceRef{Kind: ResourcePortfolioCard, ID: card.ID})
+	return ok(CardEnvelope{Card: a.cardView(card, c.Principal, capability)})
+}
+
+// DeletePortfolioCard deletes an Account card.
+type DeletePortfolioCard struct {
+	CardID          string `json:"card_id"`
+	ExpectedVersion string `json:"expected_version"`
+}
+
+func (*DeletePortfolioCard) Kind() Kind { return KindDeletePortfolioCard }
+
+func (p *DeletePortfolioCard) apply(a *Account, c *Command, capability Level) Result {
+	i, card, err := a.writablePortfolioCard(p.CardID, c.Principal, capability)
+	if err != nil {
+		return fail(err)
+	}
+	if versionString(card.Version) != p.ExpectedVersion {
+		return fail(errStaleVersion)
+	}
+	a.Portfolio = slices.Delete(a.Portfolio, i, i+1)
+	a.nextVersion()
+	a.recordEvent(c, EventPortfolioChanged, ResourceRef{Kind: ResourcePortfolioCard, ID: card.ID})
+	return ok(DeletedView{Deleted: true})
+}
+
+// DeletedView is the object of booleans a delete returns.
+type DeletedView struct {
+	Deleted bool `json:"deleted"`
+}
+
+// writablePortfolioCard finds a card the principal may change. A read-only
+// key is refused first (403), a card it cannot see is absent (404), and a
+// card it can only read is refused (403).
+func (a *Account) writablePortfolioCard(id string, who Principal, capability Level) (int, *Card, *Error) {
+	if who.isAgent() && capability < LevelWrite {
+		return -1, nil, errReadOnlyKey
+	}
+	i, card := a.portfolioCard(id)
+	if card == nil {
+		return -1, nil, errCardNotFound
+	}
+	switch a.portfolioAccess(card, who, capability) {
+	case LevelNone:
+		return -1, nil, errCardNotFound
+	case LevelRead:
+		return -1, nil, errNotWritable
+	}
+	return i, card, nil
+}
+
+// portfolioAccess is the principal's effective access to an Account card.
+func (a *Account) portfolioAccess(card *Card, who Principal, capability Level) Level {
+	if !who.isAgent() {
+		return LevelWrite
+	}
+	return EffectiveAccess(capability, card.Grant)
+}
+
+// spaceAccess is the principal's effective access to the Space at index i
+// of the stored order. Spaces beyond the plan's count (after a downgrade)
+// are inaccessible to everyone until the plan allows them again.
+func (a *Account) spaceAccess(i int, who Principal, capability Level) Level {
+	if i >= a.Plan.limits().spacesMax {
+		return LevelNone
+	}
+	if !who.isAgent() {
+		return LevelWrite
+	}
+	return EffectiveAccess(capability, a.Spaces[i].Grant)
+}
+
+// canSee reports whether the principal may still read the resource named
+// by ref (used when replaying an idempotent request).
+func (a *Account) canSee(who Principal, capability Level, ref ResourceRef) bool {
+	switch ref.Kind {
+	case ResourcePortfolioCard:
+		_, card := a.portfolioCard(ref.ID)
+		return card != nil && a.portfolioAccess(card, who, capability) >= LevelRead
+	case ResourceSpace:
+		i, _ := a.space(ref.ID)
+		return i >= 0 && a.spaceAccess(i, who, capability) >= LevelRead
+	}
+	return true
+}

@@ -1,0 +1,167 @@
+package actors
+
+// Query is a read of one account's applied state. Queries never go through
+// the log: the actor authenticates the credential and runs the query
+// between commands, so a query sees every command applied before it.
+type Query interface {
+	run(a *Account, who Principal, capability Level, now int64) Result
+}
+
+// AuthQuery only authenticates: the edge uses it before proposing a
+// command, so a bad or read-only key never reaches the log.
+type AuthQuery struct{}
+
+// AuthView is what AuthQuery returns.
+type AuthView struct {
+	Principal  Principal
+	Capability Level
+}
+
+func (AuthQuery) run(_ *Account, who Principal, capability Level, _ int64) Result {
+	return ok(AuthView{Principal: who, Capability: capability})
+}
+
+// PasswordHashQuery returns the stored password hash, for the edge to
+// verify a password with a slow hash outside the actor. Owner and system only.
+type PasswordHashQuery struct{}
+
+func (PasswordHashQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
+	if who.isAgent() {
+		return fail(Errorf(CodeForbidden, "API keys cannot manage the account"))
+	}
+	return ok(a.PasswordHash)
+}
+
+// MeQuery is GET /me.
+type MeQuery struct{}
+
+// MeView is the body of GET /me. The used counts include resources the key
+// cannot see; only their number is revealed.
+type MeView struct {
+	AccountID          string     `json:"account_id"`
+	KeyID              string     `json:"key_id,omitempty"`
+	Capability         Level      `json:"capability"`
+	Plan               Plan       `json:"plan"`
+	AccessibleCardIDs  []string   `json:"accessible_card_ids"`
+	AccessibleSpaceIDs []string   `json:"accessible_space_ids"`
+	PortfolioCards     UsageView  `json:"portfolio_cards"`
+	BookmarkSpaces     UsageView  `json:"bookmark_spaces"`
+	RateLimit          RateLimits `json:"rate_limit"`
+}
+
+// UsageView is a used/limit pair.
+type UsageView struct {
+	Used  int `json:"used"`
+	Limit int `json:"limit"`
+}
+
+// RateLimits is always {"remaining": null}: the 429 answer and Retry-After
+// are authoritative.
+type RateLimits struct {
+	Remaining *int `json:"remaining"`
+}
+
+func (MeQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+	limits := a.Plan.limits()
+	me := MeView{
+		AccountID:          a.ID,
+		KeyID:              who.KeyID,
+		Capability:         capability,
+		Plan:               a.Plan,
+		AccessibleCardIDs:  []string{},
+		AccessibleSpaceIDs: []string{},
+		PortfolioCards:     UsageView{Used: len(a.Portfolio), Limit: limits.portfolioCardsMax},
+		BookmarkSpaces:     UsageView{Used: len(a.Spaces), Limit: limits.spacesMax},
+	}
+	for _, c := range a.Portfolio {
+		if a.portfolioAccess(c, who, capability) >= LevelRead {
+			me.AccessibleCardIDs = append(me.AccessibleCardIDs, c.ID)
+		}
+	}
+	for i, s := range a.Spaces {
+		if a.spaceAccess(i, who, capability) >= LevelRead {
+			me.AccessibleSpaceIDs = append(me.AccessibleSpaceIDs, s.ID)
+		}
+	}
+	return ok(me)
+}
+
+// ListPortfolioQuery is GET /portfolio/cards.
+type ListPortfolioQuery struct{}
+
+// PortfolioListView is the body of GET /portfolio/cards.
+type PortfolioListView struct {
+	Cards           []CardView `json:"cards"`
+	Scope           string     `json:"scope"`
+	IncludedCardIDs []string   `json:"included_card_ids"`
+}
+
+func (ListPortfolioQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+	v := PortfolioListView{Cards: []CardView{}, Scope: "accessible_portfolio", IncludedCardIDs: []string{}}
+	for _, c := range a.Portfolio {
+		if a.portfolioAccess(c, who, capability) >= LevelRead {
+			v.Cards = append(v.Cards, a.cardView(c, who, capability))
+			v.IncludedCardIDs = append(v.IncludedCardIDs, c.ID)
+		}
+	}
+	return ok(v)
+}
+
+// GetPortfolioCardQuery is GET /portfolio/cards/{card_id}.
+type GetPortfolioCardQuery struct{ CardID string }
+
+func (q GetPortfolioCardQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+	_, card := a.portfolioCard(q.CardID)
+	if card == nil || a.portfolioAccess(card, who, capability) < LevelRead {
+		return fail(errCardNotFound)
+	}
+	return ok(CardEnvelope{Card: a.cardView(card, who, capability)})
+}
+
+// ValidateCreatePortfolioCardQuery is POST /portfolio/cards/validate: every
+// rule of the create, nothing created, no capacity used.
+type ValidateCreatePortfolioCardQuery struct{ Card CreatePortfolioCard }
+
+// ValidView is the body of a passing validation.
+type ValidView struct {
+	Valid bool `json:"valid"`
+}
+
+func (q ValidateCreatePortfolioCardQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+	if _, err := q.Card.check(a, who, capability); err != nil {
+		return fail(err)
+	}
+	return ok(ValidView{Valid: true})
+}
+
+// ListKeysQuery is the owner's GET /owner/v1/keys.
+type ListKeysQuery struct{}
+
+// KeyListView is the body of GET /owner/v1/keys.
+type KeyListView struct {
+	Keys []KeyView `json:"keys"`
+}
+
+func (ListKeysQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
+	if who.isAgent() {
+		return fail(Errorf(CodeForbidden, "API keys cannot manage keys"))
+	}
+	v := KeyListView{Keys: make([]KeyView, 0, len(a.Keys))}
+	for _, k := range a.Keys {
+		v.Keys = append(v.Keys, keyView(k))
+	}
+	return ok(v)
+}
+
+// RunQuery authenticates cred against a and runs q: the whole read path of
+// an account, used by the actor and directly by tests.
+func RunQuery(a *Account, cred Credential, q Query) Result {
+	if a == nil {
+		return fail(errUnauthorized)
+	}
+	who, capability, err := a.Authenticate(cred)
+	if err != nil {
+		return fail(err.(*Error))
+	}
+	return q.run(a, who, capability, cred.Now)
+}

@@ -1,0 +1,197 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// Registry finds or creates the actor of each account. Only the apply path
+// (ApplyBatch, Restore) adds or removes accounts, on the FSM goroutine;
+// queries look accounts up concurrently.
+type Registry struct {
+	system *actor.ActorSystem
+	props  *actor.Props
+	log    *slog.Logger
+
+	mu       sync.RWMutex
+	accounts map[string]*actor.PID
+}
+
+// NewRegistry starts an actor system that logs through logger and has no
+// metrics provider.
+func NewRegistry(logger *slog.Logger) *Registry {
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return logger.With("lib", "protoactor")
+	}))
+	panicHook = func(msg string) { logger.Error("recovered panic in account actor", "panic", msg) }
+	return &Registry{
+		system:   system,
+		props:    actor.PropsFromProducer(func() actor.Actor { return &accountActor{} }),
+		log:      logger,
+		accounts: map[string]*actor.PID{},
+	}
+}
+
+// ErrAccountNotFound is returned for a query to an account that does not exist.
+var ErrAccountNotFound = errors.New("actors: account not found")
+
+// ApplyBatch applies commands in log order and returns one result each.
+// Commands are grouped by account: each group goes to its account's actor
+// in order, and different accounts apply in parallel.
+func (r *Registry) ApplyBatch(cmds []*Command) []Result {
+	results := make([]Result, len(cmds))
+	type group struct {
+		pid     *actor.PID
+		cmds    []*Command
+		indexes []int
+	}
+	groups := map[string]*group{}
+	var order []string // first-seen order keeps sends deterministic for tests and logs
+	for i, c := range cmds {
+		g := groups[c.Account]
+		if g == nil {
+			g = &group{pid: r.lookupOrSpawn(c)}
+			groups[c.Account] = g
+			order = append(order, c.Account)
+		}
+		g.cmds = append(g.cmds, c)
+		g.indexes = append(g.indexes, i)
+	}
+	var done sync.WaitGroup
+	msgs := make([]*applyMsg, len(order))
+	for i, id := range order {
+		g := groups[id]
+		if g.pid == nil {
+			for _, idx := range g.indexes {
+				results[idx] = fail(errUnauthorized)
+			}
+			continue
+		}
+		done.Add(1)
+		msgs[i] = &applyMsg{cmds: g.cmds, results: make([]Result, len(g.cmds)), done: &done}
+		r.system.Root.Send(g.pid, msgs[i])
+	}
+	done.Wait()
+	for i, id := range order {
+		if msgs[i] == nil {
+			continue
+		}
+		g := groups[id]
+		for j, idx := range g.indexes {
+			results[idx] = msgs[i].results[j]
+			if _, isDelete := g.cmds[j].Payload.(*DeleteAccount); isDelete && results[idx].Err == nil {
+				r.remove(id)
+			}
+		}
+	}
+	return results
+}
+
+// lookupOrSpawn returns the account's actor, spawning one for an account
+// creation. It returns nil for any other command to an unknown account.
+func (r *Registry) lookupOrSpawn(c *Command) *actor.PID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if pid := r.accounts[c.Account]; pid != nil {
+		return pid
+	}
+	if _, isCreate := c.Payload.(*CreateAccount); !isCreate {
+		return nil
+	}
+	pid := r.system.Root.Spawn(r.props)
+	r.accounts[c.Account] = pid
+	return pid
+}
+
+func (r *Registry) remove(id string) {
+	r.mu.Lock()
+	pid := r.accounts[id]
+	delete(r.accounts, id)
+	r.mu.Unlock()
+	if pid != nil {
+		r.system.Root.Stop(pid)
+	}
+}
+
+func (r *Registry) pid(id string) *actor.PID {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.accounts[id]
+}
+
+// Query authenticates cred on its account and runs q in the account's
+// actor, waiting at most until ctx's deadline or timeout.
+func (r *Registry) Query(ctx context.Context, cred Credential, q Query, timeout time.Duration) Result {
+	pid := r.pid(cred.AccountID)
+	if pid == nil {
+		return fail(errUnauthorized)
+	}
+	if d, hasDeadline := ctx.Deadline(); hasDeadline {
+		timeout = min(timeout, time.Until(d))
+	}
+	res, err := r.system.Root.RequestFuture(pid, &queryMsg{cred: cred, query: q}, timeout).Result()
+	if err != nil {
+		return fail(Errorf(CodeHTTPError, "the account did not answer in time; retry"))
+	}
+	return res.(Result)
+}
+
+// Visit runs fn inside each account's actor, one account after another in
+// account-ID order, and stops at the first error. Snapshots use it to
+// encode each account without stopping the others; fn may replace the
+// state by returning a different account.
+func (r *Registry) Visit(fn func(a *Account) (*Account, error), timeout time.Duration) error {
+	r.mu.RLock()
+	ids := make([]string, 0, len(r.accounts))
+	for id := range r.accounts {
+		ids = append(ids, id)
+	}
+	r.mu.RUnlock()
+	slices.Sort(ids)
+	for _, id := range ids {
+		pid := r.pid(id)
+		if pid == nil {
+			continue
+		}
+		res, err := r.system.Root.RequestFuture(pid, &visitMsg{fn: fn}, timeout).Result()
+		if err != nil {
+			return fmt.Errorf("actors: account %s: %w", id, err)
+		}
+		if res != nil {
+			return res.(error)
+		}
+	}
+	return nil
+}
+
+// Restore replaces every account with the given ones (a snapshot restore).
+func (r *Registry) Restore(accounts []*Account) {
+	r.mu.Lock()
+	old := r.accounts
+	r.accounts = make(map[string]*actor.PID, len(accounts))
+	for _, a := range accounts {
+		pid := r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &accountActor{state: a} }))
+		r.accounts[a.ID] = pid
+	}
+	r.mu.Unlock()
+	for _, pid := range old {
+		r.system.Root.Stop(pid)
+	}
+}
+
+// Len returns the number of accounts.
+func (r *Registry) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.accounts)
+}
+
+// Shutdown stops the actor system.
+func (r *Registry) Shutdown() { r.system.Shutdown() }

@@ -1,0 +1,286 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/persistence"
+)
+
+const (
+	// queryTimeout bounds one read inside an account actor.
+	queryTimeout = 5 * time.Second
+	// transportTimeout bounds one raft RPC.
+	transportTimeout = 10 * time.Second
+	// transportPool is the number of pooled connections per peer.
+	transportPool = 3
+)
+
+// Peer is one voter of the initial cluster.
+type Peer struct {
+	ID       string
+	RaftAddr string
+}
+
+// ParsePeers parses "id=raftaddr,id=raftaddr"; empty means a one-node cluster.
+func ParsePeers(s string) ([]Peer, error) {
+	var peers []Peer
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		id, addr, found := strings.Cut(part, "=")
+		if !found || id == "" || addr == "" {
+			return nil, fmt.Errorf("peer %q is not id=raftaddr", part)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("peer %q: %w", part, err)
+		}
+		peers = append(peers, Peer{ID: id, RaftAddr: addr})
+	}
+	return peers, nil
+}
+
+// Config is what a node needs to start.
+type Config struct {
+	NodeID   string
+	RaftAddr string
+	DataDir  string
+	Peers    []Peer // empty: bootstrap a one-voter cluster of this node
+	Logger   *slog.Logger
+}
+
+// Node is one raft member with the account actors behind its FSM.
+type Node struct {
+	raft      *raft.Raft
+	fsm       *fsm
+	stores    *persistence.Stores
+	transport *raft.NetworkTransport
+	proposer  *proposer
+	accounts  *actors.Registry
+	metrics   *applyMetrics
+	log       *slog.Logger
+	cfg       Config
+	// Bootstrapped is true when this start found an empty data dir and
+	// wrote the initial cluster configuration.
+	Bootstrapped bool
+}
+
+// Open starts the node: opens the stores, restores the latest snapshot and
+// replays the log, and bootstraps the cluster when the data dir is new.
+func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
+	hlog := hclog.FromStandardLogger(slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelInfo), &hclog.LoggerOptions{Name: "raft", Level: hclog.Info})
+	stores, err := persistence.OpenStores(cfg.DataDir, hlog)
+	if err != nil {
+		return nil, err
+	}
+	existing, err := stores.HasState()
+	if err != nil {
+		stores.Close()
+		return nil, fmt.Errorf("cluster: read raft state: %w", err)
+	}
+	addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
+	if err != nil {
+		stores.Close()
+		return nil, fmt.Errorf("cluster: raft address: %w", err)
+	}
+	transport, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, transportPool, transportTimeout, hlog)
+	if err != nil {
+		stores.Close()
+		return nil, fmt.Errorf("cluster: raft transport: %w", err)
+	}
+	metrics := &applyMetrics{}
+	f := &fsm{accounts: accounts, log: cfg.Logger, metrics: metrics}
+	rc := raftConfig(cfg.NodeID, hlog)
+	r, err := raft.NewRaft(rc, f, stores.Log, stores.Stable, stores.Snapshot, transport)
+	if err != nil {
+		transport.Close()
+		stores.Close()
+		return nil, fmt.Errorf("cluster: start raft: %w", err)
+	}
+	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, accounts: accounts, metrics: metrics, log: cfg.Logger, cfg: cfg}
+	if !existing {
+		if err := n.bootstrap(); err != nil {
+			n.Close()
+			return nil, err
+		}
+		n.Bootstrapped = true
+	}
+	n.proposer = newProposer(r, metrics)
+	return n, nil
+}
+
+func raftConfig(nodeID string, logger hclog.Logger) *raft.Config {
+	c := raft.DefaultConfig()
+	c.LocalID = raft.ServerID(nodeID)
+	c.Logger = logger
+	c.BatchApplyCh = true
+	c.MaxAppendEntries = 512
+	// Loopback and LAN clusters: a leader failure should cost about a
+	// second, not the WAN-friendly defaults.
+	c.HeartbeatTimeout = 500 * time.Millisecond
+	c.ElectionTimeout = 500 * time.Millisecond
+	c.LeaderLeaseTimeout = 250 * time.Millisecond
+	c.CommitTimeout = 20 * time.Millisecond
+	return c
+}
+
+// bootstrap writes the initial configuration on a new data dir: this node
+// alone, or every peer of --peers (the same list on every node).
+func (n *Node) bootstrap() error {
+	servers := []raft.Server{{ID: raft.ServerID(n.cfg.NodeID), Address: n.transport.LocalAddr(), Suffrage: raft.Voter}}
+	if len(n.cfg.Peers) > 0 {
+		servers = servers[:0]
+		for _, p := range n.cfg.Peers {
+			servers = append(servers, raft.Server{ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.RaftAddr), Suffrage: raft.Voter})
+		}
+	}
+	err := n.raft.BootstrapCluster(raft.Configuration{Servers: servers}).Error()
+	if err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+		return fmt.Errorf("cluster: bootstrap: %w", err)
+	}
+	return nil
+}
+
+// Propose replicates cmd and returns its result once it has applied here.
+// ErrNotLeader means it never entered the log.
+func (n *Node) Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
+	if n.raft.State() != raft.Leader {
+		return actors.Result{}, ErrNotLeader
+	}
+	return n.proposer.propose(ctx, cmd)
+}
+
+// Query reads from the applied state of the account on the leader.
+func (n *Node) Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
+	if n.raft.State() != raft.Leader {
+		return actors.Result{}, ErrNotLeader
+	}
+	return n.accounts.Query(ctx, cred, q, queryTimeout), nil
+}
+
+// WaitForLeader waits until the cluster has a leader or ctx ends.
+func (n *Node) WaitForLeader(ctx context.Context) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if addr, _ := n.raft.LeaderWithID(); addr != "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// HasLeader reports whether the cluster has a known leader.
+func (n *Node) HasLeader() bool {
+	addr, _ := n.raft.LeaderWithID()
+	return addr != ""
+}
+
+// IsLeader reports whether this node leads.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// Snapshot takes a snapshot now.
+func (n *Node) Snapshot() error {
+	err := n.raft.Snapshot().Error()
+	if errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		return nil
+	}
+	return err
+}
+
+// AddVoter adds a voter; only the leader can.
+func (n *Node) AddVoter(id, raftAddr string) error {
+	if n.raft.State() != raft.Leader {
+		return ErrNotLeader
+	}
+	return n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(raftAddr), 0, transportTimeout).Error()
+}
+
+// RemoveServer removes a server; only the leader can.
+func (n *Node) RemoveServer(id string) error {
+	if n.raft.State() != raft.Leader {
+		return ErrNotLeader
+	}
+	return n.raft.RemoveServer(raft.ServerID(id), 0, transportTimeout).Error()
+}
+
+// ServerStatus is one member as the cluster status shows it.
+type ServerStatus struct {
+	ID       string `json:"id"`
+	RaftAddr string `json:"raft_addr"`
+	State    string `json:"state"`
+	Suffrage string `json:"suffrage"`
+}
+
+// Status is the cluster as this node sees it.
+type Status struct {
+	NodeID       string         `json:"node_id"`
+	State        string         `json:"state"`
+	Leader       string         `json:"leader"`
+	LeaderAddr   string         `json:"leader_raft_addr"`
+	Nodes        []ServerStatus `json:"nodes"`
+	AppliedIndex uint64         `json:"applied_index"`
+	CommitIndex  uint64         `json:"commit_index"`
+	Term         uint64         `json:"term"`
+	Accounts     int            `json:"accounts"`
+	Writes       WriteStats     `json:"writes"`
+}
+
+// Status reports the node's view of the cluster.
+func (n *Node) Status() (Status, error) {
+	addr, id := n.raft.LeaderWithID()
+	s := Status{
+		NodeID:       n.cfg.NodeID,
+		State:        strings.ToLower(n.raft.State().String()),
+		Leader:       string(id),
+		LeaderAddr:   string(addr),
+		AppliedIndex: n.raft.AppliedIndex(),
+		CommitIndex:  n.raft.CommitIndex(),
+		Term:         n.raft.CurrentTerm(),
+		Accounts:     n.accounts.Len(),
+		Writes:       n.metrics.stats(),
+	}
+	future := n.raft.GetConfiguration()
+	if err := future.Error(); err != nil {
+		return s, err
+	}
+	for _, srv := range future.Configuration().Servers {
+		state := "follower"
+		switch {
+		case srv.ID == id:
+			state = "leader"
+		case srv.Suffrage != raft.Voter:
+			state = "nonvoter"
+		}
+		s.Nodes = append(s.Nodes, ServerStatus{ID: string(srv.ID), RaftAddr: string(srv.Address), State: state, Suffrage: strings.ToLower(srv.Suffrage.String())})
+	}
+	return s, nil
+}
+
+// Close shuts raft down and closes the stores.
+func (n *Node) Close() error {
+	if n.proposer != nil {
+		n.proposer.close()
+	}
+	err := n.raft.Shutdown().Error()
+	n.transport.Close()
+	if cerr := n.stores.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,146 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/persistence"
+)
+
+const (
+	// proposalBatchMax bounds the commands that share one raft entry.
+	proposalBatchMax = 256
+	// proposalQueueMax bounds commands waiting to be batched.
+	proposalQueueMax = 4096
+	// raftApplyTimeout bounds how long a batch may wait to enter raft.
+	raftApplyTimeout = 10 * time.Second
+)
+
+// ErrNotLeader means this node cannot accept the request; the caller may
+// forward it to the leader.
+var ErrNotLeader = errors.New("cluster: not the leader")
+
+// ErrOutcomeUnknown means the command was handed to raft but leadership was
+// lost before it was known to commit: it may or may not have applied.
+var ErrOutcomeUnknown = errors.New("cluster: leadership changed before the write was confirmed; its outcome is unknown")
+
+type proposal struct {
+	cmd  *actors.Command
+	done chan proposalResult
+}
+
+type proposalResult struct {
+	res actors.Result
+	err error
+}
+
+// proposer group-commits: it takes whatever commands are waiting (up to
+// proposalBatchMax), encodes them as one log entry and hands that to raft,
+// without waiting for the previous entry to commit. Under load many
+// commands share each append and fsync; alone, a command goes at once.
+type proposer struct {
+	raft    *raft.Raft
+	queue   chan *proposal
+	stop    chan struct{}
+	metrics *applyMetrics
+}
+
+func newProposer(r *raft.Raft, m *applyMetrics) *proposer {
+	p := &proposer{raft: r, queue: make(chan *proposal, proposalQueueMax), stop: make(chan struct{}), metrics: m}
+	go p.run()
+	return p
+}
+
+func (p *proposer) propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
+	pr := &proposal{cmd: cmd, done: make(chan proposalResult, 1)}
+	select {
+	case p.queue <- pr:
+	case <-ctx.Done():
+		return actors.Result{}, ctx.Err()
+	case <-p.stop:
+		return actors.Result{}, ErrNotLeader
+	}
+	select {
+	case r := <-pr.done:
+		return r.res, r.err
+	case <-ctx.Done():
+		return actors.Result{}, ErrOutcomeUnknown
+	}
+}
+
+func (p *proposer) run() {
+	batch := make([]*proposal, 0, proposalBatchMax)
+	for {
+		select {
+		case first := <-p.queue:
+			batch = append(batch[:0], first)
+		drain:
+			for len(batch) < proposalBatchMax {
+				select {
+				case next := <-p.queue:
+					batch = append(batch, next)
+				default:
+					break drain
+				}
+			}
+			p.submit(batch)
+		case <-p.stop:
+			return
+		}
+	}
+}
+
+// submit hands one batch to raft and answers its proposals when it has
+// applied, on a goroutine of its own so the next batch can go meanwhile.
+func (p *proposer) submit(batch []*proposal) {
+	own := append([]*proposal(nil), batch...)
+	cmds := make([]*actors.Command, len(own))
+	for i, pr := range own {
+		cmds[i] = pr.cmd
+	}
+	data, err := persistence.EncodeCommands(cmds)
+	if err != nil {
+		answerAll(own, proposalResult{err: err})
+		return
+	}
+	p.metrics.observeBatch(len(own))
+	future := p.raft.Apply(data, raftApplyTimeout)
+	go func() {
+		if err := future.Error(); err != nil {
+			answerAll(own, proposalResult{err: applyError(err)})
+			return
+		}
+		results, isResults := future.Response().([]actors.Result)
+		if !isResults || len(results) != len(own) {
+			answerAll(own, proposalResult{err: errors.New("cluster: apply returned no results")})
+			return
+		}
+		for i, pr := range own {
+			pr.done <- proposalResult{res: results[i]}
+		}
+	}()
+}
+
+// applyError tells a write that never entered the log (safe to retry) from
+// one whose fate is unknown.
+func applyError(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrRaftShutdown):
+		return ErrNotLeader
+	case errors.Is(err, raft.ErrLeadershipLost):
+		return ErrOutcomeUnknown
+	}
+	return err
+}
+
+func answerAll(batch []*proposal, r proposalResult) {
+	for _, pr := range batch {
+		pr.done <- r
+	}
+}
+
+func (p *proposer) close() { close(p.stop) }

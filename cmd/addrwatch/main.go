@@ -1,0 +1,101 @@
+// Command addrwatch is the operator and owner CLI for an addrwatch server.
+//
+// It speaks only HTTP: the admin API (/admin/v1 on the admin listener, with
+// the admin token) and the owner API (/owner/v1 on the public listener, with
+// the owner secret or a session token). It deliberately imports nothing from
+// the server's packages, so it exercises the same contract any other client
+// sees and cannot come to depend on internals.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+)
+
+// Exit codes follow the usual CLI convention so scripts can tell a mistake in
+// the invocation (fix the command line) from a failure of the request itself
+// (look at the server or the network).
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+func main() {
+	// Ctrl-C cancels the in-flight request instead of leaving it to the
+	// request timeout.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole program minus process globals, so tests can drive it with
+// their own arguments, environment and output buffers.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	return runWithClient(ctx, args, getenv, stdout, stderr, &http.Client{Timeout: requestTimeout})
+}
+
+// runWithClient is run with the HTTP client supplied, so a test can shorten
+// the timeout.
+func runWithClient(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, hc *http.Client) int {
+	a := &app{getenv: getenv, stdout: stdout, stderr: stderr, http: hc}
+	return exitCode(dispatch(ctx, a, args), stderr)
+}
+
+// exitCode reports err on stderr in the one format scripts can rely on and
+// maps it to the process exit code.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var usage *usageError
+	if errors.As(err, &usage) {
+		fmt.Fprintf(stderr, "error: %s\nRun '%s --help' for usage.\n", usage.msg, usage.helpFor)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "error: %v\n", err)
+	return exitFailure
+}
+
+// dispatch finds the command named by args and runs it. Global flags may come
+// before the command name as well as after it.
+func dispatch(ctx context.Context, a *app, args []string) error {
+	top := newFlagSet("addrwatch")
+	a.globals.register(top)
+	if err := top.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printTopHelp(a.stdout)
+			return nil
+		}
+		return &usageError{msg: err.Error(), helpFor: "addrwatch"}
+	}
+	rest := top.Args()
+	if len(rest) == 0 {
+		return &usageError{msg: "missing command", helpFor: "addrwatch"}
+	}
+	if rest[0] == "help" {
+		return printHelpFor(a.stdout, rest[1:])
+	}
+	if cmd, used := lookupCommand(rest); cmd != nil {
+		return cmd.run(ctx, a, rest[used:])
+	}
+	group := rest[0]
+	if len(commandsInGroup(group)) == 0 {
+		return &usageError{msg: fmt.Sprintf("unknown command %q", group), helpFor: "addrwatch"}
+	}
+	if len(rest) > 1 && isHelpArg(rest[1]) {
+		printGroupHelp(a.stdout, group)
+		return nil
+	}
+	if len(rest) == 1 {
+		return &usageError{msg: fmt.Sprintf("%q needs a subcommand", group), helpFor: "addrwatch " + group}
+	}
+	return &usageError{msg: fmt.Sprintf("unknown subcommand %q for %q", rest[1], group), helpFor: "addrwatch " + group}
+}

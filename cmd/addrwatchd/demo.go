@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster"
+	"github.com/addrwatch/addrwatch/httpd"
+)
+
+// demoFile keeps the demo credentials (mode 0600) so that a later
+// `make run` on the same data dir can print them again: the server itself
+// stores only hashes.
+const demoFile = "demo-credentials"
+
+// runDemo creates the demo account on a new data dir, or reprints the
+// saved demo credentials on an existing one.
+func runDemo(ctx context.Context, cfg config, api *httpd.Server, node *cluster.Node, out io.Writer) error {
+	path := filepath.Join(cfg.Data, demoFile)
+	if !node.Bootstrapped {
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("--demo only creates an account on a new data dir, and %s has no saved demo credentials", cfg.Data)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(out, string(b))
+		return err
+	}
+	wait, cancel := context.WithTimeout(ctx, leaderWait)
+	defer cancel()
+	if err := node.WaitForLeader(wait); err != nil {
+		return fmt.Errorf("no leader: %w", err)
+	}
+	password := "demo-" + randomHex(8)
+	account, aerr := api.CreateAccount(wait, actors.PlanBase, password)
+	if aerr != nil {
+		return aerr
+	}
+	owner, _ := api.OwnerCredential(account.OwnerSecret)
+	readKey, kerr := api.CreateKey(wait, owner, actors.LevelRead, "demo read key")
+	if kerr != nil {
+		return kerr
+	}
+	writeKey, kerr := api.CreateKey(wait, owner, actors.LevelWrite, "demo write key")
+	if kerr != nil {
+		return kerr
+	}
+	base := "http://" + cfg.HTTP
+	var b strings.Builder
+	fmt.Fprintf(&b, "\naddrwatch demo account (saved in %s)\n", path)
+	fmt.Fprintf(&b, "  account id:    %s\n", account.AccountID)
+	fmt.Fprintf(&b, "  password:      %s\n", password)
+	fmt.Fprintf(&b, "  owner secret:  %s\n", account.OwnerSecret)
+	fmt.Fprintf(&b, "  read key:      %s\n", readKey.Key)
+	fmt.Fprintf(&b, "  write key:     %s\n", writeKey.Key)
+	fmt.Fprintf(&b, "\nTry it:\n  curl -s -H 'Authorization: Bearer %s' %s/v1/me\n\n", readKey.Key, base)
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		return err
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}

@@ -1,0 +1,95 @@
+// Command addrwatchd is the addrwatch server: one raft node with its account
+// actors, the public listener (agent and owner APIs) and the admin listener.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster"
+	"github.com/addrwatch/addrwatch/httpd"
+)
+
+// leaderWait bounds how long a fresh node waits for its first leader before
+// giving up on --demo (the server keeps running).
+const leaderWait = 30 * time.Second
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "addrwatchd:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	adminToken, err := loadAdminToken(cfg)
+	if err != nil {
+		return err
+	}
+
+	accounts := actors.NewRegistry(logger)
+	defer accounts.Shutdown()
+	node, err := cluster.Open(cluster.Config{NodeID: cfg.NodeID, RaftAddr: cfg.Raft, DataDir: cfg.Data, Peers: cfg.Peers, Logger: logger}, accounts)
+	if err != nil {
+		return err
+	}
+	defer node.Close()
+
+	store := nodeStore{node: node}
+	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken})
+	public, err := serve(cfg.HTTP, httpd.NewHTTPServer("addrwatch", api.PublicHandler()))
+	if err != nil {
+		return err
+	}
+	defer public.ShutdownWithContext(context.Background())
+	admin, err := serve(cfg.Admin, httpd.NewHTTPServer("addrwatch-admin", api.AdminHandler()))
+	if err != nil {
+		return err
+	}
+	defer admin.ShutdownWithContext(context.Background())
+	logger.Info("addrwatchd serving", "http", cfg.HTTP, "admin", cfg.Admin, "raft", cfg.Raft, "node_id", cfg.NodeID, "data", cfg.Data)
+
+	if cfg.Demo {
+		if err := runDemo(ctx, cfg, api, node, stdout); err != nil {
+			logger.Error("demo setup failed", "err", err)
+		}
+	}
+	<-ctx.Done()
+	logger.Info("shutting down")
+	return nil
+}
+
+// serve starts srv on addr and returns once it is listening.
+func serve(addr string, srv *fasthttp.Server) (*fasthttp.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", addr, err)
+	}
+	go srv.Serve(ln)
+	return srv, nil
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// loadAdminToken returns --admin-token, or the token stored in
+// <data>/admin-token, or a new one written there (mode 0600) on first start.
+func loadAdminToken(cfg config) (string, error) {
+	if cfg.AdminToken != "" {
+		return cfg.AdminToken, nil
+	}
+	path := filepath.Join(cfg.Data, "admin-token")
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if token := strings.TrimSpace(string(b)); token != "" {
+			return token, nil
+		}
+		return "", fmt.Errorf("%s is empty: delete it to have a new token generated", path)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read admin token: %w", err)
+	}
+	token := "awa." + randomHex(32)
+	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write admin token: %w", err)
+	}
+	return token, nil
+}
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	raw := make([]byte, n)
+	if _, err := rand.Read(raw); err != nil {
+		panic("addrwatchd: no randomness: " + err.Error())
+	}
+	return hex.EncodeToString(raw)
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster"
+	"github.com/addrwatch/addrwatch/httpd"
+)
+
+// nodeStore adapts a cluster node to the httpd interfaces, translating the
+// node's errors into the ones httpd understands.
+type nodeStore struct{ node *cluster.Node }
+
+func (s nodeStore) Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
+	res, err := s.node.Propose(ctx, cmd)
+	return res, translate(err)
+}
+
+func (s nodeStore) Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
+	res, err := s.node.Query(ctx, cred, q)
+	return res, translate(err)
+}
+
+func (s nodeStore) Status() (any, error) { return s.node.Status() }
+func (s nodeStore) Snapshot() error      { return translate(s.node.Snapshot()) }
+func (s nodeStore) AddVoter(id, raftAddr string) error {
+	return translate(s.node.AddVoter(id, raftAddr))
+}
+func (s nodeStore) RemoveServer(id string) error { return translate(s.node.RemoveServer(id)) }
+func (s nodeStore) Ready() bool                  { return s.node.HasLeader() }
+
+func translate(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, cluster.ErrNotLeader):
+		return fmt.Errorf("%w: %v", httpd.ErrNotLeader, err)
+	case errors.Is(err, cluster.ErrOutcomeUnknown), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: %v", httpd.ErrOutcomeUnknown, err)
+	}
+	return err
+}

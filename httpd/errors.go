@@ -1,0 +1,87 @@
+package httpd
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// statusOf is the one table from error code to HTTP status.
+var statusOf = map[actors.Code]int{
+	actors.CodeUnauthorized:        fasthttp.StatusUnauthorized,
+	actors.CodeForbidden:           fasthttp.StatusForbidden,
+	actors.CodeNotFound:            fasthttp.StatusNotFound,
+	actors.CodeValidation:          fasthttp.StatusUnprocessableEntity,
+	actors.CodeStaleVersion:        fasthttp.StatusConflict,
+	actors.CodeConflict:            fasthttp.StatusConflict,
+	actors.CodeDuplicateAddress:    fasthttp.StatusConflict,
+	actors.CodeOverviewFull:        fasthttp.StatusConflict,
+	actors.CodeSpaceFull:           fasthttp.StatusConflict,
+	actors.CodeBookmarkFull:        fasthttp.StatusConflict,
+	actors.CodeCrossTypeMove:       fasthttp.StatusConflict,
+	actors.CodeIdempotencyConflict: fasthttp.StatusConflict,
+	actors.CodeRateLimited:         fasthttp.StatusTooManyRequests,
+	actors.CodeHTTPError:           fasthttp.StatusServiceUnavailable,
+	actors.CodeBadRequest:          fasthttp.StatusBadRequest,
+	actors.CodeMethodNotAllowed:    fasthttp.StatusMethodNotAllowed,
+	actors.CodeInternal:            fasthttp.StatusInternalServerError,
+}
+
+// StatusOf returns the HTTP status of an error code.
+func StatusOf(code actors.Code) int {
+	if s, known := statusOf[code]; known {
+		return s
+	}
+	return fasthttp.StatusInternalServerError
+}
+
+// writeError writes the {"code","error"} body of err.
+func writeError(ctx *fasthttp.RequestCtx, err *actors.Error) {
+	ctx.Response.Header.SetContentType("application/json")
+	ctx.SetStatusCode(StatusOf(err.Code))
+	body, _ := json.Marshal(err)
+	ctx.SetBody(body)
+}
+
+// writeJSON writes a success body.
+func writeJSON(ctx *fasthttp.RequestCtx, status int, body any) {
+	if status == fasthttp.StatusNoContent || body == nil {
+		ctx.SetStatusCode(status)
+		return
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		writeError(ctx, actors.Errorf(actors.CodeInternal, "internal error"))
+		return
+	}
+	ctx.Response.Header.SetContentType("application/json")
+	ctx.SetStatusCode(status)
+	ctx.SetBody(b)
+}
+
+// writeResult writes an actor result.
+func writeResult(ctx *fasthttp.RequestCtx, res actors.Result) {
+	if res.Err != nil {
+		writeError(ctx, res.Err)
+		return
+	}
+	writeJSON(ctx, res.Status, res.Body)
+}
+
+// storeError turns a Store failure into the error a client should see.
+func storeError(err error) *actors.Error {
+	switch {
+	case errors.Is(err, ErrNotLeader):
+		return actors.Errorf(actors.CodeHTTPError, "no leader is available right now; retry shortly")
+	case errors.Is(err, ErrOutcomeUnknown):
+		return actors.Errorf(actors.CodeHTTPError, "the write may or may not have been applied; re-read before retrying")
+	}
+	var e *actors.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return actors.Errorf(actors.CodeHTTPError, "the request could not be completed; retry shortly")
+}

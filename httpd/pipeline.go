@@ -1,0 +1,166 @@
+package httpd
+
+import (
+	"context"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// requestTimeout bounds the whole server side of one request.
+const requestTimeout = 15 * time.Second
+
+// audience is who a listener path serves: each accepts only its own
+// credentials (an owner secret is 401 on /v1, an API key 401 on /owner/v1).
+type audience uint8
+
+const (
+	audienceAgent audience = iota + 1
+	audienceOwner
+)
+
+func (s *Server) credential(ctx *fasthttp.RequestCtx, aud audience) (actors.Credential, *actors.Error) {
+	token, found := bearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
+	if !found {
+		return actors.Credential{}, errUnauthorized
+	}
+	cred, valid := parseBearer(token, s.now().UnixNano())
+	if !valid {
+		return actors.Credential{}, errUnauthorized
+	}
+	switch aud {
+	case audienceAgent:
+		valid = cred.Kind == actors.CredentialAPIKey
+	case audienceOwner:
+		valid = cred.Kind == actors.CredentialOwnerSecret || cred.Kind == actors.CredentialSession
+	}
+	if !valid {
+		return actors.Credential{}, errUnauthorized
+	}
+	return cred, nil
+}
+
+var errUnauthorized = actors.Errorf(actors.CodeUnauthorized, "missing or invalid credentials")
+
+func (s *Server) context() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), requestTimeout)
+}
+
+// read authenticates and answers a query.
+func (s *Server) read(ctx *fasthttp.RequestCtx, aud audience, q actors.Query) {
+	s.readWith(ctx, aud, func() (actors.Query, *actors.Error) { return q, nil })
+}
+
+// readWith is read for a query built from the request (after the
+// credential's shape is checked, before it is looked up).
+func (s *Server) readWith(ctx *fasthttp.RequestCtx, aud audience, build func() (actors.Query, *actors.Error)) {
+	cred, err := s.credential(ctx, aud)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	q, err := build()
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	c, cancel := s.context()
+	defer cancel()
+	res, qerr := s.store.Query(c, cred, q)
+	if qerr != nil {
+		writeError(ctx, storeError(qerr))
+		return
+	}
+	writeResult(ctx, res)
+}
+
+// writeSpec describes one write route.
+type writeSpec struct {
+	// idempotent routes honour the Idempotency-Key header.
+	idempotent bool
+	// payload decodes the request into a command payload (422 on failure).
+	payload func(ctx *fasthttp.RequestCtx, account string) (actors.Payload, *actors.Error)
+	// decorate, when set, adds edge-held values (a new secret) to a success.
+	decorate func(res actors.Result) actors.Result
+}
+
+// write runs the write path: decode, authenticate, refuse a read-only key
+// before anything reaches the log, propose, and render the applied result.
+func (s *Server) write(ctx *fasthttp.RequestCtx, aud audience, spec writeSpec) {
+	cred, err := s.credential(ctx, aud)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	payload, err := spec.payload(ctx, cred.AccountID)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	var idem *actors.IdempotencyRequest
+	if spec.idempotent {
+		if idem, err = idempotencyRequest(ctx); err != nil {
+			writeError(ctx, err)
+			return
+		}
+	}
+	c, cancel := s.context()
+	defer cancel()
+	who, err := s.authorize(c, cred)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	cmd := &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal, Idempotency: idem, Payload: payload}
+	res, perr := s.store.Propose(c, cmd)
+	if perr != nil {
+		writeError(ctx, storeError(perr))
+		return
+	}
+	if res.Err == nil && spec.decorate != nil {
+		res = spec.decorate(res)
+	}
+	writeResult(ctx, res)
+}
+
+// authorize authenticates cred on applied state and refuses a read-only
+// key, which may never change anything.
+func (s *Server) authorize(c context.Context, cred actors.Credential) (actors.AuthView, *actors.Error) {
+	res, err := s.store.Query(c, cred, actors.AuthQuery{})
+	if err != nil {
+		return actors.AuthView{}, storeError(err)
+	}
+	if res.Err != nil {
+		return actors.AuthView{}, res.Err
+	}
+	who := res.Body.(actors.AuthView)
+	if who.Principal.Kind == actors.PrincipalAgent && who.Capability < actors.LevelWrite {
+		return actors.AuthView{}, actors.Errorf(actors.CodeForbidden, "this API key has read capability and cannot make changes")
+	}
+	return who, nil
+}
+
+// idempotencyRequest reads the optional Idempotency-Key header.
+func idempotencyRequest(ctx *fasthttp.RequestCtx) (*actors.IdempotencyRequest, *actors.Error) {
+	token := string(ctx.Request.Header.Peek("Idempotency-Key"))
+	if token == "" {
+		return nil, nil
+	}
+	if err := actors.ValidateIdempotencyToken(token); err != nil {
+		return nil, err.(*actors.Error)
+	}
+	return &actors.IdempotencyRequest{
+		Token:    token,
+		Method:   string(ctx.Method()),
+		Path:     string(ctx.Path()),
+		BodyHash: canonicalBodyHash(ctx.PostBody()),
+	}, nil
+}
+
+// pathParam returns a path parameter as a string.
+func pathParam(ctx *fasthttp.RequestCtx, name string) string {
+	v, _ := ctx.UserValue(name).(string)
+	return v
+}

@@ -1,0 +1,98 @@
+package httpd
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"strings"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// Bearer secrets name their account and id in the clear and carry 256
+// random bits:
+//
+//	API key       awk.<account>.<key id>.<secret>
+//	owner secret  aws.<account>.<secret>
+//	session       awt.<account>.<session id>.<secret>
+//
+// Only the SHA-256 of the whole string is stored. With that much entropy a
+// slow hash would add latency and no safety.
+const (
+	prefixAPIKey      = "awk"
+	prefixOwnerSecret = "aws"
+	prefixSession     = "awt"
+	secretBytes       = 32
+	idBytes           = 10
+	bearerCharsMax    = 256
+)
+
+var lowerBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// randomString returns n random bytes in lower-case base32.
+func randomString(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic("httpd: no randomness: " + err.Error())
+	}
+	return lowerBase32.EncodeToString(b)
+}
+
+// newID returns a fresh opaque identifier (80 random bits).
+func newID() string { return randomString(idBytes) }
+
+func hashSecret(s string) actors.Hash { return sha256.Sum256([]byte(s)) }
+
+// newAPIKey returns a new key id, the full key and its hash.
+func newAPIKey(account string) (id, key string, hash actors.Hash) {
+	id = newID()
+	key = prefixAPIKey + "." + account + "." + id + "." + randomString(secretBytes)
+	return id, key, hashSecret(key)
+}
+
+func newOwnerSecret(account string) (secret string, hash actors.Hash) {
+	secret = prefixOwnerSecret + "." + account + "." + randomString(secretBytes)
+	return secret, hashSecret(secret)
+}
+
+func newSessionToken(account string) (id, token string, hash actors.Hash) {
+	id = newID()
+	token = prefixSession + "." + account + "." + id + "." + randomString(secretBytes)
+	return id, token, hashSecret(token)
+}
+
+// parseBearer parses a bearer secret into a credential. It reports false
+// for anything that is not one of the three shapes; the caller answers 401
+// without saying why.
+func parseBearer(token string, now int64) (actors.Credential, bool) {
+	if len(token) > bearerCharsMax {
+		return actors.Credential{}, false
+	}
+	parts := strings.Split(token, ".")
+	for _, p := range parts {
+		if p == "" {
+			return actors.Credential{}, false
+		}
+	}
+	cred := actors.Credential{Hash: hashSecret(token), Now: now}
+	switch {
+	case len(parts) == 4 && parts[0] == prefixAPIKey:
+		cred.Kind, cred.AccountID, cred.ID = actors.CredentialAPIKey, parts[1], parts[2]
+	case len(parts) == 3 && parts[0] == prefixOwnerSecret:
+		cred.Kind, cred.AccountID = actors.CredentialOwnerSecret, parts[1]
+	case len(parts) == 4 && parts[0] == prefixSession:
+		cred.Kind, cred.AccountID, cred.ID = actors.CredentialSession, parts[1], parts[2]
+	default:
+		return actors.Credential{}, false
+	}
+	return cred, true
+}
+
+// bearerToken returns the token of an "Authorization: Bearer" header.
+func bearerToken(header []byte) (string, bool) {
+	const scheme = "bearer "
+	if len(header) <= len(scheme) || !strings.EqualFold(string(header[:len(scheme)]), scheme) {
+		return "", false
+	}
+	return strings.TrimSpace(string(header[len(scheme):])), true
+}

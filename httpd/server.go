@@ -1,0 +1,136 @@
+package httpd
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// Config wires a Server.
+type Config struct {
+	Store      Store
+	Operator   Operator
+	Logger     *slog.Logger
+	AdminToken string
+	// Now is the clock; nil means time.Now. Tests inject their own.
+	Now func() time.Time
+	// PasswordCost is the bcrypt cost; zero means bcrypt's default.
+	PasswordCost int
+}
+
+// Server holds the public and admin handlers.
+type Server struct {
+	store          Store
+	op             Operator
+	log            *slog.Logger
+	now            func() time.Time
+	adminTokenHash actors.Hash
+	passwordCost   int
+}
+
+// New builds a Server.
+func New(cfg Config) *Server {
+	s := &Server{store: cfg.Store, op: cfg.Operator, log: cfg.Logger, now: cfg.Now, adminTokenHash: hashSecret(cfg.AdminToken), passwordCost: cfg.PasswordCost}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// routeAdder is the part of the router the route files use.
+type routeAdder interface {
+	GET(path string, handler fasthttp.RequestHandler)
+	POST(path string, handler fasthttp.RequestHandler)
+	PUT(path string, handler fasthttp.RequestHandler)
+	PATCH(path string, handler fasthttp.RequestHandler)
+	DELETE(path string, handler fasthttp.RequestHandler)
+}
+
+// PublicHandler serves the agent API (/v1) and the owner API (/owner/v1).
+func (s *Server) PublicHandler() fasthttp.RequestHandler {
+	r := s.newRouter()
+	s.registerAgent(r)
+	s.registerOwner(r)
+	return r.Handler
+}
+
+// AdminHandler serves the admin API and the health endpoints.
+func (s *Server) AdminHandler() fasthttp.RequestHandler {
+	r := s.newRouter()
+	s.registerAdmin(r)
+	return r.Handler
+}
+
+// newRouter returns a router whose every non-route answer has the error
+// shape: 404 for an unknown path, 405 with Allow for a wrong method, 204
+// with Allow for OPTIONS, 307 to the path without a trailing slash, and
+// 500 for a recovered panic.
+func (s *Server) newRouter() *router.Router {
+	r := router.New()
+	r.RedirectTrailingSlash = false // we redirect with 307, below
+	r.RedirectFixedPath = false
+	r.HandleMethodNotAllowed = true
+	r.HandleOPTIONS = true
+	r.GlobalOPTIONS = func(ctx *fasthttp.RequestCtx) { ctx.SetStatusCode(fasthttp.StatusNoContent) }
+	r.MethodNotAllowed = func(ctx *fasthttp.RequestCtx) {
+		writeError(ctx, actors.Errorf(actors.CodeMethodNotAllowed, "method %s is not allowed here; see the Allow header", ctx.Method()))
+	}
+	r.NotFound = func(ctx *fasthttp.RequestCtx) {
+		path := string(ctx.Path())
+		if trimmed := strings.TrimRight(path, "/"); trimmed != path && trimmed != "" && routeExists(r, trimmed, ctx) {
+			target := trimmed
+			if q := ctx.URI().QueryString(); len(q) > 0 {
+				target += "?" + string(q)
+			}
+			ctx.Response.Header.Set(fasthttp.HeaderLocation, target)
+			ctx.SetStatusCode(fasthttp.StatusTemporaryRedirect)
+			return
+		}
+		writeError(ctx, actors.Errorf(actors.CodeNotFound, "no such path"))
+	}
+	r.PanicHandler = func(ctx *fasthttp.RequestCtx, v any) {
+		s.log.Error("recovered panic in handler", "path", string(ctx.Path()), "panic", fmt.Sprint(v))
+		ctx.Response.Reset()
+		writeError(ctx, actors.Errorf(actors.CodeInternal, "internal error"))
+	}
+	return r
+}
+
+var routeMethods = []string{fasthttp.MethodGet, fasthttp.MethodPost, fasthttp.MethodPut, fasthttp.MethodPatch, fasthttp.MethodDelete}
+
+func routeExists(r *router.Router, path string, ctx *fasthttp.RequestCtx) bool {
+	for _, m := range routeMethods {
+		if h, _ := r.Lookup(m, path, ctx); h != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// NewHTTPServer returns a fasthttp server for handler with the product's
+// limits. An oversized body or a malformed request gets the error shape too.
+func NewHTTPServer(name string, handler fasthttp.RequestHandler) *fasthttp.Server {
+	return &fasthttp.Server{
+		Handler:               handler,
+		Name:                  name,
+		NoDefaultServerHeader: true,
+		MaxRequestBodySize:    bodyBytesMax,
+		ReadTimeout:           30 * time.Second,
+		WriteTimeout:          30 * time.Second,
+		IdleTimeout:           2 * time.Minute,
+		ReadBufferSize:        16 << 10,
+		ErrorHandler: func(ctx *fasthttp.RequestCtx, err error) {
+			if strings.Contains(err.Error(), "body size exceeds") {
+				writeError(ctx, actors.Errorf(actors.CodeValidation, "request body exceeds %d bytes", bodyBytesMax))
+				return
+			}
+			writeError(ctx, actors.Errorf(actors.CodeBadRequest, "malformed HTTP request"))
+		},
+	}
+}

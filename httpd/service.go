@@ -1,0 +1,139 @@
+package httpd
+
+import (
+	"context"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// Operations that hold a plaintext secret live here, at the edge: the
+// secret is generated and hashed before the command is proposed, so the
+// log and snapshots carry only hashes, and the plaintext appears once, in
+// the response that creates it.
+
+const (
+	passwordBytesMin = 8
+	passwordBytesMax = 72 // bcrypt ignores anything longer
+	sessionLifetime  = 24 * time.Hour
+)
+
+// AccountCreated is the answer to an account creation.
+type AccountCreated struct {
+	AccountID   string      `json:"account_id"`
+	OwnerSecret string      `json:"owner_secret"`
+	Plan        actors.Plan `json:"plan"`
+}
+
+func validatePassword(field, password string) *actors.Error {
+	if len(password) < passwordBytesMin || len(password) > passwordBytesMax || !utf8.ValidString(password) {
+		return actors.Errorf(actors.CodeValidation, "%s must be %d to %d bytes of UTF-8", field, passwordBytesMin, passwordBytesMax)
+	}
+	return nil
+}
+
+func (s *Server) hashPassword(password string) (string, *actors.Error) {
+	cost := s.passwordCost
+	if cost == 0 {
+		cost = bcrypt.DefaultCost
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(password), cost)
+	if err != nil {
+		return "", actors.Errorf(actors.CodeInternal, "internal error")
+	}
+	return string(h), nil
+}
+
+// CreateAccount creates an account with its first Space and returns its
+// owner secret.
+func (s *Server) CreateAccount(ctx context.Context, plan actors.Plan, password string) (AccountCreated, *actors.Error) {
+	if err := validatePassword("password", password); err != nil {
+		return AccountCreated{}, err
+	}
+	passwordHash, err := s.hashPassword(password)
+	if err != nil {
+		return AccountCreated{}, err
+	}
+	account := newID()
+	secret, secretHash := newOwnerSecret(account)
+	cmd := &actors.Command{
+		Account:   account,
+		At:        s.now().UnixNano(),
+		Principal: actors.Principal{Kind: actors.PrincipalSystem},
+		Payload:   &actors.CreateAccount{Plan: plan, OwnerSecretHash: secretHash, PasswordHash: passwordHash, FirstSpaceID: newID()},
+	}
+	res, perr := s.store.Propose(ctx, cmd)
+	if perr != nil {
+		return AccountCreated{}, storeError(perr)
+	}
+	if res.Err != nil {
+		return AccountCreated{}, res.Err
+	}
+	return AccountCreated{AccountID: account, OwnerSecret: secret, Plan: plan}, nil
+}
+
+// KeyCreated is the answer to a key creation: the only place the full key
+// ever appears.
+type KeyCreated struct {
+	KeyID      string       `json:"key_id"`
+	Key        string       `json:"key"`
+	Capability actors.Level `json:"capability"`
+	Name       string       `json:"name"`
+	CreatedAt  string       `json:"created_at"`
+}
+
+// CreateKey creates an API key for the owner whose credential is cred.
+func (s *Server) CreateKey(ctx context.Context, cred actors.Credential, capability actors.Level, name string) (KeyCreated, *actors.Error) {
+	if err := actors.ValidateKeyInput(name, capability); err != nil {
+		return KeyCreated{}, err
+	}
+	who, err := s.authorize(ctx, cred)
+	if err != nil {
+		return KeyCreated{}, err
+	}
+	id, key, hash := newAPIKey(cred.AccountID)
+	cmd := &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
+		Payload: &actors.CreateKey{KeyID: id, Name: name, Capability: capability, Hash: hash}}
+	res, perr := s.store.Propose(ctx, cmd)
+	if perr != nil {
+		return KeyCreated{}, storeError(perr)
+	}
+	if res.Err != nil {
+		return KeyCreated{}, res.Err
+	}
+	v := res.Body.(actors.KeyView)
+	return KeyCreated{KeyID: v.KeyID, Key: key, Capability: v.Capability, Name: v.Name, CreatedAt: v.CreatedAt}, nil
+}
+
+// OwnerCredential parses an owner secret into a credential.
+func (s *Server) OwnerCredential(secret string) (actors.Credential, bool) {
+	cred, valid := parseBearer(secret, s.now().UnixNano())
+	return cred, valid && cred.Kind == actors.CredentialOwnerSecret
+}
+
+// checkPassword verifies password against the account's stored hash and
+// returns that hash. An unknown account costs the same bcrypt work as a
+// known one, so timing does not tell them apart.
+func (s *Server) checkPassword(ctx context.Context, cred actors.Credential, password string) (string, *actors.Error) {
+	res, err := s.store.Query(ctx, cred, actors.PasswordHashQuery{})
+	if err != nil {
+		return "", storeError(err)
+	}
+	stored := dummyPasswordHash
+	if res.Err == nil {
+		stored = res.Body.(string)
+	}
+	if bcrypt.CompareHashAndPassword([]byte(stored), []byte(password)) != nil || res.Err != nil {
+		return "", actors.Errorf(actors.CodeUnauthorized, "wrong account or password")
+	}
+	return stored, nil
+}
+
+// dummyPasswordHash is compared against when the account does not exist.
+var dummyPasswordHash = func() string {
+	h, _ := bcrypt.GenerateFromPassword([]byte("addrwatch-timing-equalizer"), bcrypt.DefaultCost)
+	return string(h)
+}()

@@ -1,0 +1,39 @@
+package httpd
+
+import (
+	"context"
+	"errors"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// Store is what the API needs from the node.
+type Store interface {
+	// Propose replicates cmd and returns its result once applied. It returns
+	// an error wrapping ErrNotLeader when the command never entered the log,
+	// or ErrOutcomeUnknown when it may or may not have applied.
+	Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error)
+	// Query authenticates cred on its account and runs q on applied state.
+	Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error)
+}
+
+// Operator is what the admin API needs from the node.
+type Operator interface {
+	// Status describes the cluster (rendered as JSON as is).
+	Status() (any, error)
+	// Snapshot takes a snapshot now.
+	Snapshot() error
+	// AddVoter adds a voter to the cluster.
+	AddVoter(id, raftAddr string) error
+	// RemoveServer removes a server from the cluster.
+	RemoveServer(id string) error
+	// Ready reports whether this node can serve: it is part of a cluster
+	// with a known leader.
+	Ready() bool
+}
+
+// Errors a Store returns; the wiring maps the node's own errors to these.
+var (
+	ErrNotLeader      = errors.New("not the leader")
+	ErrOutcomeUnknown = errors.New("outcome unknown")
+)

@@ -1,0 +1,92 @@
+package persistence
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// entryFormatV1 is the only log-entry format so far.
+const entryFormatV1 byte = 1
+
+// entryCommandsMax bounds the commands one entry may claim, so a corrupt
+// count cannot make the decoder allocate without limit.
+const entryCommandsMax = 1 << 16
+
+// wireCommand is a Command's JSON body on the log.
+type wireCommand struct {
+	Account     string                     `json:"a"`
+	At          int64                      `json:"t"`
+	Principal   actors.Principal           `json:"p"`
+	Idempotency *actors.IdempotencyRequest `json:"i,omitempty"`
+	Payload     json.RawMessage            `json:"b"`
+}
+
+// EncodeCommands encodes a batch of commands as one log entry.
+func EncodeCommands(cmds []*actors.Command) ([]byte, error) {
+	buf := make([]byte, 0, 64+128*len(cmds))
+	buf = append(buf, entryFormatV1)
+	buf = binary.AppendUvarint(buf, uint64(len(cmds)))
+	for _, c := range cmds {
+		payload, err := json.Marshal(c.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("persistence: encode %T: %w", c.Payload, err)
+		}
+		body, err := json.Marshal(wireCommand{Account: c.Account, At: c.At, Principal: c.Principal, Idempotency: c.Idempotency, Payload: payload})
+		if err != nil {
+			return nil, fmt.Errorf("persistence: encode command: %w", err)
+		}
+		buf = append(buf, byte(c.Payload.Kind()))
+		buf = binary.AppendUvarint(buf, uint64(len(body)))
+		buf = append(buf, body...)
+	}
+	return buf, nil
+}
+
+// ErrCorrupt marks bytes that are not a valid encoding.
+var ErrCorrupt = errors.New("persistence: corrupt encoding")
+
+// DecodeCommands decodes a log entry made by EncodeCommands.
+func DecodeCommands(b []byte) ([]*actors.Command, error) {
+	if len(b) == 0 || b[0] != entryFormatV1 {
+		return nil, fmt.Errorf("%w: unknown log entry format", ErrCorrupt)
+	}
+	b = b[1:]
+	count, n := binary.Uvarint(b)
+	if n <= 0 || count > entryCommandsMax {
+		return nil, fmt.Errorf("%w: bad command count", ErrCorrupt)
+	}
+	b = b[n:]
+	cmds := make([]*actors.Command, 0, count)
+	for range count {
+		if len(b) == 0 {
+			return nil, fmt.Errorf("%w: truncated entry", ErrCorrupt)
+		}
+		kind := actors.Kind(b[0])
+		size, n := binary.Uvarint(b[1:])
+		if n <= 0 || size > uint64(len(b)-1-n) {
+			return nil, fmt.Errorf("%w: bad command length", ErrCorrupt)
+		}
+		body := b[1+n : 1+n+int(size)]
+		b = b[1+n+int(size):]
+		payload, known := actors.NewPayload(kind)
+		if !known {
+			return nil, fmt.Errorf("%w: unknown command kind %d", ErrCorrupt, kind)
+		}
+		var w wireCommand
+		if err := json.Unmarshal(body, &w); err != nil {
+			return nil, fmt.Errorf("%w: command: %v", ErrCorrupt, err)
+		}
+		if err := json.Unmarshal(w.Payload, payload); err != nil {
+			return nil, fmt.Errorf("%w: payload of kind %d: %v", ErrCorrupt, kind, err)
+		}
+		cmds = append(cmds, &actors.Command{Account: w.Account, At: w.At, Principal: w.Principal, Idempotency: w.Idempotency, Payload: payload})
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("%w: trailing bytes after commands", ErrCorrupt)
+	}
+	return cmds, nil
+}

@@ -1,0 +1,10 @@
+// Package persistence owns the bytes on disk: the versioned encodings of
+// log entries (batches of commands) and of snapshots, and the wiring of
+// raft-boltdb and raft's file snapshot store. It knows nothing of raft's
+// control flow.
+//
+// A log entry is one format byte, a command count, then per command its
+// kind byte and a length-prefixed JSON body. A decoder that meets an
+// unknown format or kind returns an error: the caller must stop the node
+// rather than skip an entry and diverge from its peers.
+package persistence

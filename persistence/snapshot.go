@@ -1,0 +1,118 @@
+package persistence
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// A snapshot is: the magic, a format byte, then per account a uvarint
+// length and its JSON, then a zero length as terminator and a CRC-32C of
+// everything before it. The terminator and checksum let a restore tell a
+// complete snapshot from a truncated or damaged one before loading it.
+var snapshotMagic = []byte("AWSNAP")
+
+const snapshotFormatV1 byte = 1
+
+// snapshotAccountBytesMax bounds one account's encoding on read, so that
+// a corrupt length cannot make a restore allocate without limit.
+const snapshotAccountBytesMax = 256 << 20
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// SnapshotWriter streams accounts into a snapshot.
+type SnapshotWriter struct {
+	out io.Writer
+	w   *bufio.Writer // writes to out and to crc
+	crc hash.Hash32
+	buf []byte
+}
+
+// NewSnapshotWriter writes the snapshot header to w.
+func NewSnapshotWriter(w io.Writer) (*SnapshotWriter, error) {
+	crc := crc32.New(castagnoli)
+	sw := &SnapshotWriter{out: w, w: bufio.NewWriterSize(io.MultiWriter(w, crc), 64<<10), crc: crc}
+	if _, err := sw.w.Write(append(append([]byte{}, snapshotMagic...), snapshotFormatV1)); err != nil {
+		return nil, err
+	}
+	return sw, nil
+}
+
+// EncodeAccount encodes one account for a snapshot.
+func EncodeAccount(a *actors.Account) ([]byte, error) { return json.Marshal(a) }
+
+// WriteAccount appends one encoded account (from EncodeAccount).
+func (sw *SnapshotWriter) WriteAccount(encoded []byte) error {
+	if len(encoded) == 0 {
+		return fmt.Errorf("persistence: empty account encoding")
+	}
+	sw.buf = binary.AppendUvarint(sw.buf[:0], uint64(len(encoded)))
+	if _, err := sw.w.Write(sw.buf); err != nil {
+		return err
+	}
+	_, err := sw.w.Write(encoded)
+	return err
+}
+
+// Close writes the terminator and the checksum and flushes.
+func (sw *SnapshotWriter) Close() error {
+	if err := sw.w.WriteByte(0); err != nil {
+		return err
+	}
+	if err := sw.w.Flush(); err != nil {
+		return err
+	}
+	_, err := sw.out.Write(binary.BigEndian.AppendUint32(nil, sw.crc.Sum32()))
+	return err
+}
+
+// ReadSnapshot reads and checks a whole snapshot and decodes its accounts.
+// Nothing is returned unless the checksum and every account decode.
+func ReadSnapshot(r io.Reader) ([]*actors.Account, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: read snapshot: %w", err)
+	}
+	head := len(snapshotMagic) + 1
+	if len(data) < head+1+4 || string(data[:len(snapshotMagic)]) != string(snapshotMagic) {
+		return nil, fmt.Errorf("%w: not an addrwatch snapshot", ErrCorrupt)
+	}
+	if data[len(snapshotMagic)] != snapshotFormatV1 {
+		return nil, fmt.Errorf("%w: unknown snapshot format %d", ErrCorrupt, data[len(snapshotMagic)])
+	}
+	body, sum := data[:len(data)-4], binary.BigEndian.Uint32(data[len(data)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, fmt.Errorf("%w: snapshot checksum mismatch", ErrCorrupt)
+	}
+	rest := body[head:]
+	var accounts []*actors.Account
+	for {
+		size, n := binary.Uvarint(rest)
+		if n <= 0 {
+			return nil, fmt.Errorf("%w: bad account length", ErrCorrupt)
+		}
+		rest = rest[n:]
+		if size == 0 {
+			break
+		}
+		if size > snapshotAccountBytesMax || size > uint64(len(rest)) {
+			return nil, fmt.Errorf("%w: account length out of range", ErrCorrupt)
+		}
+		a := &actors.Account{}
+		if err := json.Unmarshal(rest[:size], a); err != nil {
+			return nil, fmt.Errorf("%w: account %d: %v", ErrCorrupt, len(accounts), err)
+		}
+		accounts = append(accounts, a)
+		rest = rest[size:]
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%w: bytes after the last account", ErrCorrupt)
+	}
+	return accounts, nil
+}

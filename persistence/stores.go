@@ -1,0 +1,49 @@
+package persistence
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+)
+
+// snapshotsRetained is how many snapshots raft keeps on disk.
+const snapshotsRetained = 2
+
+// Stores are the raft log, stable store and snapshot store of one node.
+type Stores struct {
+	Log      raft.LogStore
+	Stable   raft.StableStore
+	Snapshot raft.SnapshotStore
+	bolt     *raftboltdb.BoltStore
+}
+
+// OpenStores opens (creating if needed) the stores under dir: raft.db for
+// the log and stable store, with an fsync on every append, and snapshots/.
+func OpenStores(dir string, logger hclog.Logger) (*Stores, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("persistence: data dir: %w", err)
+	}
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db"), NoSync: false})
+	if err != nil {
+		return nil, fmt.Errorf("persistence: open raft.db: %w", err)
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, snapshotsRetained, logger)
+	if err != nil {
+		bolt.Close()
+		return nil, fmt.Errorf("persistence: snapshot store: %w", err)
+	}
+	return &Stores{Log: bolt, Stable: bolt, Snapshot: snaps, bolt: bolt}, nil
+}
+
+// HasState reports whether the stores hold any raft state, i.e. whether
+// this node was bootstrapped or joined before.
+func (s *Stores) HasState() (bool, error) {
+	return raft.HasExistingState(s.Log, s.Stable, s.Snapshot)
+}
+
+// Close closes the log and stable store.
+func (s *Stores) Close() error { return s.bolt.Close() }

@@ -14,4 +14,5 @@ func (s *Server) registerAgent(r routeAdder) {
 		s.read(ctx, audienceAgent, actors.MeQuery{})
 	})
 	s.registerPortfolio(r, agentPrefix, audienceAgent)
+	s.registerSpaces(r, agentPrefix, audienceAgent)
 }

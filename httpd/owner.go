@@ -73,6 +73,7 @@ func (s *Server) registerOwner(r routeAdder) {
 		}})
 	})
 	s.registerPortfolio(r, ownerPrefix, audienceOwner)
+	s.registerSpaces(r, ownerPrefix, audienceOwner)
 }
 
 // noBody is the payload builder of a route whose request has no body.

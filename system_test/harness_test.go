@@ -1,0 +1,260 @@
+// Package system_test drives real addrwatchd processes over loopback HTTP:
+// the whole path of a request (fasthttp, auth, raft with an fsync'd log,
+// the FSM, the account actors) with nothing faked.
+package system_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serverBinary is built once by TestMain.
+var serverBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "addrwatchd-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	serverBinary = filepath.Join(dir, "addrwatchd")
+	build := exec.Command("go", "build", "-o", serverBinary, "github.com/addrwatch/addrwatch/cmd/addrwatchd")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build addrwatchd:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// server is one addrwatchd process.
+type server struct {
+	t          testing.TB
+	Dir        string
+	URL        string // public listener, e.g. http://127.0.0.1:41234
+	AdminURL   string
+	AdminToken string
+	httpAddr   string
+	adminAddr  string
+	raftAddr   string
+	cmd        *exec.Cmd
+	logs       *bytes.Buffer
+	exited     chan struct{}
+}
+
+// startServer starts addrwatchd on a fresh data dir and free loopback
+// ports, waits until it serves, and stops it when the test ends.
+func startServer(t testing.TB, extraArgs ...string) *server {
+	t.Helper()
+	s := &server{t: t, Dir: t.TempDir(), AdminToken: "test-admin-token-" + fmt.Sprint(time.Now().UnixNano())}
+	s.httpAddr, s.adminAddr, s.raftAddr = freeAddr(t), freeAddr(t), freeAddr(t)
+	s.URL, s.AdminURL = "http://"+s.httpAddr, "http://"+s.adminAddr
+	s.start(extraArgs...)
+	t.Cleanup(s.stop)
+	return s
+}
+
+// start (re)starts the process on the server's data dir and ports.
+func (s *server) start(extraArgs ...string) {
+	s.t.Helper()
+	args := append([]string{"--http", s.httpAddr, "--admin", s.adminAddr, "--raft", s.raftAddr, "--data", s.Dir, "--admin-token", s.AdminToken, "--limits", "off"}, extraArgs...)
+	s.logs = &bytes.Buffer{}
+	s.cmd = exec.Command(serverBinary, args...)
+	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatalf("start addrwatchd: %v", err)
+	}
+	s.exited = make(chan struct{})
+	go func(cmd *exec.Cmd, exited chan struct{}) {
+		cmd.Wait()
+		close(exited)
+	}(s.cmd, s.exited)
+	s.waitReady()
+}
+
+// waitReady polls /readyz until the node has a leader.
+func (s *server) waitReady() {
+	s.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.exited:
+			s.t.Fatalf("addrwatchd exited during start:\n%s", s.logs.String())
+		default:
+		}
+		resp, err := http.Get(s.AdminURL + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	s.t.Fatalf("addrwatchd not ready after 20s:\n%s", s.logs.String())
+}
+
+// stop ends the process gracefully (SIGTERM) and waits for it.
+func (s *server) stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	s.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-s.exited:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.exited
+	}
+}
+
+// kill ends the process with SIGKILL: no shutdown code runs.
+func (s *server) kill() {
+	s.cmd.Process.Kill()
+	<-s.exited
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// response is a decoded HTTP answer.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic map.
+func (r response) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v\n%s", err, r.Body)
+	}
+	return m
+}
+
+// Code returns the error code of an error body.
+func (r response) Code(t testing.TB) string {
+	t.Helper()
+	code, _ := r.JSON(t)["code"].(string)
+	return code
+}
+
+var httpClient = &http.Client{
+	Timeout:       20 * time.Second,
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// do sends one request. body may be nil, a string/[]byte (sent as is) or
+// any other value (sent as JSON). headers are name/value pairs.
+func do(t testing.TB, method, url, bearer string, body any, headers ...string) response {
+	t.Helper()
+	var rd io.Reader
+	isJSON := false
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd, isJSON = strings.NewReader(b), true
+	case []byte:
+		rd, isJSON = bytes.NewReader(b), true
+	default:
+		enc, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, isJSON = bytes.NewReader(enc), true
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if isJSON {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// account is a created account with its credentials.
+type account struct {
+	ID          string
+	OwnerSecret string
+	Password    string
+}
+
+// createAccount creates an account through the admin API.
+func (s *server) createAccount(t testing.TB, plan string) account {
+	t.Helper()
+	password := "correct horse battery"
+	r := do(t, "POST", s.AdminURL+"/admin/v1/accounts", s.AdminToken, map[string]any{"plan": plan, "password": password})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create account: %d %s", r.Status, r.Body)
+	}
+	m := r.JSON(t)
+	return account{ID: m["account_id"].(string), OwnerSecret: m["owner_secret"].(string), Password: password}
+}
+
+// createKey creates an API key through the owner API and returns it.
+func (s *server) createKey(t testing.TB, a account, capability string) string {
+	t.Helper()
+	r := do(t, "POST", s.URL+"/owner/v1/keys", a.OwnerSecret, map[string]any{"capability": capability, "name": capability + " key"})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create key: %d %s", r.Status, r.Body)
+	}
+	return r.JSON(t)["key"].(string)
+}
+
+// expect fails the test unless r has the status (and, for errors, the code).
+func expect(t testing.TB, r response, status int, code string) {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status %d, want %d; body %s", r.Status, status, r.Body)
+	}
+	if code != "" {
+		if got := r.Code(t); got != code {
+			t.Fatalf("code %q, want %q; body %s", got, code, r.Body)
+		}
+		if msg, _ := r.JSON(t)["error"].(string); msg == "" {
+			t.Fatalf("error body without a message: %s", r.Body)
+		}
+	}
+}

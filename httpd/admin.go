@@ -13,50 +13,28 @@ const adminPrefix = "/admin/v1"
 
 func (s *Server) registerAdmin(r routeAdder) {
 	r.POST(adminPrefix+"/accounts", s.admin(s.createAccount))
-	r.GET(adminPrefix+"/cluster", s.admin(func(ctx *fasthttp.RequestCtx) {
+	r.GET(adminPrefix+"/cluster", s.admin(func(ctx *fasthttp.RequestCtx) *actors.Error {
 		status, err := s.op.Status()
 		if err != nil {
-			writeError(ctx, storeError(err))
-			return
+			return storeError(err)
 		}
 		writeJSON(ctx, fasthttp.StatusOK, status)
+		return nil
 	}))
-	r.POST(adminPrefix+"/cluster/nodes", s.admin(func(ctx *fasthttp.RequestCtx) {
-		var req struct {
-			ID       *string `json:"id"`
-			RaftAddr *string `json:"raft_addr"`
-		}
-		if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
-			writeError(ctx, err)
-			return
-		}
-		if req.ID == nil || *req.ID == "" {
-			writeError(ctx, required("id"))
-			return
-		}
-		if req.RaftAddr == nil || *req.RaftAddr == "" {
-			writeError(ctx, required("raft_addr"))
-			return
-		}
-		if err := s.op.AddVoter(*req.ID, *req.RaftAddr); err != nil {
-			writeError(ctx, storeError(err))
-			return
-		}
-		writeJSON(ctx, fasthttp.StatusOK, map[string]string{"id": *req.ID, "raft_addr": *req.RaftAddr})
-	}))
-	r.DELETE(adminPrefix+"/cluster/nodes/{id}", s.admin(func(ctx *fasthttp.RequestCtx) {
+	r.POST(adminPrefix+"/cluster/nodes", s.admin(s.addNode))
+	r.DELETE(adminPrefix+"/cluster/nodes/{id}", s.admin(func(ctx *fasthttp.RequestCtx) *actors.Error {
 		if err := s.op.RemoveServer(pathParam(ctx, "id")); err != nil {
-			writeError(ctx, storeError(err))
-			return
+			return storeError(err)
 		}
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		return nil
 	}))
-	r.POST(adminPrefix+"/snapshot", s.admin(func(ctx *fasthttp.RequestCtx) {
+	r.POST(adminPrefix+"/snapshot", s.admin(func(ctx *fasthttp.RequestCtx) *actors.Error {
 		if err := s.op.Snapshot(); err != nil {
-			writeError(ctx, storeError(err))
-			return
+			return storeError(err)
 		}
 		writeJSON(ctx, fasthttp.StatusOK, map[string]bool{"snapshot_taken": true})
+		return nil
 	}))
 	r.GET("/healthz", func(ctx *fasthttp.RequestCtx) {
 		writeJSON(ctx, fasthttp.StatusOK, map[string]string{"status": "ok"})
@@ -71,46 +49,62 @@ func (s *Server) registerAdmin(r routeAdder) {
 }
 
 // admin wraps a handler with the operator token check.
-func (s *Server) admin(h fasthttp.RequestHandler) fasthttp.RequestHandler {
-	return func(ctx *fasthttp.RequestCtx) {
+func (s *Server) admin(h handlerFunc) fasthttp.RequestHandler {
+	return handle(func(ctx *fasthttp.RequestCtx) *actors.Error {
 		token, found := bearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
 		given := hashSecret(token)
 		if !found || subtle.ConstantTimeCompare(given[:], s.adminTokenHash[:]) != 1 {
-			writeError(ctx, errUnauthorized)
-			return
+			return errUnauthorized
 		}
-		h(ctx)
-	}
+		return h(ctx)
+	})
 }
 
-func (s *Server) createAccount(ctx *fasthttp.RequestCtx) {
+func (s *Server) createAccount(ctx *fasthttp.RequestCtx) *actors.Error {
 	var req struct {
 		Plan     *string `json:"plan"`
 		Password *string `json:"password"`
 	}
 	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if req.Plan == nil {
-		writeError(ctx, required("plan"))
-		return
+		return required("plan")
 	}
 	plan, known := actors.ParsePlan(*req.Plan)
 	if !known {
-		writeError(ctx, actors.Errorf(actors.CodeValidation, "plan must be base or extended"))
-		return
+		return actors.Errorf(actors.CodeValidation, "plan must be base or extended")
 	}
 	if req.Password == nil {
-		writeError(ctx, required("password"))
-		return
+		return required("password")
 	}
 	c, cancel := s.context()
 	defer cancel()
 	created, err := s.CreateAccount(c, plan, *req.Password)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	writeJSON(ctx, fasthttp.StatusCreated, created)
+	return nil
+}
+
+func (s *Server) addNode(ctx *fasthttp.RequestCtx) *actors.Error {
+	var req struct {
+		ID       *string `json:"id"`
+		RaftAddr *string `json:"raft_addr"`
+	}
+	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
+		return err
+	}
+	if req.ID == nil || *req.ID == "" {
+		return required("id")
+	}
+	if req.RaftAddr == nil || *req.RaftAddr == "" {
+		return required("raft_addr")
+	}
+	if err := s.op.AddVoter(*req.ID, *req.RaftAddr); err != nil {
+		return storeError(err)
+	}
+	writeJSON(ctx, fasthttp.StatusOK, map[string]string{"id": *req.ID, "raft_addr": *req.RaftAddr})
+	return nil
 }

@@ -85,3 +85,16 @@ func storeError(err error) *actors.Error {
 	}
 	return actors.Errorf(actors.CodeHTTPError, "the request could not be completed; retry shortly")
 }
+
+// handlerFunc is a route body that returns its error instead of writing
+// it, so each failure is one line.
+type handlerFunc func(ctx *fasthttp.RequestCtx) *actors.Error
+
+// handle adapts a handlerFunc to fasthttp, writing a returned error.
+func handle(h handlerFunc) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if err := h(ctx); err != nil {
+			writeError(ctx, err)
+		}
+	}
+}

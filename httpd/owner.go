@@ -13,11 +13,11 @@ const ownerPrefix = "/owner/v1"
 const ownerBodyBytesMax = 16 << 10
 
 func (s *Server) registerOwner(r routeAdder) {
-	r.POST(ownerPrefix+"/sessions", s.signIn)
+	r.POST(ownerPrefix+"/sessions", handle(s.signIn))
 	r.DELETE(ownerPrefix+"/sessions/current", func(ctx *fasthttp.RequestCtx) {
 		s.write(ctx, audienceOwner, writeSpec{payload: noBody(&actors.DeleteSession{})})
 	})
-	r.POST(ownerPrefix+"/keys", s.createKey)
+	r.POST(ownerPrefix+"/keys", handle(s.createKey))
 	r.GET(ownerPrefix+"/keys", func(ctx *fasthttp.RequestCtx) {
 		s.read(ctx, audienceOwner, actors.ListKeysQuery{})
 	})
@@ -44,7 +44,7 @@ func (s *Server) registerOwner(r routeAdder) {
 			return &actors.SetPlan{Plan: plan}, nil
 		}})
 	})
-	r.POST(ownerPrefix+"/password", s.changePassword)
+	r.POST(ownerPrefix+"/password", handle(s.changePassword))
 	r.POST(ownerPrefix+"/owner-secret", func(ctx *fasthttp.RequestCtx) {
 		var secret string
 		s.write(ctx, audienceOwner, writeSpec{
@@ -102,70 +102,57 @@ func (s *Server) setGrant(resource actors.ResourceKind, param string) fasthttp.R
 	}
 }
 
-func (s *Server) signIn(ctx *fasthttp.RequestCtx) {
+func (s *Server) signIn(ctx *fasthttp.RequestCtx) *actors.Error {
 	var req struct {
 		AccountID *string `json:"account_id"`
 		Password  *string `json:"password"`
 	}
 	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if req.AccountID == nil {
-		writeError(ctx, required("account_id"))
-		return
+		return required("account_id")
 	}
 	if req.Password == nil {
-		writeError(ctx, required("password"))
-		return
+		return required("password")
 	}
 	c, cancel := s.context()
 	defer cancel()
 	system := actors.Credential{Kind: actors.CredentialSystem, AccountID: *req.AccountID}
 	stored, err := s.checkPassword(c, system, *req.Password)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	id, token, hash := newSessionToken(*req.AccountID)
 	now := s.now()
-	cmd := &actors.Command{Account: *req.AccountID, At: now.UnixNano(), Principal: actors.Principal{Kind: actors.PrincipalSystem},
-		Payload: &actors.CreateSession{SessionID: id, Hash: hash, ExpiresAt: now.Add(sessionLifetime).UnixNano(), PasswordHash: stored}}
-	res, perr := s.store.Propose(c, cmd)
-	if perr != nil {
-		writeError(ctx, storeError(perr))
-		return
-	}
-	if res.Err != nil {
-		writeError(ctx, res.Err)
-		return
+	res, err := s.propose(c, &actors.Command{Account: *req.AccountID, At: now.UnixNano(), Principal: actors.Principal{Kind: actors.PrincipalSystem},
+		Payload: &actors.CreateSession{SessionID: id, Hash: hash, ExpiresAt: now.Add(sessionLifetime).UnixNano(), PasswordHash: stored}})
+	if err != nil {
+		return err
 	}
 	v := res.Body.(actors.SessionView)
 	writeJSON(ctx, fasthttp.StatusCreated, map[string]string{"session": token, "expires_at": v.ExpiresAt})
+	return nil
 }
 
-func (s *Server) createKey(ctx *fasthttp.RequestCtx) {
+func (s *Server) createKey(ctx *fasthttp.RequestCtx) *actors.Error {
 	cred, err := s.credential(ctx, audienceOwner)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	var req struct {
 		Capability *string `json:"capability"`
 		Name       *string `json:"name"`
 	}
 	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if req.Capability == nil {
-		writeError(ctx, required("capability"))
-		return
+		return required("capability")
 	}
 	capability, known := actors.ParseLevel(*req.Capability)
 	if !known || capability == actors.LevelNone {
-		writeError(ctx, actors.Errorf(actors.CodeValidation, "capability must be read or write"))
-		return
+		return actors.Errorf(actors.CodeValidation, "capability must be read or write")
 	}
 	name := ""
 	if req.Name != nil {
@@ -173,63 +160,54 @@ func (s *Server) createKey(ctx *fasthttp.RequestCtx) {
 	}
 	c, cancel := s.context()
 	defer cancel()
-	created, kerr := s.CreateKey(c, cred, capability, name)
-	if kerr != nil {
-		writeError(ctx, kerr)
-		return
+	created, err := s.CreateKey(c, cred, capability, name)
+	if err != nil {
+		return err
 	}
 	writeJSON(ctx, fasthttp.StatusCreated, created)
+	return nil
 }
 
-func (s *Server) changePassword(ctx *fasthttp.RequestCtx) {
+func (s *Server) changePassword(ctx *fasthttp.RequestCtx) *actors.Error {
 	cred, err := s.credential(ctx, audienceOwner)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	var req struct {
 		Current *string `json:"current_password"`
 		New     *string `json:"new_password"`
 	}
 	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if req.Current == nil {
-		writeError(ctx, required("current_password"))
-		return
+		return required("current_password")
 	}
 	if req.New == nil {
-		writeError(ctx, required("new_password"))
-		return
+		return required("new_password")
 	}
 	if err := validatePassword("new_password", *req.New); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	c, cancel := s.context()
 	defer cancel()
 	who, err := s.authorize(c, cred)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	stored, err := s.checkPassword(c, cred, *req.Current)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	newHash, err := s.hashPassword(*req.New)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
-	cmd := &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
-		Payload: &actors.ChangePassword{ExpectedPasswordHash: stored, NewPasswordHash: newHash}}
-	res, perr := s.store.Propose(c, cmd)
-	if perr != nil {
-		writeError(ctx, storeError(perr))
-		return
+	res, err := s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
+		Payload: &actors.ChangePassword{ExpectedPasswordHash: stored, NewPasswordHash: newHash}})
+	if err != nil {
+		return err
 	}
 	writeResult(ctx, res)
+	return nil
 }

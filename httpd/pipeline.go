@@ -114,15 +114,28 @@ func (s *Server) write(ctx *fasthttp.RequestCtx, aud audience, spec writeSpec) {
 		return
 	}
 	cmd := &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal, Idempotency: idem, Payload: payload}
-	res, perr := s.store.Propose(c, cmd)
-	if perr != nil {
-		writeError(ctx, storeError(perr))
+	res, err := s.propose(c, cmd)
+	if err != nil {
+		writeError(ctx, err)
 		return
 	}
-	if res.Err == nil && spec.decorate != nil {
+	if spec.decorate != nil {
 		res = spec.decorate(res)
 	}
 	writeResult(ctx, res)
+}
+
+// propose replicates cmd and returns its successful result, or the error
+// of the store or of the rule.
+func (s *Server) propose(c context.Context, cmd *actors.Command) (actors.Result, *actors.Error) {
+	res, err := s.store.Propose(c, cmd)
+	if err != nil {
+		return actors.Result{}, storeError(err)
+	}
+	if res.Err != nil {
+		return actors.Result{}, res.Err
+	}
+	return res, nil
 }
 
 // authorize authenticates cred on applied state and refuses a read-only

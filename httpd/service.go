@@ -65,12 +65,8 @@ func (s *Server) CreateAccount(ctx context.Context, plan actors.Plan, password s
 		Principal: actors.Principal{Kind: actors.PrincipalSystem},
 		Payload:   &actors.CreateAccount{Plan: plan, OwnerSecretHash: secretHash, PasswordHash: passwordHash, FirstSpaceID: newID()},
 	}
-	res, perr := s.store.Propose(ctx, cmd)
-	if perr != nil {
-		return AccountCreated{}, storeError(perr)
-	}
-	if res.Err != nil {
-		return AccountCreated{}, res.Err
+	if _, err := s.propose(ctx, cmd); err != nil {
+		return AccountCreated{}, err
 	}
 	return AccountCreated{AccountID: account, OwnerSecret: secret, Plan: plan}, nil
 }
@@ -97,12 +93,9 @@ func (s *Server) CreateKey(ctx context.Context, cred actors.Credential, capabili
 	id, key, hash := newAPIKey(cred.AccountID)
 	cmd := &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
 		Payload: &actors.CreateKey{KeyID: id, Name: name, Capability: capability, Hash: hash}}
-	res, perr := s.store.Propose(ctx, cmd)
-	if perr != nil {
-		return KeyCreated{}, storeError(perr)
-	}
-	if res.Err != nil {
-		return KeyCreated{}, res.Err
+	res, err := s.propose(ctx, cmd)
+	if err != nil {
+		return KeyCreated{}, err
 	}
 	v := res.Body.(actors.KeyView)
 	return KeyCreated{KeyID: v.KeyID, Key: key, Capability: v.Capability, Name: v.Name, CreatedAt: v.CreatedAt}, nil

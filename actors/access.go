@@ -34,7 +34,14 @@ func ParseLevel(s string) (Level, bool) {
 	return LevelNone, false
 }
 
-func (l Level) MarshalJSON() ([]byte, error) { return json.Marshal(l.String()) }
+// MarshalJSON refuses a level outside the three, so that nothing the
+// decoder would reject can reach the log.
+func (l Level) MarshalJSON() ([]byte, error) {
+	if int(l) >= len(levelNames) {
+		return nil, fmt.Errorf("access level %d out of range", l)
+	}
+	return json.Marshal(levelNames[l])
+}
 
 func (l *Level) UnmarshalJSON(b []byte) error {
 	var s string

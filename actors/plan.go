@@ -45,7 +45,14 @@ func ParsePlan(s string) (Plan, bool) {
 	return PlanBase, false
 }
 
-func (p Plan) MarshalJSON() ([]byte, error) { return json.Marshal(p.String()) }
+// MarshalJSON refuses an unknown plan, so that nothing the decoder would
+// reject can reach the log.
+func (p Plan) MarshalJSON() ([]byte, error) {
+	if int(p) >= len(planLimits) {
+		return nil, fmt.Errorf("plan %d out of range", p)
+	}
+	return json.Marshal(planLimits[p].name)
+}
 
 func (p *Plan) UnmarshalJSON(b []byte) error {
 	var s string

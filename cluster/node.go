@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -23,6 +24,8 @@ const (
 	transportTimeout = 10 * time.Second
 	// transportPool is the number of pooled connections per peer.
 	transportPool = 3
+	// barrierTimeout bounds a new leader's wait for its log to apply.
+	barrierTimeout = 5 * time.Minute
 )
 
 // Peer is one voter of the initial cluster.
@@ -74,6 +77,13 @@ type Node struct {
 	// Bootstrapped is true when this start found an empty data dir and
 	// wrote the initial cluster configuration.
 	Bootstrapped bool
+
+	// leaderReady is true while this node leads and has applied every
+	// entry committed before its term: only then may it answer reads and
+	// accept writes (a fresh leader may still be replaying its log).
+	leaderReady atomic.Bool
+	leaderCh    chan bool
+	done        chan struct{}
 }
 
 // Open starts the node: opens the stores, restores the latest snapshot and
@@ -102,13 +112,17 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 	metrics := &applyMetrics{}
 	f := &fsm{accounts: accounts, log: cfg.Logger, metrics: metrics}
 	rc := raftConfig(cfg.NodeID, hlog)
+	leaderCh := make(chan bool, 16)
+	rc.NotifyCh = leaderCh
 	r, err := raft.NewRaft(rc, f, stores.Log, stores.Stable, stores.Snapshot, transport)
 	if err != nil {
 		transport.Close()
 		stores.Close()
 		return nil, fmt.Errorf("cluster: start raft: %w", err)
 	}
-	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, accounts: accounts, metrics: metrics, log: cfg.Logger, cfg: cfg}
+	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, accounts: accounts, metrics: metrics, log: cfg.Logger, cfg: cfg,
+		leaderCh: leaderCh, done: make(chan struct{})}
+	go n.watchLeadership()
 	if !existing {
 		if err := n.bootstrap(); err != nil {
 			n.Close()
@@ -152,10 +166,38 @@ func (n *Node) bootstrap() error {
 	return nil
 }
 
+// watchLeadership follows raft's leadership notifications. On gaining
+// leadership it waits on a barrier, which returns once every earlier entry
+// has applied here, before it lets reads and writes in.
+func (n *Node) watchLeadership() {
+	for {
+		select {
+		case isLeader := <-n.leaderCh:
+			n.leaderReady.Store(false)
+			if !isLeader {
+				continue
+			}
+			if err := n.raft.Barrier(barrierTimeout).Error(); err != nil {
+				n.log.Warn("leader barrier failed; not serving until the next leadership change", "err", err)
+				continue
+			}
+			// Leadership may have moved on while the barrier ran.
+			n.leaderReady.Store(n.raft.State() == raft.Leader)
+		case <-n.done:
+			return
+		}
+	}
+}
+
+// serving reports whether this node may answer reads and accept writes.
+func (n *Node) serving() bool {
+	return n.leaderReady.Load() && n.raft.State() == raft.Leader
+}
+
 // Propose replicates cmd and returns its result once it has applied here.
 // ErrNotLeader means it never entered the log.
 func (n *Node) Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
-	if n.raft.State() != raft.Leader {
+	if !n.serving() {
 		return actors.Result{}, ErrNotLeader
 	}
 	return n.proposer.propose(ctx, cmd)
@@ -163,18 +205,18 @@ func (n *Node) Propose(ctx context.Context, cmd *actors.Command) (actors.Result,
 
 // Query reads from the applied state of the account on the leader.
 func (n *Node) Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
-	if n.raft.State() != raft.Leader {
+	if !n.serving() {
 		return actors.Result{}, ErrNotLeader
 	}
 	return n.accounts.Query(ctx, cred, q, queryTimeout), nil
 }
 
-// WaitForLeader waits until the cluster has a leader or ctx ends.
+// WaitForLeader waits until the cluster has a serving leader or ctx ends.
 func (n *Node) WaitForLeader(ctx context.Context) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if addr, _ := n.raft.LeaderWithID(); addr != "" {
+		if n.HasLeader() {
 			return nil
 		}
 		select {
@@ -185,8 +227,12 @@ func (n *Node) WaitForLeader(ctx context.Context) error {
 	}
 }
 
-// HasLeader reports whether the cluster has a known leader.
+// HasLeader reports whether the cluster has a known leader that serves;
+// on the leader itself that includes having replayed its log.
 func (n *Node) HasLeader() bool {
+	if n.raft.State() == raft.Leader {
+		return n.serving()
+	}
 	addr, _ := n.raft.LeaderWithID()
 	return addr != ""
 }
@@ -274,6 +320,7 @@ func (n *Node) Status() (Status, error) {
 
 // Close shuts raft down and closes the stores.
 func (n *Node) Close() error {
+	close(n.done)
 	if n.proposer != nil {
 		n.proposer.close()
 	}

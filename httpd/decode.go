@@ -21,6 +21,8 @@ const (
 	bodyBytesMax = 2 << 20
 	// cardBodyBytesMax bounds the body of card and account routes.
 	cardBodyBytesMax = 64 << 10
+	// fieldNameBytesMax bounds a field name echoed in an error message.
+	fieldNameBytesMax = 64
 )
 
 // decodeBody decodes a JSON object body into dst strictly: the content type
@@ -34,8 +36,12 @@ func decodeBody(ctx *fasthttp.RequestCtx, dst any, bytesMax int) *actors.Error {
 	if err := requireJSONContentType(ctx); err != nil {
 		return err
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
 		return actors.Errorf(actors.CodeValidation, "a JSON object body is required")
+	}
+	if trimmed[0] != '{' {
+		return actors.Errorf(actors.CodeValidation, "request body must be a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -72,7 +78,11 @@ func describeJSONError(err error) string {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return "request body is not valid JSON (it ends early)"
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return "unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ")
+		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
+		if len(name) > fieldNameBytesMax {
+			return "unknown field in request body"
+		}
+		return "unknown field " + name
 	}
 	return "request body is not valid JSON"
 }

@@ -20,6 +20,7 @@ type accountActor struct {
 type applyMsg struct {
 	cmds    []*Command
 	results []Result
+	gone    bool // after the commands the account does not exist (never created, or deleted)
 	done    *sync.WaitGroup
 }
 
@@ -40,6 +41,7 @@ func (s *accountActor) Receive(ctx actor.Context) {
 		for i, c := range msg.cmds {
 			s.state, msg.results[i] = safeApply(s.state, c)
 		}
+		msg.gone = s.state == nil || s.state.Deleted
 		msg.done.Done()
 	case *queryMsg:
 		ctx.Respond(s.safeQuery(msg))

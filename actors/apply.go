@@ -11,7 +11,10 @@ import "fmt"
 // runs, so a retried request never changes anything twice.
 func Apply(a *Account, c *Command) (*Account, Result) {
 	if create, isCreate := c.Payload.(*CreateAccount); isCreate {
-		if a != nil {
+		// A deleted account is gone: its id may be created again, exactly
+		// as when the registry has already forgotten it, so the outcome
+		// does not depend on where raft cut the log into batches.
+		if a != nil && !a.Deleted {
 			return a, fail(Errorf(CodeConflict, "account %s already exists", c.Account))
 		}
 		return newAccount(c, create)

@@ -1,7 +1,5 @@
 package actors
 
-
-
 // EventKind is one of the spec's four change-event kinds.
 type EventKind string
 
@@ -38,4 +36,3 @@ func (a *Account) recordEvent(c *Command, kind EventKind, ref ResourceRef) {
 		a.Audit = append(a.Audit[:0], a.Audit[drop:]...)
 	}
 }
-

@@ -5,19 +5,19 @@ package actors
 type Kind uint8
 
 const (
-	KindCreateAccount        Kind = 1
-	KindDeleteAccount        Kind = 2
-	KindCreateKey            Kind = 3
-	KindRevokeKey            Kind = 4
-	KindCreateSession        Kind = 5
-	KindDeleteSession        Kind = 6
-	KindSetGrant             Kind = 7
-	KindSetPlan              Kind = 8
-	KindChangePassword       Kind = 9
-	KindRotateOwnerSecret    Kind = 10
-	KindCreatePortfolioCard  Kind = 11
-	KindUpdatePortfolioCard  Kind = 12
-	KindDeletePortfolioCard  Kind = 13
+	KindCreateAccount       Kind = 1
+	KindDeleteAccount       Kind = 2
+	KindCreateKey           Kind = 3
+	KindRevokeKey           Kind = 4
+	KindCreateSession       Kind = 5
+	KindDeleteSession       Kind = 6
+	KindSetGrant            Kind = 7
+	KindSetPlan             Kind = 8
+	KindChangePassword      Kind = 9
+	KindRotateOwnerSecret   Kind = 10
+	KindCreatePortfolioCard Kind = 11
+	KindUpdatePortfolioCard Kind = 12
+	KindDeletePortfolioCard Kind = 13
 )
 
 // Command is one replicated change to one account. Everything apply needs

@@ -3,7 +3,6 @@ package actors
 import (
 	"encoding/json"
 	"regexp"
-
 )
 
 // IdempotencyRequest is what the edge derives from an Idempotency-Key
@@ -137,4 +136,3 @@ func (a *Account) pruneIdempotency(at int64) {
 		a.Idempotency = append(a.Idempotency[:0], a.Idempotency[n:]...)
 	}
 }
-

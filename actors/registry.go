@@ -57,9 +57,15 @@ func (r *Registry) ApplyBatch(cmds []*Command) []Result {
 	for i, c := range cmds {
 		g := groups[c.Account]
 		if g == nil {
-			g = &group{pid: r.lookupOrSpawn(c)}
+			g = &group{}
 			groups[c.Account] = g
 			order = append(order, c.Account)
+		}
+		if g.pid == nil {
+			// Until the account exists, any later creation in the batch
+			// spawns it; the commands before it fail inside the actor just
+			// as they would in an earlier batch.
+			g.pid = r.lookupOrSpawn(c)
 		}
 		g.cmds = append(g.cmds, c)
 		g.indexes = append(g.indexes, i)
@@ -86,9 +92,11 @@ func (r *Registry) ApplyBatch(cmds []*Command) []Result {
 		g := groups[id]
 		for j, idx := range g.indexes {
 			results[idx] = msgs[i].results[j]
-			if _, isDelete := g.cmds[j].Payload.(*DeleteAccount); isDelete && results[idx].Err == nil {
-				r.remove(id)
-			}
+		}
+		// A deleted account, or one whose creation failed, leaves no
+		// actor behind (snapshots never see an empty account).
+		if msgs[i].gone {
+			r.remove(id)
 		}
 	}
 	return results
@@ -135,6 +143,11 @@ func (r *Registry) Query(ctx context.Context, cred Credential, q Query, timeout 
 	}
 	if d, hasDeadline := ctx.Deadline(); hasDeadline {
 		timeout = min(timeout, time.Until(d))
+	}
+	// protoactor treats a negative timeout as none at all, so a caller
+	// whose deadline has passed would wait without bound.
+	if timeout <= 0 {
+		return fail(Errorf(CodeHTTPError, "the account did not answer in time; retry"))
 	}
 	res, err := r.system.Root.RequestFuture(pid, &queryMsg{cred: cred, query: q}, timeout).Result()
 	if err != nil {

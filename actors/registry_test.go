@@ -1,0 +1,547 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+const queryTimeout = 5 * time.Second
+
+func newTestRegistry(t *testing.T) *Registry {
+	t.Helper()
+	r := NewRegistry(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(r.Shutdown)
+	return r
+}
+
+// batch builds commands for several accounts with increasing times.
+type batch struct {
+	at   int64
+	cmds []*Command
+}
+
+func (b *batch) add(account string, p Principal, payload Payload) *Command {
+	if b.at == 0 {
+		b.at = t0
+	}
+	b.at += int64(time.Millisecond)
+	c := &Command{Account: account, At: b.at, Principal: p, Payload: payload}
+	b.cmds = append(b.cmds, c)
+	return c
+}
+
+func createAccount(id string) *CreateAccount {
+	return &CreateAccount{Plan: PlanBase, OwnerSecretHash: hashOf("os-" + id), PasswordHash: "pw-" + id, FirstSpaceID: "sp-" + id}
+}
+
+// applySerially applies cmds with plain Apply, one account state per id:
+// what the registry must be equivalent to.
+func applySerially(cmds []*Command) ([]Result, map[string]*Account) {
+	states := map[string]*Account{}
+	results := make([]Result, len(cmds))
+	for i, c := range cmds {
+		states[c.Account], results[i] = Apply(states[c.Account], c)
+		if a := states[c.Account]; a == nil || a.Deleted {
+			// The registry holds no missing or deleted accounts.
+			delete(states, c.Account)
+		}
+	}
+	return results, states
+}
+
+func resultJSON(t *testing.T, r Result) string {
+	t.Helper()
+	b, err := json.Marshal(struct {
+		Status int
+		Body   any
+		Err    *Error
+	}{r.Status, r.Body, r.Err})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func sameResults(t *testing.T, got, want []Result) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d results for %d commands", len(got), len(want))
+	}
+	for i := range got {
+		if g, w := resultJSON(t, got[i]), resultJSON(t, want[i]); g != w {
+			t.Fatalf("result %d:\n got  %s\n want %s", i, g, w)
+		}
+	}
+}
+
+func (r *Registry) stateOf(t *testing.T, id string) []byte {
+	t.Helper()
+	var out []byte
+	err := r.Visit(func(a *Account) (*Account, error) {
+		if a.ID == id {
+			b, err := json.Marshal(a)
+			if err != nil {
+				return nil, err
+			}
+			out = b
+		}
+		return a, nil
+	}, queryTimeout)
+	if err != nil {
+		t.Fatalf("visit: %v", err)
+	}
+	return out
+}
+
+func TestRegistryApplyBatchAcrossAccounts(t *testing.T) {
+	reg := newTestRegistry(t)
+	wa := Principal{Kind: PrincipalAgent, KeyID: "ka"}
+	wb := Principal{Kind: PrincipalAgent, KeyID: "kb"}
+	var b batch
+	// Interleaved accounts; within each, creation, a key and a card made
+	// by that key only work in log order.
+	b.add("A", systemP, createAccount("A"))
+	b.add("B", systemP, createAccount("B"))
+	b.add("A", ownerP, &CreateKey{KeyID: "ka", Capability: LevelWrite, Hash: hashOf("ka")})
+	b.add("C", ownerP, &CreateKey{KeyID: "kc", Capability: LevelWrite, Hash: hashOf("kc")}) // unknown account
+	b.add("B", ownerP, &CreateKey{KeyID: "kb", Capability: LevelWrite, Hash: hashOf("kb")})
+	b.add("A", wa, &CreatePortfolioCard{CardID: "a1", Address: addrs[0]})
+	b.add("B", wb, &CreatePortfolioCard{CardID: "b1", Address: addrs[0]}) // same address, other account
+	b.add("A", wa, &CreatePortfolioCard{CardID: "a2", Address: addrs[0]}) // duplicate in A
+	b.add("A", wa, &UpdatePortfolioCard{CardID: "a1", ExpectedVersion: "v3", CardFields: CardFields{Name: ptr("A one")}})
+	b.add("B", wa, &CreatePortfolioCard{CardID: "b2", Address: addrs[1]}) // A's key on B
+	b.add("A", ownerP, &RevokeKey{KeyID: "ka"})
+	b.add("A", wa, &CreatePortfolioCard{CardID: "a3", Address: addrs[2]}) // revoked earlier in the batch
+
+	want, states := applySerially(b.cmds)
+	got := reg.ApplyBatch(b.cmds)
+	sameResults(t, got, want)
+
+	// Spot-check the meaning, not only the equivalence.
+	codes := make([]Code, len(got))
+	for i, r := range got {
+		if r.Err != nil {
+			codes[i] = r.Err.Code
+		}
+	}
+	wantCodes := []Code{"", "", "", CodeUnauthorized, "", "", "", CodeDuplicateAddress, "", CodeUnauthorized, "", CodeUnauthorized}
+	if !slices.Equal(codes, wantCodes) {
+		t.Fatalf("codes %v, want %v", codes, wantCodes)
+	}
+	if name := cardOf(t, got[8]).Name; name != "A one" {
+		t.Fatalf("in-order patch result %q", name)
+	}
+	if reg.Len() != 2 {
+		t.Fatalf("registry holds %d accounts, want 2 (no account for C)", reg.Len())
+	}
+	for id, s := range states {
+		wantState, _ := json.Marshal(s)
+		if got := reg.stateOf(t, id); string(got) != string(wantState) {
+			t.Fatalf("account %s state:\n got  %s\n want %s", id, got, wantState)
+		}
+	}
+	// Queries see every command of the batch.
+	res := reg.Query(context.Background(), Credential{Kind: CredentialAPIKey, AccountID: "B", ID: "kb", Hash: hashOf("kb")}, ListPortfolioQuery{}, queryTimeout)
+	if res.Err != nil || !slices.Equal(res.Body.(PortfolioListView).IncludedCardIDs, []string{"b1"}) {
+		t.Fatalf("query on B: %+v", res)
+	}
+}
+
+func TestRegistryApplyBatchManyAccountsInParallel(t *testing.T) {
+	reg := newTestRegistry(t)
+	var b batch
+	const accounts = 20
+	for round := range 4 {
+		for i := range accounts {
+			id := fmt.Sprintf("acct-%02d", i)
+			switch round {
+			case 0:
+				b.add(id, systemP, createAccount(id))
+			case 1:
+				b.add(id, ownerP, &CreateKey{KeyID: "k", Capability: LevelWrite, Hash: hashOf(id)})
+			default:
+				b.add(id, Principal{Kind: PrincipalAgent, KeyID: "k"}, &CreatePortfolioCard{CardID: fmt.Sprintf("c%d", round), Address: addrs[(i+round)%len(addrs)]})
+			}
+		}
+	}
+	want, _ := applySerially(b.cmds)
+	got := reg.ApplyBatch(b.cmds)
+	sameResults(t, got, want)
+	for i, r := range got {
+		if r.Err != nil {
+			t.Fatalf("command %d failed: %v", i, r.Err)
+		}
+	}
+	if reg.Len() != accounts {
+		t.Fatalf("%d accounts", reg.Len())
+	}
+
+	// Concurrent queries while another batch applies: the race detector
+	// checks that actor state is never shared.
+	var wg sync.WaitGroup
+	for i := range accounts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("acct-%02d", i)
+			for range 20 {
+				res := reg.Query(context.Background(), Credential{Kind: CredentialAPIKey, AccountID: id, ID: "k", Hash: hashOf(id)}, MeQuery{}, queryTimeout)
+				if res.Err != nil {
+					t.Errorf("query %s: %v", id, res.Err)
+					return
+				}
+			}
+		}()
+	}
+	var more batch
+	more.at = b.at
+	for i := range accounts {
+		id := fmt.Sprintf("acct-%02d", i)
+		more.add(id, ownerP, &SetPlan{Plan: PlanExtended})
+	}
+	for _, r := range reg.ApplyBatch(more.cmds) {
+		if r.Err != nil {
+			t.Fatalf("plan change failed: %v", r.Err)
+		}
+	}
+	wg.Wait()
+}
+
+func TestRegistryQuery(t *testing.T) {
+	reg := newTestRegistry(t)
+	var b batch
+	b.add("A", systemP, createAccount("A"))
+	b.add("A", ownerP, &CreateKey{KeyID: "k", Capability: LevelRead, Hash: hashOf("k")})
+	reg.ApplyBatch(b.cmds)
+
+	cred := Credential{Kind: CredentialAPIKey, AccountID: "A", ID: "k", Hash: hashOf("k")}
+	res := reg.Query(context.Background(), cred, MeQuery{}, queryTimeout)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if me := res.Body.(MeView); me.AccountID != "A" || me.Capability != LevelRead {
+		t.Fatalf("/me %+v", me)
+	}
+	bad := cred
+	bad.Hash = hashOf("wrong")
+	wantCode(t, reg.Query(context.Background(), bad, MeQuery{}, queryTimeout), CodeUnauthorized)
+	unknown := cred
+	unknown.AccountID = "nobody"
+	wantCode(t, reg.Query(context.Background(), unknown, MeQuery{}, queryTimeout), CodeUnauthorized)
+	// A context deadline shorter than the timeout is honoured; a live
+	// account still answers well within it.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if res := reg.Query(ctx, cred, AuthQuery{}, time.Hour); res.Err != nil {
+		t.Fatalf("query with a deadline: %v", res.Err)
+	}
+	// A caller whose deadline has passed gets a prompt retryable error
+	// instead of an unbounded wait (protoactor treats a negative timeout
+	// as no timeout at all).
+	expired, cancelExpired := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancelExpired()
+	wantCode(t, reg.Query(expired, cred, AuthQuery{}, queryTimeout), CodeHTTPError)
+	wantCode(t, reg.Query(context.Background(), cred, AuthQuery{}, -time.Second), CodeHTTPError)
+}
+
+func TestRegistryVisit(t *testing.T) {
+	reg := newTestRegistry(t)
+	var b batch
+	for _, id := range []string{"C", "A", "B"} {
+		b.add(id, systemP, createAccount(id))
+	}
+	reg.ApplyBatch(b.cmds)
+
+	var seen []string
+	if err := reg.Visit(func(a *Account) (*Account, error) {
+		seen = append(seen, a.ID)
+		return a, nil
+	}, queryTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seen, []string{"A", "B", "C"}) {
+		t.Fatalf("visited %v, want account-ID order", seen)
+	}
+
+	// fn may replace the state.
+	if err := reg.Visit(func(a *Account) (*Account, error) {
+		if a.ID != "B" {
+			return a, nil
+		}
+		next := *a
+		next.Plan = PlanExtended
+		return &next, nil
+	}, queryTimeout); err != nil {
+		t.Fatal(err)
+	}
+	res := reg.Query(context.Background(), Credential{Kind: CredentialOwnerSecret, AccountID: "B", Hash: hashOf("os-B")}, MeQuery{}, queryTimeout)
+	if res.Err != nil || res.Body.(MeView).Plan != PlanExtended {
+		t.Fatalf("replaced state not used: %+v", res)
+	}
+
+	// The first error stops the visit and is returned; the failing
+	// account keeps its state.
+	boom := errors.New("boom")
+	seen = nil
+	err := reg.Visit(func(a *Account) (*Account, error) {
+		seen = append(seen, a.ID)
+		if a.ID == "B" {
+			return nil, boom
+		}
+		return a, nil
+	}, queryTimeout)
+	if !errors.Is(err, boom) {
+		t.Fatalf("visit error %v, want %v", err, boom)
+	}
+	if !slices.Equal(seen, []string{"A", "B"}) {
+		t.Fatalf("visit went on after the error: %v", seen)
+	}
+	res = reg.Query(context.Background(), Credential{Kind: CredentialOwnerSecret, AccountID: "B", Hash: hashOf("os-B")}, MeQuery{}, queryTimeout)
+	if res.Err != nil {
+		t.Fatalf("account B lost its state after a failed visit: %v", res.Err)
+	}
+	// A panic inside fn is an error, not a crash, and the state survives.
+	err = reg.Visit(func(a *Account) (*Account, error) { panic("visit panic") }, queryTimeout)
+	if err == nil {
+		t.Fatalf("a panicking visit returned no error")
+	}
+	if reg.Len() != 3 {
+		t.Fatalf("%d accounts after a failed visit", reg.Len())
+	}
+	res = reg.Query(context.Background(), Credential{Kind: CredentialOwnerSecret, AccountID: "A", Hash: hashOf("os-A")}, MeQuery{}, queryTimeout)
+	if res.Err != nil {
+		t.Fatalf("account A after a panicking visit: %v", res.Err)
+	}
+}
+
+func TestRegistryRestore(t *testing.T) {
+	reg := newTestRegistry(t)
+	var b batch
+	b.add("old", systemP, createAccount("old"))
+	reg.ApplyBatch(b.cmds)
+
+	// Build two accounts with plain Apply, as a snapshot would hold them.
+	var s batch
+	s.add("X", systemP, createAccount("X"))
+	s.add("X", ownerP, &CreateKey{KeyID: "kx", Capability: LevelWrite, Hash: hashOf("kx")})
+	s.add("Y", systemP, createAccount("Y"))
+	_, states := applySerially(s.cmds)
+	reg.Restore([]*Account{states["X"], states["Y"]})
+
+	if reg.Len() != 2 {
+		t.Fatalf("%d accounts after restore", reg.Len())
+	}
+	wantCode(t, reg.Query(context.Background(), Credential{Kind: CredentialOwnerSecret, AccountID: "old", Hash: hashOf("os-old")}, MeQuery{}, queryTimeout), CodeUnauthorized)
+	cred := Credential{Kind: CredentialAPIKey, AccountID: "X", ID: "kx", Hash: hashOf("kx")}
+	if res := reg.Query(context.Background(), cred, AuthQuery{}, queryTimeout); res.Err != nil {
+		t.Fatalf("restored key: %v", res.Err)
+	}
+	// Commands continue on the restored state.
+	var next batch
+	next.at = s.at
+	next.add("X", Principal{Kind: PrincipalAgent, KeyID: "kx"}, &CreatePortfolioCard{CardID: "x1", Address: addrs[0]})
+	next.add("old", ownerP, &SetPlan{Plan: PlanExtended})
+	res := reg.ApplyBatch(next.cmds)
+	if res[0].Err != nil {
+		t.Fatalf("create on a restored account: %v", res[0].Err)
+	}
+	wantCode(t, res[1], CodeUnauthorized)
+	var ids []string
+	reg.Visit(func(a *Account) (*Account, error) { ids = append(ids, a.ID); return a, nil }, queryTimeout)
+	if !slices.Equal(ids, []string{"X", "Y"}) {
+		t.Fatalf("accounts after restore %v", ids)
+	}
+	// Restoring nothing empties the registry.
+	reg.Restore(nil)
+	if reg.Len() != 0 {
+		t.Fatalf("%d accounts after restoring nothing", reg.Len())
+	}
+}
+
+func TestRegistryDeleteAccountRemovesIt(t *testing.T) {
+	reg := newTestRegistry(t)
+	var b batch
+	b.add("A", systemP, createAccount("A"))
+	b.add("B", systemP, createAccount("B"))
+	b.add("A", ownerP, &CreateKey{KeyID: "k", Capability: LevelWrite, Hash: hashOf("k")})
+	reg.ApplyBatch(b.cmds)
+
+	var d batch
+	d.at = b.at
+	d.add("A", Principal{Kind: PrincipalAgent, KeyID: "k"}, &DeleteAccount{}) // refused
+	res := reg.ApplyBatch(d.cmds)
+	wantCode(t, res[0], CodeForbidden)
+	if reg.Len() != 2 {
+		t.Fatalf("a refused delete removed the account")
+	}
+
+	d = batch{at: d.at}
+	d.add("A", ownerP, &DeleteAccount{})
+	d.add("A", ownerP, &SetPlan{Plan: PlanExtended}) // after the delete, same batch
+	res = reg.ApplyBatch(d.cmds)
+	if res[0].Err != nil || res[0].Status != 204 {
+		t.Fatalf("delete %+v", res[0])
+	}
+	wantCode(t, res[1], CodeUnauthorized)
+	if reg.Len() != 1 {
+		t.Fatalf("%d accounts after delete", reg.Len())
+	}
+	for _, cred := range []Credential{
+		{Kind: CredentialAPIKey, AccountID: "A", ID: "k", Hash: hashOf("k")},
+		{Kind: CredentialOwnerSecret, AccountID: "A", Hash: hashOf("os-A")},
+	} {
+		wantCode(t, reg.Query(context.Background(), cred, AuthQuery{}, queryTimeout), CodeUnauthorized)
+	}
+	d = batch{at: d.at}
+	d.add("A", ownerP, &SetPlan{Plan: PlanExtended})
+	wantCode(t, reg.ApplyBatch(d.cmds)[0], CodeUnauthorized)
+	if res := reg.Query(context.Background(), Credential{Kind: CredentialOwnerSecret, AccountID: "B", Hash: hashOf("os-B")}, AuthQuery{}, queryTimeout); res.Err != nil {
+		t.Fatalf("B affected by A's deletion: %v", res.Err)
+	}
+}
+
+// Raft hands the FSM batches whose boundaries differ from node to node,
+// so the outcome of a log must not depend on how it is cut into batches.
+func TestRegistryResultsDoNotDependOnBatchBoundaries(t *testing.T) {
+	scenarios := map[string]func(b *batch){
+		"command before create in one batch": func(b *batch) {
+			b.add("A", ownerP, &CreateKey{KeyID: "k", Capability: LevelRead, Hash: hashOf("k")})
+			b.add("A", systemP, createAccount("A"))
+			b.add("A", ownerP, &CreateKey{KeyID: "k", Capability: LevelRead, Hash: hashOf("k")})
+		},
+		"delete then create again": func(b *batch) {
+			b.add("A", systemP, createAccount("A"))
+			b.add("A", ownerP, &CreateKey{KeyID: "k", Capability: LevelRead, Hash: hashOf("k")})
+			b.add("A", ownerP, &DeleteAccount{})
+			b.add("A", systemP, createAccount("A"))
+			b.add("A", ownerP, &CreateKey{KeyID: "k2", Capability: LevelRead, Hash: hashOf("k2")})
+		},
+		"failed create then create": func(b *batch) {
+			b.add("A", ownerP, createAccount("A")) // not the system: refused
+			b.add("A", ownerP, &CreateKey{KeyID: "k", Capability: LevelRead, Hash: hashOf("k")})
+			b.add("A", systemP, createAccount("A"))
+		},
+		"create twice": func(b *batch) {
+			b.add("A", systemP, createAccount("A"))
+			b.add("A", systemP, createAccount("A"))
+		},
+	}
+	for name, build := range scenarios {
+		t.Run(name, func(t *testing.T) {
+			var b batch
+			build(&b)
+			whole := newTestRegistry(t)
+			gotWhole := whole.ApplyBatch(b.cmds)
+			single := newTestRegistry(t)
+			var gotSingle []Result
+			for _, c := range b.cmds {
+				gotSingle = append(gotSingle, single.ApplyBatch([]*Command{c})...)
+			}
+			sameResults(t, gotWhole, gotSingle)
+			if whole.Len() != single.Len() {
+				t.Fatalf("one batch leaves %d accounts, single commands %d", whole.Len(), single.Len())
+			}
+			if w, s := whole.stateOf(t, "A"), single.stateOf(t, "A"); string(w) != string(s) {
+				t.Fatalf("states differ:\n one batch %s\n singles   %s", w, s)
+			}
+		})
+	}
+}
+
+// A failed account creation leaves no account behind.
+func TestRegistryFailedCreateLeavesNoAccount(t *testing.T) {
+	reg := newTestRegistry(t)
+	var b batch
+	b.add("A", ownerP, createAccount("A"))
+	b.add("B", systemP, &CreateAccount{PasswordHash: "pw"}) // no first space id
+	for _, r := range reg.ApplyBatch(b.cmds) {
+		if r.Err == nil {
+			t.Fatalf("a bad create succeeded")
+		}
+	}
+	if reg.Len() != 0 {
+		t.Fatalf("failed creates left %d accounts", reg.Len())
+	}
+	visited := 0
+	if err := reg.Visit(func(a *Account) (*Account, error) {
+		visited++
+		if a == nil {
+			return nil, errors.New("visit got a nil account")
+		}
+		return a, nil
+	}, queryTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if visited != 0 {
+		t.Fatalf("visited %d accounts", visited)
+	}
+}
+
+type panicPayload struct{}
+
+func (panicPayload) Kind() Kind { return Kind(250) }
+func (panicPayload) apply(*Account, *Command, Level) Result {
+	panic("rule bug")
+}
+
+func TestRegistryRecoversFromAPanickingRule(t *testing.T) {
+	reg := newTestRegistry(t)
+	var b batch
+	b.add("A", systemP, createAccount("A"))
+	b.add("A", ownerP, panicPayload{})
+	b.add("A", ownerP, &CreateKey{KeyID: "k", Capability: LevelRead, Hash: hashOf("k")})
+	res := reg.ApplyBatch(b.cmds)
+	if res[0].Err != nil || res[2].Err != nil {
+		t.Fatalf("results around the panic: %+v %+v", res[0], res[2])
+	}
+	wantCode(t, res[1], CodeInternal)
+	// The actor kept its state rather than restarting empty.
+	if r := reg.Query(context.Background(), Credential{Kind: CredentialAPIKey, AccountID: "A", ID: "k", Hash: hashOf("k")}, AuthQuery{}, queryTimeout); r.Err != nil {
+		t.Fatalf("state lost after a panic: %v", r.Err)
+	}
+}
+
+func TestSafeApplyRecoversAndKeepsState(t *testing.T) {
+	ta := newTestAccount(t, PlanBase)
+	var reported string
+	old := panicHook
+	panicHook = func(msg string) { reported = msg }
+	defer func() { panicHook = old }()
+	next, res := safeApply(ta.a, ta.cmd(ownerP, panicPayload{}))
+	if next != ta.a {
+		t.Fatalf("safeApply replaced the account after a panic")
+	}
+	wantCode(t, res, CodeInternal)
+	if reported != "rule bug" {
+		t.Fatalf("panic hook got %q", reported)
+	}
+	// Without a panic safeApply is Apply.
+	next, res = safeApply(ta.a, ta.cmd(ownerP, &SetPlan{Plan: PlanExtended}))
+	if res.Err != nil || next.Plan != PlanExtended {
+		t.Fatalf("safeApply %+v", res)
+	}
+}
+
+type panicQuery struct{}
+
+func (panicQuery) run(*Account, Principal, Level, int64) Result { panic("query bug") }
+
+func TestRegistryRecoversFromAPanickingQuery(t *testing.T) {
+	reg := newTestRegistry(t)
+	var b batch
+	b.add("A", systemP, createAccount("A"))
+	reg.ApplyBatch(b.cmds)
+	cred := Credential{Kind: CredentialOwnerSecret, AccountID: "A", Hash: hashOf("os-A")}
+	wantCode(t, reg.Query(context.Background(), cred, panicQuery{}, queryTimeout), CodeInternal)
+	if res := reg.Query(context.Background(), cred, MeQuery{}, queryTimeout); res.Err != nil || res.Body.(MeView).AccountID != "A" {
+		t.Fatalf("account after a panicking query: %+v", res)
+	}
+}

@@ -776,4 +776,3 @@ func TestParsePeers(t *testing.T) {
 		}
 	}
 }
-

@@ -559,4 +559,3 @@ func BenchmarkCanonicalBodyHash(b *testing.B) {
 }
 
 func ptr[T any](v T) *T { return &v }
-

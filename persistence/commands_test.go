@@ -384,4 +384,3 @@ func BenchmarkDecodeCommands256(b *testing.B) {
 		}
 	}
 }
-

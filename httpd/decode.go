@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"reflect"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
@@ -26,8 +29,9 @@ const (
 )
 
 // decodeBody decodes a JSON object body into dst strictly: the content type
-// must be JSON, unknown fields and trailing data are refused, and each
-// failure is a 422 that says what was wrong.
+// must be JSON, member names match exactly (case included) and at most
+// once, unknown members, invalid UTF-8 and trailing data are refused, and
+// each failure is a 422 that names the field but never echoes a value.
 func decodeBody(ctx *fasthttp.RequestCtx, dst any, bytesMax int) *actors.Error {
 	body := ctx.PostBody()
 	if len(body) > bytesMax {
@@ -43,13 +47,8 @@ func decodeBody(ctx *fasthttp.RequestCtx, dst any, bytesMax int) *actors.Error {
 	if trimmed[0] != '{' {
 		return actors.Errorf(actors.CodeValidation, "request body must be a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
+	if err := jsonv2.Unmarshal(body, dst, jsonv2.RejectUnknownMembers(true)); err != nil {
 		return actors.Errorf(actors.CodeValidation, "%s", describeJSONError(err))
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return actors.Errorf(actors.CodeValidation, "request body must hold exactly one JSON object")
 	}
 	return nil
 }
@@ -63,40 +62,70 @@ func requireJSONContentType(ctx *fasthttp.RequestCtx) *actors.Error {
 }
 
 // describeJSONError turns a decoding error into a message for the client
-// that names the field but never echoes its value.
+// that names the field (by its JSON pointer) but never echoes a value.
 func describeJSONError(err error) string {
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
+	var semantic *jsonv2.SemanticError
+	var syntactic *jsontext.SyntacticError
 	switch {
-	case errors.As(err, &typeErr):
-		if typeErr.Field == "" {
+	case errors.As(err, &semantic):
+		field := fieldName(semantic.JSONPointer)
+		switch {
+		case errors.Is(semantic.Err, jsonv2.ErrUnknownName):
+			return "unknown field " + field
+		case field == `""`:
 			return "request body must be a JSON object"
 		}
-		return fmt.Sprintf("field %q must be of type %s", typeErr.Field, jsonTypeName(typeErr.Type.String()))
-	case errors.As(err, &syntaxErr):
-		return fmt.Sprintf("request body is not valid JSON (at byte %d)", syntaxErr.Offset)
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return "request body is not valid JSON (it ends early)"
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		if len(name) > fieldNameBytesMax {
-			return "unknown field in request body"
+		return fmt.Sprintf("field %s must be %s", field, jsonTypeName(semantic.GoType))
+	case errors.As(err, &syntactic):
+		switch {
+		case errors.Is(syntactic.Err, jsontext.ErrDuplicateName):
+			return "field " + fieldName(syntactic.JSONPointer) + " appears more than once"
+		case strings.Contains(syntactic.Err.Error(), "invalid UTF-8"):
+			return "request body is not valid UTF-8"
+		case strings.Contains(syntactic.Err.Error(), "after top-level value"):
+			return "request body must hold exactly one JSON object"
+		case errors.Is(syntactic.Err, io.ErrUnexpectedEOF):
+			return "request body is not valid JSON (it ends early)"
 		}
-		return "unknown field " + name
+		return fmt.Sprintf("request body is not valid JSON (at byte %d)", syntactic.ByteOffset)
 	}
 	return "request body is not valid JSON"
 }
 
-func jsonTypeName(goType string) string {
-	switch strings.TrimPrefix(goType, "*") {
-	case "string":
-		return "string"
-	case "bool":
-		return "boolean"
-	case "int", "int64", "uint64", "float64":
-		return "number"
+// fieldName renders a JSON pointer such as /rows/3/index as a quoted
+// field path, bounded so a huge member name is not echoed back.
+func fieldName(pointer jsontext.Pointer) string {
+	name := strings.TrimPrefix(string(pointer), "/")
+	if len(name) > fieldNameBytesMax {
+		name = name[:fieldNameBytesMax] + "…"
 	}
-	return "the documented type"
+	return fmt.Sprintf("%q", name)
+}
+
+// jsonTypeName names the JSON type a Go field expects.
+func jsonTypeName(t reflect.Type) string {
+	if t == nil {
+		return "of the documented type"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "of the documented type"
 }
 
 // canonicalBodyHash hashes the canonical form of a JSON body (keys sorted,

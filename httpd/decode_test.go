@@ -99,7 +99,7 @@ func TestDecodeBodyRejects(t *testing.T) {
 		{"string body", "application/json", `"` + leak + `"`, "JSON object"},
 		{"number body", "application/json", `42`, "JSON object"},
 		{"unknown field", "application/json", `{"address":"x","owner_secret":"` + leak + `"}`, `"owner_secret"`},
-		{"field in other case", "application/json", `{"Address":"x","colour":"` + leak + `"}`, `"colour"`},
+		{"field in other case", "application/json", `{"Address":"x","colour":"` + leak + `"}`, `unknown field "Address"`},
 		{"two objects", "application/json", `{"address":"x"}{"name":"` + leak + `"}`, "exactly one"},
 		{"object then garbage", "application/json", `{"address":"x"} ` + leak, "exactly one"},
 		{"object then bracket", "application/json", `{"address":"x"}]`, "exactly one"},
@@ -139,13 +139,13 @@ func TestDecodeBodyTypeNames(t *testing.T) {
 		List    []string
 	}
 	cases := map[string]string{
-		`{"confirm":"yes"}`: `field "confirm" must be of type boolean`,
-		`{"count":"3"}`:     `field "count" must be of type number`,
-		`{"count":1.5}`:     `field "count" must be of type number`,
-		`{"count":1e99}`:    `field "count" must be of type number`,
-		`{"ratio":[]}`:      `field "ratio" must be of type number`,
-		`{"name":1}`:        `field "name" must be of type string`,
-		`{"List":"x"}`:      `field "List" must be of type the documented type`,
+		`{"confirm":"yes"}`: `field "confirm" must be a boolean`,
+		`{"count":"3"}`:     `field "count" must be an integer`,
+		`{"count":1.5}`:     `field "count" must be an integer`,
+		`{"count":1e99}`:    `field "count" must be an integer`,
+		`{"ratio":[]}`:      `field "ratio" must be a number`,
+		`{"name":1}`:        `field "name" must be a string`,
+		`{"List":"x"}`:      `field "List" must be an array`,
 	}
 	for body, want := range cases {
 		err := decodeBody(requestWith("application/json", []byte(body)), &dst, cardBodyBytesMax)

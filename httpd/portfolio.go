@@ -67,6 +67,7 @@ func (s *Server) registerPortfolio(r routeAdder, prefix string, aud audience) {
 			return actors.ValidateCreatePortfolioCardQuery{Card: *p}, nil
 		})
 	})
+	onlyMethods(r, prefix+"/portfolio/cards/validate", fasthttp.MethodPost)
 	r.GET(prefix+"/portfolio/cards/{card_id}", func(ctx *fasthttp.RequestCtx) {
 		s.read(ctx, aud, actors.GetPortfolioCardQuery{CardID: pathParam(ctx, "card_id")})
 	})

@@ -3,6 +3,7 @@ package httpd
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,6 +51,28 @@ type routeAdder interface {
 	PUT(path string, handler fasthttp.RequestHandler)
 	PATCH(path string, handler fasthttp.RequestHandler)
 	DELETE(path string, handler fasthttp.RequestHandler)
+	Handle(method, path string, handler fasthttp.RequestHandler)
+}
+
+// onlyMethods pins the methods of a static path that shares its place in
+// the tree with a parameter route (".../cards/validate" beside
+// ".../cards/{card_id}"): without it, GET on the static path would fall
+// through to the parameter route and OPTIONS would list its methods.
+func onlyMethods(r routeAdder, path string, allowed ...string) {
+	allow := strings.Join(append([]string{fasthttp.MethodOptions}, allowed...), ", ")
+	r.Handle(fasthttp.MethodOptions, path, func(ctx *fasthttp.RequestCtx) {
+		ctx.Response.Header.Set(fasthttp.HeaderAllow, allow)
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+	})
+	for _, m := range routeMethods {
+		if slices.Contains(allowed, m) {
+			continue
+		}
+		r.Handle(m, path, func(ctx *fasthttp.RequestCtx) {
+			ctx.Response.Header.Set(fasthttp.HeaderAllow, allow)
+			writeError(ctx, actors.Errorf(actors.CodeMethodNotAllowed, "method %s is not allowed here; see the Allow header", ctx.Method()))
+		})
+	}
 }
 
 // PublicHandler serves the agent API (/v1) and the owner API (/owner/v1).
@@ -82,9 +105,11 @@ func (s *Server) newRouter() *router.Router {
 		writeError(ctx, actors.Errorf(actors.CodeMethodNotAllowed, "method %s is not allowed here; see the Allow header", ctx.Method()))
 	}
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
-		path := string(ctx.Path())
+		// The route is looked up by the decoded path, as the router
+		// matches, but the Location keeps the client's own encoding.
+		path, original := string(ctx.Path()), string(ctx.URI().PathOriginal())
 		if trimmed := strings.TrimRight(path, "/"); trimmed != path && trimmed != "" && routeExists(r, trimmed, ctx) {
-			target := trimmed
+			target := strings.TrimRight(original, "/")
 			if q := ctx.URI().QueryString(); len(q) > 0 {
 				target += "?" + string(q)
 			}

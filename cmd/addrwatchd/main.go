@@ -66,12 +66,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	defer public.ShutdownWithContext(context.Background())
+	defer shutdown(public)
 	admin, err := serve(cfg.Admin, httpd.NewHTTPServer("addrwatch-admin", api.AdminHandler()))
 	if err != nil {
 		return err
 	}
-	defer admin.ShutdownWithContext(context.Background())
+	defer shutdown(admin)
 	logger.Info("addrwatchd serving", "http", cfg.HTTP, "admin", cfg.Admin, "raft", cfg.Raft, "node_id", cfg.NodeID, "data", cfg.Data)
 
 	if cfg.Demo {
@@ -82,6 +82,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	<-ctx.Done()
 	logger.Info("shutting down")
 	return nil
+}
+
+// shutdownGrace bounds how long a stopping server waits for requests in
+// flight; idle keep-alive connections are not worth waiting for.
+const shutdownGrace = 5 * time.Second
+
+func shutdown(srv *fasthttp.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	srv.ShutdownWithContext(ctx)
 }
 
 // serve starts srv on addr and returns once it is listening.

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -50,7 +51,7 @@ type server struct {
 	adminAddr  string
 	raftAddr   string
 	cmd        *exec.Cmd
-	logs       *bytes.Buffer
+	logs       *syncBuffer // the process's stdout and stderr
 	exited     chan struct{}
 }
 
@@ -70,7 +71,7 @@ func startServer(t testing.TB, extraArgs ...string) *server {
 func (s *server) start(extraArgs ...string) {
 	s.t.Helper()
 	args := append([]string{"--http", s.httpAddr, "--admin", s.adminAddr, "--raft", s.raftAddr, "--data", s.Dir, "--admin-token", s.AdminToken, "--limits", "off"}, extraArgs...)
-	s.logs = &bytes.Buffer{}
+	s.logs = &syncBuffer{}
 	s.cmd = exec.Command(serverBinary, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	if err := s.cmd.Start(); err != nil {
@@ -123,6 +124,31 @@ func (s *server) stop() {
 		s.cmd.Process.Kill()
 		<-s.exited
 	}
+}
+
+// syncBuffer collects a process's output while tests read it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Bytes returns a copy of the output so far.
+func (b *syncBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf.Bytes())
 }
 
 // kill ends the process with SIGKILL: no shutdown code runs.

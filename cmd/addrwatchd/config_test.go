@@ -1,0 +1,119 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestParseConfigDefaults(t *testing.T) {
+	c, err := parseConfig(nil, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTP != "127.0.0.1:8080" || c.Admin != "127.0.0.1:8081" || c.Data != "./data" || c.NodeID != "node1" ||
+		c.Raft != "127.0.0.1:7000" || c.Upstream != "sim" || c.Limits != "spec" || c.Demo || len(c.Peers) != 0 || c.AdminToken != "" {
+		t.Fatalf("defaults differ from ARCHITECTURE.md: %+v", c)
+	}
+}
+
+func TestParseConfigEnvironmentAndFlags(t *testing.T) {
+	e := env(map[string]string{
+		"ADDRWATCH_HTTP":            "127.0.0.1:9090",
+		"ADDRWATCH_ADMIN_TOKEN":     "from-env",
+		"ADDRWATCH_NODE_ID":         "n7",
+		"ADDRWATCH_PEERS":           "n7=127.0.0.1:7007,n8=127.0.0.1:7008",
+		"ADDRWATCH_TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.0/24",
+		"ADDRWATCH_DEMO":            "true",
+		"ADDRWATCH_LIMITS":          "off",
+	})
+	c, err := parseConfig([]string{"--http", "127.0.0.1:9191", "--upstream", "http://127.0.0.1:3002/api"}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTP != "127.0.0.1:9191" {
+		t.Errorf("a flag must win over the environment: http %q", c.HTTP)
+	}
+	if c.AdminToken != "from-env" || c.NodeID != "n7" || !c.Demo || c.Limits != "off" || c.Upstream != "http://127.0.0.1:3002/api" {
+		t.Errorf("environment not applied: %+v", c)
+	}
+	if len(c.Peers) != 2 || c.Peers[1].ID != "n8" || c.Peers[1].RaftAddr != "127.0.0.1:7008" {
+		t.Errorf("peers: %+v", c.Peers)
+	}
+	if len(c.TrustedProxies) != 2 || c.TrustedProxies[1].String() != "192.168.1.0/24" {
+		t.Errorf("trusted proxies: %v", c.TrustedProxies)
+	}
+}
+
+func TestParseConfigRejectsBadValues(t *testing.T) {
+	cases := map[string][]string{
+		"limits":          {"--limits", "sometimes"},
+		"upstream":        {"--upstream", "ftp://x"},
+		"upstream no url": {"--upstream", "esplora"},
+		"peers":           {"--peers", "n1"},
+		"peer addr":       {"--peers", "n1=nohost"},
+		"proxies":         {"--trusted-proxies", "10.0.0.0"},
+		"http":            {"--http", "8080"},
+		"node id":         {"--node-id", ""},
+		"stray argument":  {"extra"},
+		"unknown flag":    {"--nope"},
+	}
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := parseConfig(args, env(nil)); err == nil {
+				t.Fatalf("%v accepted", args)
+			}
+		})
+	}
+	if _, err := parseConfig(nil, env(map[string]string{"ADDRWATCH_DEMO": "maybe"})); err == nil {
+		t.Fatal("ADDRWATCH_DEMO=maybe accepted")
+	}
+}
+
+func TestParseConfigHelp(t *testing.T) {
+	_, err := parseConfig([]string{"--help"}, env(nil))
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v", err)
+	}
+}
+
+func TestAdminTokenIsGeneratedOnceWithMode0600(t *testing.T) {
+	dir := t.TempDir()
+	first, err := loadAdminToken(config{Data: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(first, "awa.") || len(first) < 60 {
+		t.Fatalf("generated token %q is too short", first)
+	}
+	info, err := os.Stat(filepath.Join(dir, "admin-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o600 {
+		t.Fatalf("admin-token mode %v, want 0600", info.Mode().Perm())
+	}
+	second, err := loadAdminToken(config{Data: dir})
+	if err != nil || second != first {
+		t.Fatalf("second start read %q, %v; want the first token", second, err)
+	}
+	given, err := loadAdminToken(config{Data: dir, AdminToken: "explicit"})
+	if err != nil || given != "explicit" {
+		t.Fatalf("--admin-token ignored: %q, %v", given, err)
+	}
+}
+
+func TestAdminTokenEmptyFileIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "admin-token"), []byte("\n"), 0o600)
+	if _, err := loadAdminToken(config{Data: dir}); err == nil {
+		t.Fatal("an empty admin-token file was accepted")
+	}
+}

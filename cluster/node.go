@@ -89,7 +89,7 @@ type Node struct {
 // Open starts the node: opens the stores, restores the latest snapshot and
 // replays the log, and bootstraps the cluster when the data dir is new.
 func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
-	hlog := hclog.FromStandardLogger(slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelInfo), &hclog.LoggerOptions{Name: "raft", Level: hclog.Info})
+	hlog := newRaftLogger(cfg.Logger)
 	stores, err := persistence.OpenStores(cfg.DataDir, hlog)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -38,9 +37,6 @@ func NewRegistry(logger *slog.Logger) *Registry {
 		accounts: map[string]*actor.PID{},
 	}
 }
-
-// ErrAccountNotFound is returned for a query to an account that does not exist.
-var ErrAccountNotFound = errors.New("actors: account not found")
 
 // ApplyBatch applies commands in log order and returns one result each.
 // Commands are grouped by account: each group goes to its account's actor
@@ -105,14 +101,16 @@ func (r *Registry) ApplyBatch(cmds []*Command) []Result {
 // lookupOrSpawn returns the account's actor, spawning one for an account
 // creation. It returns nil for any other command to an unknown account.
 func (r *Registry) lookupOrSpawn(c *Command) *actor.PID {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if pid := r.accounts[c.Account]; pid != nil {
+	if pid := r.pid(c.Account); pid != nil {
 		return pid
 	}
 	if _, isCreate := c.Payload.(*CreateAccount); !isCreate {
 		return nil
 	}
+	// Only the apply goroutine adds accounts, so nothing can have added
+	// this one between the read above and the write below.
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	pid := r.system.Root.Spawn(r.props)
 	r.accounts[c.Account] = pid
 	return pid

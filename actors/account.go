@@ -83,6 +83,7 @@ type Space struct {
 	Name      string    `json:"name"`
 	Grant     Level     `json:"grant"`
 	Cards     []*Card   `json:"cards"`
+	Sheet     *Sheet    `json:"sheet,omitempty"` // sheet Spaces only
 	CreatedAt int64     `json:"created_at"`
 }
 

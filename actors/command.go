@@ -18,6 +18,13 @@ const (
 	KindCreatePortfolioCard Kind = 11
 	KindUpdatePortfolioCard Kind = 12
 	KindDeletePortfolioCard Kind = 13
+	KindCreateSpace         Kind = 14
+	KindUpdateSpace         Kind = 15
+	KindDeleteSpace         Kind = 16
+	KindCreateBookmarkCard  Kind = 17
+	KindUpdateBookmarkCard  Kind = 18
+	KindDeleteBookmarkCard  Kind = 19
+	KindMoveCard            Kind = 20
 )
 
 // Command is one replicated change to one account. Everything apply needs
@@ -70,6 +77,20 @@ func NewPayload(k Kind) (Payload, bool) {
 		return &UpdatePortfolioCard{}, true
 	case KindDeletePortfolioCard:
 		return &DeletePortfolioCard{}, true
+	case KindCreateSpace:
+		return &CreateSpace{}, true
+	case KindUpdateSpace:
+		return &UpdateSpace{}, true
+	case KindDeleteSpace:
+		return &DeleteSpace{}, true
+	case KindCreateBookmarkCard:
+		return &CreateBookmarkCard{}, true
+	case KindUpdateBookmarkCard:
+		return &UpdateBookmarkCard{}, true
+	case KindDeleteBookmarkCard:
+		return &DeleteBookmarkCard{}, true
+	case KindMoveCard:
+		return &MoveCard{}, true
 	}
 	return nil, false
 }

@@ -3,8 +3,6 @@ package actors
 import (
 	"slices"
 	"unicode/utf8"
-
-	"github.com/addrwatch/addrwatch/chain"
 )
 
 // Account card (Portfolio) rules.
@@ -47,19 +45,17 @@ func (p *CreatePortfolioCard) check(a *Account, who Principal, capability Level)
 	if who.isAgent() && capability < LevelWrite {
 		return "", errReadOnlyKey
 	}
-	canonical, addrErr := chain.ValidateBitcoinAddress(p.Address)
-	if addrErr != nil {
-		return "", Errorf(CodeValidation, "address: %s", addrErr.Error())
+	canonical, _, err = cardAddress(SpaceBitcoin, nil, p.Address)
+	if err != nil {
+		return "", err
 	}
 	if err := p.CardFields.validate(); err != nil {
 		return "", err
 	}
 	// A duplicate is reported without naming the existing card: its
 	// existence is all a caller learns, whatever its grant.
-	for _, c := range a.Portfolio {
-		if c.Address == canonical {
-			return "", Errorf(CodeDuplicateAddress, "an Account card with this address already exists")
-		}
+	if hasAddress(a.Portfolio, "", canonical) {
+		return "", errDuplicateAddress
 	}
 	if limit := a.Plan.limits().portfolioCardsMax; len(a.Portfolio) >= limit {
 		return "", Errorf(CodeOverviewFull, "the account holds its limit of %d Account cards", limit)
@@ -218,6 +214,9 @@ func (a *Account) canSee(who Principal, capability Level, ref ResourceRef) bool 
 	case ResourceSpace:
 		i, _ := a.space(ref.ID)
 		return i >= 0 && a.spaceAccess(i, who, capability) >= LevelRead
+	case ResourceBookmarkCard:
+		_, _, _, err := a.readableBookmark(ref.SpaceID, ref.ID, who, capability)
+		return err == nil
 	}
 	return true
 }

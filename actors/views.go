@@ -26,20 +26,26 @@ func (e CardEnvelope) resource() ResourceRef {
 	return ResourceRef{Kind: ResourcePortfolioCard, ID: e.Card.ID}
 }
 
+// cardView renders an Account card for the principal.
 func (a *Account) cardView(card *Card, who Principal, capability Level) CardView {
-	v := CardView{
+	v := renderCard(card, a.portfolioAccess(card, who, capability))
+	if !who.isAgent() {
+		grant := card.Grant
+		v.Grant = &grant
+	}
+	return v
+}
+
+// renderCard renders any card with the effective access the caller has.
+func renderCard(card *Card, access Level) CardView {
+	return CardView{
 		ID:              card.ID,
 		Version:         versionString(card.Version),
-		EffectiveAccess: a.portfolioAccess(card, who, capability),
+		EffectiveAccess: access,
 		Address:         card.Address,
 		Name:            card.Name,
 		Note:            card.Note,
 		ColorKey:        card.ColorKey,
 		CoinID:          card.CoinID,
 	}
-	if !who.isAgent() {
-		grant := card.Grant
-		v.Grant = &grant
-	}
-	return v
 }

@@ -50,14 +50,14 @@ func TestDecodeBodyAcceptsJSONObjects(t *testing.T) {
 			t.Errorf("%s %q: %v", tc.contentType, tc.body, err)
 			continue
 		}
-		if g, w := fmt.Sprint(deref(got)), fmt.Sprint(deref(tc.want)); g != w {
+		if g, w := fmt.Sprint(renderRequest(got)), fmt.Sprint(renderRequest(tc.want)); g != w {
 			t.Errorf("%q decoded as %s, want %s", tc.body, g, w)
 		}
 	}
 }
 
-// deref renders a cardCreateRequest's fields, "<nil>" for fields not sent.
-func deref(r cardCreateRequest) []string {
+// renderRequest renders a cardCreateRequest's fields, "<nil>" for fields not sent.
+func renderRequest(r cardCreateRequest) []string {
 	var out []string
 	for _, p := range []*string{r.Address, r.Name, r.Note, r.ColorKey} {
 		if p == nil {
@@ -112,7 +112,7 @@ func TestDecodeBodyRejects(t *testing.T) {
 			var dst cardCreateRequest
 			err := decodeBody(requestWith(tc.contentType, []byte(tc.body)), &dst, cardBodyBytesMax)
 			if err == nil {
-				t.Fatalf("decodeBody(%q) accepted it as %v", tc.body, deref(dst))
+				t.Fatalf("decodeBody(%q) accepted it as %v", tc.body, renderRequest(dst))
 			}
 			if err.Code != actors.CodeValidation {
 				t.Fatalf("code %s, want VALIDATION", err.Code)

@@ -36,6 +36,10 @@ type cardPatchRequest struct {
 	ColorKey        *string `json:"color_key"`
 }
 
+func (r cardPatchRequest) fields() actors.CardFields {
+	return actors.CardFields{Name: r.Name, Note: r.Note, ColorKey: r.ColorKey}
+}
+
 // cardDeleteRequest is the body of DELETE /portfolio/cards/{card_id}.
 type cardDeleteRequest struct {
 	ExpectedVersion *string `json:"expected_version"`
@@ -83,7 +87,7 @@ func (s *Server) registerPortfolio(r routeAdder, prefix string, aud audience) {
 			return &actors.UpdatePortfolioCard{
 				CardID:          pathParam(ctx, "card_id"),
 				ExpectedVersion: *req.ExpectedVersion,
-				CardFields:      actors.CardFields{Name: req.Name, Note: req.Note, ColorKey: req.ColorKey},
+				CardFields:      req.fields(),
 			}, nil
 		}})
 	})

@@ -1,0 +1,69 @@
+package httpd
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// moveRequest is the body of POST /cards/move and its validate.
+type moveRequest struct {
+	SourceKind                 *string `json:"source_kind"`
+	SourceID                   *string `json:"source_id"`
+	SourceSpaceID              *string `json:"source_space_id"`
+	DestinationKind            *string `json:"destination_kind"`
+	DestinationSpaceID         *string `json:"destination_space_id"`
+	ExpectedSourceVersion      *string `json:"expected_source_version"`
+	ExpectedDestinationVersion *string `json:"expected_destination_version"`
+}
+
+func decodeMove(ctx *fasthttp.RequestCtx) (*actors.MoveCard, *actors.Error) {
+	var req moveRequest
+	if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.SourceKind == nil:
+		return nil, required("source_kind")
+	case req.SourceID == nil:
+		return nil, required("source_id")
+	case req.DestinationKind == nil:
+		return nil, required("destination_kind")
+	case req.ExpectedSourceVersion == nil:
+		return nil, required("expected_source_version")
+	}
+	return &actors.MoveCard{
+		NewCardID:                  newID(),
+		SourceKind:                 actors.CardLocationKind(*req.SourceKind),
+		SourceID:                   *req.SourceID,
+		SourceSpaceID:              deref(req.SourceSpaceID),
+		DestinationKind:            actors.CardLocationKind(*req.DestinationKind),
+		DestinationSpaceID:         deref(req.DestinationSpaceID),
+		ExpectedSourceVersion:      *req.ExpectedSourceVersion,
+		ExpectedDestinationVersion: req.ExpectedDestinationVersion,
+	}, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func (s *Server) registerMoves(r routeAdder, prefix string, aud audience) {
+	r.POST(prefix+"/cards/move", func(ctx *fasthttp.RequestCtx) {
+		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+			return decodeMove(ctx)
+		}})
+	})
+	r.POST(prefix+"/cards/move/validate", func(ctx *fasthttp.RequestCtx) {
+		s.readWith(ctx, aud, func() (actors.Query, *actors.Error) {
+			p, err := decodeMove(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return actors.ValidateMoveQuery{Move: *p}, nil
+		})
+	})
+}

@@ -28,6 +28,7 @@ type Account struct {
 
 	Idempotency []*IdempotencyRecord `json:"idempotency"`
 	Audit       []AuditEvent         `json:"audit"`
+	AuditSeq    uint64               `json:"audit_seq"` // number of the last audit event
 }
 
 // Hash is a SHA-256 digest of a high-entropy secret (API key, owner secret,

@@ -13,7 +13,7 @@ const (
 // AuditEvent records one change: what kind, to which resource, by whom and
 // when. The change feed is built from these; they never hold card contents.
 type AuditEvent struct {
-	Seq       uint64      `json:"seq"` // the account's Seq after the change: unique and increasing
+	Seq       uint64      `json:"seq"` // from Account.AuditSeq: unique and increasing
 	At        int64       `json:"at"`
 	Kind      EventKind   `json:"kind"`
 	Resource  ResourceRef `json:"resource"`
@@ -23,7 +23,10 @@ type AuditEvent struct {
 // recordEvent appends an audit event and keeps the log within its bounds of
 // count and age.
 func (a *Account) recordEvent(c *Command, kind EventKind, ref ResourceRef) {
-	a.Audit = append(a.Audit, AuditEvent{Seq: a.Seq, At: c.At, Kind: kind, Resource: ref, Principal: c.Principal})
+	// Events are numbered by a counter of their own, so they are unique
+	// and ordered even when one change records two of them.
+	a.AuditSeq++
+	a.Audit = append(a.Audit, AuditEvent{Seq: a.AuditSeq, At: c.At, Kind: kind, Resource: ref, Principal: c.Principal})
 	drop := 0
 	if len(a.Audit) > auditEventsMax {
 		drop = len(a.Audit) - auditEventsMax

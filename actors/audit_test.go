@@ -18,7 +18,7 @@ func TestCardMutationsRecordPortfolioChanged(t *testing.T) {
 			t.Fatalf("mutation failed: %v", res.Err)
 		}
 		ev := lastEvent(t, ta)
-		want := AuditEvent{Seq: ta.a.Seq, At: ta.at, Kind: EventPortfolioChanged, Resource: ResourceRef{Kind: ResourcePortfolioCard, ID: cardID}, Principal: who}
+		want := AuditEvent{Seq: ta.a.AuditSeq, At: ta.at, Kind: EventPortfolioChanged, Resource: ResourceRef{Kind: ResourcePortfolioCard, ID: cardID}, Principal: who}
 		if ev != want {
 			t.Fatalf("event %+v, want %+v", ev, want)
 		}
@@ -76,7 +76,7 @@ func TestAuditIsBoundedByCount(t *testing.T) {
 		t.Fatalf("%d events kept, bound is %d", len(ta.a.Audit), auditEventsMax)
 	}
 	// The newest event is kept and the oldest were dropped.
-	if last := lastEvent(t, ta); last.Seq != ta.a.Seq || last.At != ta.at {
+	if last := lastEvent(t, ta); last.Seq != ta.a.AuditSeq || last.At != ta.at {
 		t.Fatalf("newest event %+v not kept", last)
 	}
 	if first := ta.a.Audit[0]; first.Kind != EventScopeChanged {

@@ -29,7 +29,7 @@ func TestSetGrantOnPortfolioCard(t *testing.T) {
 		t.Fatalf("grant change recorded %d events", len(ta.a.Audit)-events)
 	}
 	ev := lastEvent(t, ta)
-	want := AuditEvent{Seq: ta.a.Seq, At: ta.at, Kind: EventScopeChanged, Resource: ResourceRef{Kind: ResourcePortfolioCard, ID: card.ID}, Principal: ta.owner}
+	want := AuditEvent{Seq: ta.a.AuditSeq, At: ta.at, Kind: EventScopeChanged, Resource: ResourceRef{Kind: ResourcePortfolioCard, ID: card.ID}, Principal: ta.owner}
 	if ev != want {
 		t.Fatalf("event %+v, want %+v", ev, want)
 	}

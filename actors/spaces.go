@@ -109,12 +109,12 @@ func (*UpdateSpace) Kind() Kind { return KindUpdateSpace }
 
 func (p *UpdateSpace) apply(a *Account, c *Command, capability Level) Result {
 	who := c.Principal
-	if p.Type != nil && who.isAgent() {
-		return fail(Errorf(CodeValidation, "agents cannot change a Space's type in v1"))
-	}
 	i, s, err := a.writableSpace(p.SpaceID, who, capability)
 	if err != nil {
 		return fail(err)
+	}
+	if p.Type != nil && who.isAgent() {
+		return fail(Errorf(CodeValidation, "agents cannot change a Space's type in v1"))
 	}
 	if p.Name == nil && p.Type == nil {
 		return fail(Errorf(CodeValidation, "send name (or, as the owner, type) to change"))

@@ -110,14 +110,8 @@ func (p *DeleteBookmarkCard) apply(a *Account, c *Command, capability Level) Res
 	s.Cards = slices.Delete(s.Cards, j, j+1)
 	a.touchSpace(s)
 	a.recordEvent(c, EventCardsChanged, ResourceRef{Kind: ResourceBookmarkCard, ID: card.ID, SpaceID: s.ID})
-	return ok(BookmarkDeletedView{Deleted: true, Space: SpaceRef{ID: s.ID, Version: versionString(s.Version)}})
-}
-
-// BookmarkDeletedView is the body of a bookmark card delete: the object of
-// booleans, with the Space's new version for the next write.
-type BookmarkDeletedView struct {
-	Deleted bool     `json:"deleted"`
-	Space   SpaceRef `json:"space"`
+	// The Space is the resource a replay must still be able to see.
+	return ok(DeletedView{Deleted: true, ref: ResourceRef{Kind: ResourceSpace, ID: s.ID}})
 }
 
 // SpaceRef names a Space and its current version.

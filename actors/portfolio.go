@@ -158,9 +158,19 @@ func (p *DeletePortfolioCard) apply(a *Account, c *Command, capability Level) Re
 	return ok(DeletedView{Deleted: true})
 }
 
-// DeletedView is the object of booleans a delete returns.
+// DeletedView is the object of booleans a card delete returns. ref names
+// what a replay must still be able to see (nothing for an Account card,
+// whose deletion reveals nothing; the Space for a bookmark card).
 type DeletedView struct {
-	Deleted bool `json:"deleted"`
+	Deleted bool        `json:"deleted"`
+	ref     ResourceRef // for idempotent replays
+}
+
+func (v DeletedView) resource() ResourceRef {
+	if v.ref.Kind == "" {
+		return ResourceRef{Kind: ResourceAccount}
+	}
+	return v.ref
 }
 
 // writablePortfolioCard finds a card the principal may change. A read-only

@@ -16,7 +16,7 @@ import (
 // commandKindsMax is the highest Kind this build knows. The round-trip test
 // asserts that NewPayload knows every kind up to it and none after it, so a
 // new kind that is not added here fails loudly instead of going untested.
-const commandKindsMax = actors.KindDeletePortfolioCard
+const commandKindsMax = actors.KindMoveCard
 
 // at0 is the leader time of the first test command.
 var at0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano()
@@ -82,6 +82,47 @@ func samplePayload(t testing.TB, k actors.Kind) actors.Payload {
 	case *actors.DeletePortfolioCard:
 		p.CardID = "c1a2b3c4d5e6f7g8h9i"
 		p.ExpectedVersion = "v43"
+	case *actors.CreateSpace:
+		p.SpaceID = "sp2b3c4d5e6f7g8h9j"
+		p.ExpectedBookmarkRevision = "v7"
+		p.Name = "Exchanges — ünïcödé"
+		p.Type = actors.SpaceAltcoin
+	case *actors.UpdateSpace:
+		p.SpaceID = "sp2b3c4d5e6f7g8h9j"
+		p.ExpectedBookmarkRevision = "v8"
+		p.Name = strPtr("Renamed")
+		sheet := actors.SpaceSheet
+		p.Type = &sheet
+	case *actors.DeleteSpace:
+		p.SpaceID = "sp2b3c4d5e6f7g8h9j"
+		p.ExpectedBookmarkRevision = "v9"
+		p.ExpectedVersion = "v5"
+		p.ConfirmDeleteCards = true
+	case *actors.CreateBookmarkCard:
+		p.CardID = "b1c2d3e4f5g6h7i8j9k"
+		p.SpaceID = "sp2b3c4d5e6f7g8h9j"
+		p.ExpectedSpaceVersion = "v11"
+		p.Address = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+		p.CoinID = strPtr("ethereum")
+		p.Note = strPtr("hot wallet")
+	case *actors.UpdateBookmarkCard:
+		p.SpaceID = "sp2b3c4d5e6f7g8h9j"
+		p.CardID = "b1c2d3e4f5g6h7i8j9k"
+		p.ExpectedVersion = "v12"
+		p.ColorKey = strPtr("cyan")
+	case *actors.DeleteBookmarkCard:
+		p.SpaceID = "sp2b3c4d5e6f7g8h9j"
+		p.CardID = "b1c2d3e4f5g6h7i8j9k"
+		p.ExpectedVersion = "v13"
+	case *actors.MoveCard:
+		p.NewCardID = "n1m2b3v4c5x6z7l8k9j"
+		p.SourceKind = actors.LocationBookmark
+		p.SourceID = "b1c2d3e4f5g6h7i8j9k"
+		p.SourceSpaceID = "sp2b3c4d5e6f7g8h9j"
+		p.DestinationKind = actors.LocationBookmark
+		p.DestinationSpaceID = "sp7kq2m4x5n6p7q8r9s"
+		p.ExpectedSourceVersion = "v14"
+		p.ExpectedDestinationVersion = strPtr("v15")
 	default:
 		t.Fatalf("kind %d (%T) has no sample: add one", k, p)
 	}

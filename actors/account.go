@@ -29,6 +29,10 @@ type Account struct {
 	Idempotency []*IdempotencyRecord `json:"idempotency"`
 	Audit       []AuditEvent         `json:"audit"`
 	AuditSeq    uint64               `json:"audit_seq"` // number of the last audit event
+
+	// SheetWrites holds the times of the counted Sheet writes of the last
+	// minute (at most sheetWritesPerWindow): the Sheet-write budget.
+	SheetWrites []int64 `json:"sheet_writes,omitempty"`
 }
 
 // Hash is a SHA-256 digest of a high-entropy secret (API key, owner secret,

@@ -25,6 +25,10 @@ const (
 	KindUpdateBookmarkCard  Kind = 18
 	KindDeleteBookmarkCard  Kind = 19
 	KindMoveCard            Kind = 20
+	KindPatchSheet          Kind = 21
+	KindPutSheetRow         Kind = 22
+	KindDeleteSheetRow      Kind = 23
+	KindCompactSheet        Kind = 24
 )
 
 // Command is one replicated change to one account. Everything apply needs
@@ -91,6 +95,14 @@ func NewPayload(k Kind) (Payload, bool) {
 		return &DeleteBookmarkCard{}, true
 	case KindMoveCard:
 		return &MoveCard{}, true
+	case KindPatchSheet:
+		return &PatchSheet{}, true
+	case KindPutSheetRow:
+		return &PutSheetRow{}, true
+	case KindDeleteSheetRow:
+		return &DeleteSheetRow{}, true
+	case KindCompactSheet:
+		return &CompactSheet{}, true
 	}
 	return nil, false
 }

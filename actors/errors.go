@@ -37,6 +37,8 @@ const (
 type Error struct {
 	Code    Code   `json:"code"`
 	Message string `json:"error"`
+	// RetryAfter, in seconds, goes out as the Retry-After header of a 429.
+	RetryAfter int `json:"-"`
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }

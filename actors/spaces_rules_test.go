@@ -560,7 +560,7 @@ func TestTypeChangeOfANonEmptySpaceConflicts(t *testing.T) {
 	ta.mustFail(CodeConflict, ta.owner, &UpdateSpace{SpaceID: alt.ID, ExpectedBookmarkRevision: ta.revision(), Type: ptr(SpaceBitcoin)})
 
 	sheet := ta.createSpace(w, "Sheet", SpaceSheet)
-	ta.storedSpace(sheet.ID).Sheet.Rows = []SheetRow{{Index: 3, Cells: [5]string{addrs[0], "bitcoin", "", "", "n"}}}
+	ta.storedSpace(sheet.ID).Sheet.Rows = []*SheetRow{{Index: 3, Cells: [5]string{addrs[0], "bitcoin", "", "", "n"}}}
 	ta.mustFail(CodeConflict, ta.owner, &UpdateSpace{SpaceID: sheet.ID, ExpectedBookmarkRevision: ta.revision(), Type: ptr(SpaceBitcoin)})
 	// Renaming a non-empty Space is fine.
 	ta.mustOK(ta.owner, &UpdateSpace{SpaceID: sheet.ID, ExpectedBookmarkRevision: ta.revision(), Name: ptr("Still a sheet")})
@@ -675,7 +675,7 @@ func TestDeleteSheetSpaceWithStoredRowsConflicts(t *testing.T) {
 	ta, w, _ := extendedWithWriter(t)
 	sheet := ta.createSpace(w, "Sheet", SpaceSheet)
 	s := ta.storedSpace(sheet.ID)
-	s.Sheet.Rows = []SheetRow{{Index: 999, Cells: [5]string{"", "", "", "", "only a note"}}}
+	s.Sheet.Rows = []*SheetRow{{Index: 999, Cells: [5]string{"", "", "", "", "only a note"}}}
 	s.Sheet.Revision = 7
 	before := ta.spacesJSON()
 	for _, p := range []Principal{w, ta.owner} {
@@ -685,7 +685,7 @@ func TestDeleteSheetSpaceWithStoredRowsConflicts(t *testing.T) {
 		t.Fatalf("a refused delete changed the spaces")
 	}
 	// A custom fifth heading does not block: only rows do.
-	s.Sheet.Rows = []SheetRow{}
+	s.Sheet.Rows = []*SheetRow{}
 	s.Sheet.Headers[4] = "Memo"
 	res := ta.mustOK(w, &DeleteSpace{SpaceID: sheet.ID, ExpectedBookmarkRevision: ta.revision(), ExpectedVersion: ta.spaceVersion(sheet.ID), ConfirmDeleteCards: true})
 	if v := bodyAs[SpaceDeletedView](t, res); !v.Deleted || v.DeletedCardCount != 0 || ta.storedSpace(sheet.ID) != nil {
@@ -701,7 +701,7 @@ func TestDowngradeKeepsSpacesAndCardsAndUpgradeRestoresThem(t *testing.T) {
 	alt := ta.createSpace(w, "Alt", SpaceAltcoin)
 	altCard := ta.addBookmark(w, alt.ID, "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", ptr("ethereum"), CardFields{Note: ptr("eth")})
 	sheet := ta.createSpace(w, "Sheet", SpaceSheet)
-	ta.storedSpace(sheet.ID).Sheet.Rows = []SheetRow{{Index: 0, Cells: [5]string{"a", "b", "c", "d", "e"}}}
+	ta.storedSpace(sheet.ID).Sheet.Rows = []*SheetRow{{Index: 0, Cells: [5]string{"a", "b", "c", "d", "e"}}}
 	btc := ta.createSpace(ta.owner, "Btc", SpaceBitcoin)
 	ta.grantSpace(btc.ID, LevelWrite)
 	btcCard := ta.addBookmark(ta.owner, btc.ID, addrs[1], nil, CardFields{})

@@ -3,6 +3,7 @@ package httpd
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 
 	"github.com/valyala/fasthttp"
 
@@ -40,6 +41,9 @@ func StatusOf(code actors.Code) int {
 
 // writeError writes the {"code","error"} body of err.
 func writeError(ctx *fasthttp.RequestCtx, err *actors.Error) {
+	if err.RetryAfter > 0 {
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.Itoa(err.RetryAfter))
+	}
 	ctx.Response.Header.SetContentType("application/json")
 	ctx.SetStatusCode(StatusOf(err.Code))
 	body, _ := json.Marshal(err)

@@ -23,6 +23,10 @@ type Config struct {
 	Now func() time.Time
 	// PasswordCost is the bcrypt cost; zero means bcrypt's default.
 	PasswordCost int
+	// EnforceLimits applies the spec's rate limits (--limits spec); off,
+	// for tests and load tests, it disables them, the Sheet-write budget
+	// included.
+	EnforceLimits bool
 }
 
 // Server holds the public and admin handlers.
@@ -33,11 +37,12 @@ type Server struct {
 	now            func() time.Time
 	adminTokenHash actors.Hash
 	passwordCost   int
+	enforceLimits  bool
 }
 
 // New builds a Server.
 func New(cfg Config) *Server {
-	s := &Server{store: cfg.Store, op: cfg.Operator, log: cfg.Logger, now: cfg.Now, adminTokenHash: hashSecret(cfg.AdminToken), passwordCost: cfg.PasswordCost}
+	s := &Server{store: cfg.Store, op: cfg.Operator, log: cfg.Logger, now: cfg.Now, adminTokenHash: hashSecret(cfg.AdminToken), passwordCost: cfg.PasswordCost, enforceLimits: cfg.EnforceLimits}
 	if s.now == nil {
 		s.now = time.Now
 	}

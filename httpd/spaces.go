@@ -87,5 +87,6 @@ func (s *Server) registerSpaces(r routeAdder, prefix string, aud audience) {
 		}})
 	})
 	s.registerBookmarks(r, prefix, aud)
+	s.registerSheets(r, prefix, aud)
 	s.registerMoves(r, prefix, aud)
 }

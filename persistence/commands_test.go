@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 // commandKindsMax is the highest Kind this build knows. The round-trip test
 // asserts that NewPayload knows every kind up to it and none after it, so a
 // new kind that is not added here fails loudly instead of going untested.
-const commandKindsMax = actors.KindMoveCard
+const commandKindsMax = actors.KindCompactSheet
 
 // at0 is the leader time of the first test command.
 var at0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano()
@@ -123,6 +124,23 @@ func samplePayload(t testing.TB, k actors.Kind) actors.Payload {
 		p.DestinationSpaceID = "sp7kq2m4x5n6p7q8r9s"
 		p.ExpectedSourceVersion = "v14"
 		p.ExpectedDestinationVersion = strPtr("v15")
+	case *actors.PatchSheet:
+		p.SpaceID = "sh3e4r5t6y7u8i9o0p"
+		p.ExpectedRevision = 17
+		p.EnforceBudget = true
+		p.Headers = []string{"Address", "Blockchain", "Transaction ID", "Date", "Remarks"}
+		p.Rows = []actors.SheetRowInput{{Index: 0, Cells: []string{"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", "bitcoin", "", "2026-01-02", "=SUM(A1)"}}, {Index: 999, Cells: []string{"", "", "", "", ""}}}
+	case *actors.PutSheetRow:
+		p.SpaceID = "sh3e4r5t6y7u8i9o0p"
+		p.ExpectedRevision = 18
+		p.Cells = []string{"0xabc", "ethereum", "0x" + strings.Repeat("f", 64), "2026-02-03", "tab\there"}
+	case *actors.DeleteSheetRow:
+		p.SpaceID = "sh3e4r5t6y7u8i9o0p"
+		p.ExpectedRevision = 19
+		p.Index = 4
+	case *actors.CompactSheet:
+		p.SpaceID = "sh3e4r5t6y7u8i9o0p"
+		p.ExpectedRevision = 20
 	default:
 		t.Fatalf("kind %d (%T) has no sample: add one", k, p)
 	}

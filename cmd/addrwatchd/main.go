@@ -61,7 +61,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer node.Close()
 
 	store := nodeStore{node: node}
-	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken})
+	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken, EnforceLimits: cfg.Limits == "spec"})
 	public, err := serve(cfg.HTTP, httpd.NewHTTPServer("addrwatch", api.PublicHandler()))
 	if err != nil {
 		return err

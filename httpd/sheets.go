@@ -1,0 +1,197 @@
+package httpd
+
+import (
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// Sheet routes, shared by the agent API and the owner API.
+
+// sheetBodyBytesMax fits a 100-row PATCH of 512-character cells even when
+// every character is escaped in the JSON.
+const sheetBodyBytesMax = bodyBytesMax
+
+// Sheet read parameters.
+const (
+	sheetOffsetMax        = 999
+	sheetLimitMin         = 1
+	sheetLimitMax         = 100
+	sheetLimitDefault     = 100
+	sheetQueryParamsCount = 5
+)
+
+// sheetQuery parses and bounds the GET parameters. An unsupported filter
+// query is a 400; any other unknown, repeated or malformed parameter a 422.
+func sheetQuery(ctx *fasthttp.RequestCtx) (actors.SheetQuery, *actors.Error) {
+	q := actors.SheetQuery{SpaceID: pathParam(ctx, "space_id"), Limit: sheetLimitDefault}
+	args := ctx.QueryArgs()
+	if args.Has("filter") {
+		return q, actors.Errorf(actors.CodeBadRequest, "the filter query is not supported; filter with address and chain")
+	}
+	var err *actors.Error
+	seen := make(map[string]bool, sheetQueryParamsCount)
+	args.VisitAll(func(k, v []byte) {
+		if err != nil {
+			return
+		}
+		key, value := string(k), string(v)
+		if seen[key] {
+			err = actors.Errorf(actors.CodeValidation, "query parameter %q appears more than once", key)
+			return
+		}
+		seen[key] = true
+		switch key {
+		case "offset":
+			q.Offset, err = queryInt(key, value, 0, sheetOffsetMax)
+		case "limit":
+			q.Limit, err = queryInt(key, value, sheetLimitMin, sheetLimitMax)
+		case "view":
+			switch value {
+			case "":
+			case "sparse":
+				q.Sparse = true
+			default:
+				err = actors.Errorf(actors.CodeValidation, `view must be empty or "sparse"`)
+			}
+		case "address":
+			q.Address = &value
+		case "chain":
+			q.Chain = &value
+		default:
+			err = actors.Errorf(actors.CodeValidation, "unknown query parameter %q; the Sheet takes offset, limit, view, address and chain", truncate(key))
+		}
+	})
+	return q, err
+}
+
+// queryInt parses a decimal integer query parameter within [lo, hi].
+func queryInt(name, value string, lo, hi int) (int, *actors.Error) {
+	n, err := strconv.Atoi(value)
+	if err != nil || value == "" || value[0] == '+' || value[0] == '-' && n >= 0 {
+		return 0, actors.Errorf(actors.CodeValidation, "%s must be an integer from %d to %d", name, lo, hi)
+	}
+	if n < lo || n > hi {
+		return 0, actors.Errorf(actors.CodeValidation, "%s must be an integer from %d to %d", name, lo, hi)
+	}
+	return n, nil
+}
+
+func truncate(s string) string {
+	if len(s) > fieldNameBytesMax {
+		return s[:fieldNameBytesMax] + "…"
+	}
+	return s
+}
+
+type sheetRowRequest struct {
+	Index *int     `json:"index"`
+	Cells []string `json:"cells"`
+}
+
+type sheetPatchRequest struct {
+	ExpectedRevision *int64             `json:"expected_revision"`
+	Headers          []string           `json:"headers"`
+	Rows             *[]sheetRowRequest `json:"rows"`
+}
+
+type sheetPutRequest struct {
+	ExpectedRevision *int64   `json:"expected_revision"`
+	Cells            []string `json:"cells"`
+}
+
+type sheetDeleteRequest struct {
+	ExpectedRevision *int64 `json:"expected_revision"`
+	Index            *int   `json:"index"`
+}
+
+type sheetCompactRequest struct {
+	ExpectedRevision *int64 `json:"expected_revision"`
+}
+
+func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
+	path := prefix + "/bookmark-spaces/{space_id}/sheet"
+	r.GET(path, func(ctx *fasthttp.RequestCtx) {
+		s.readWith(ctx, aud, func() (actors.Query, *actors.Error) { return sheetQuery(ctx) })
+	})
+	r.PATCH(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, *actors.Error) {
+		var req sheetPatchRequest
+		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
+			return nil, err
+		}
+		if req.ExpectedRevision == nil {
+			return nil, required("expected_revision")
+		}
+		w.ExpectedRevision = *req.ExpectedRevision
+		p := &actors.PatchSheet{SheetWrite: w, Headers: req.Headers}
+		if req.Rows != nil {
+			if len(*req.Rows) == 0 {
+				return nil, actors.Errorf(actors.CodeValidation, "rows must hold 1 to 100 entries")
+			}
+			for i, row := range *req.Rows {
+				if row.Index == nil {
+					return nil, actors.Errorf(actors.CodeValidation, "rows[%d].index is required", i)
+				}
+				if row.Cells == nil {
+					return nil, actors.Errorf(actors.CodeValidation, "rows[%d].cells is required", i)
+				}
+				p.Rows = append(p.Rows, actors.SheetRowInput{Index: *row.Index, Cells: row.Cells})
+			}
+		}
+		if req.Headers == nil && req.Rows == nil {
+			return nil, actors.Errorf(actors.CodeValidation, "send headers, rows or both")
+		}
+		return p, nil
+	}))
+	r.PUT(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, *actors.Error) {
+		var req sheetPutRequest
+		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
+			return nil, err
+		}
+		switch {
+		case req.ExpectedRevision == nil:
+			return nil, required("expected_revision")
+		case req.Cells == nil:
+			return nil, required("cells")
+		}
+		w.ExpectedRevision = *req.ExpectedRevision
+		return &actors.PutSheetRow{SheetWrite: w, Cells: req.Cells}, nil
+	}))
+	r.DELETE(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, *actors.Error) {
+		var req sheetDeleteRequest
+		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
+			return nil, err
+		}
+		switch {
+		case req.ExpectedRevision == nil:
+			return nil, required("expected_revision")
+		case req.Index == nil:
+			return nil, required("index")
+		}
+		w.ExpectedRevision = *req.ExpectedRevision
+		return &actors.DeleteSheetRow{SheetWrite: w, Index: *req.Index}, nil
+	}))
+	r.POST(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, *actors.Error) {
+		var req sheetCompactRequest
+		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
+			return nil, err
+		}
+		if req.ExpectedRevision == nil {
+			return nil, required("expected_revision")
+		}
+		w.ExpectedRevision = *req.ExpectedRevision
+		return &actors.CompactSheet{SheetWrite: w}, nil
+	}))
+}
+
+// sheetWrite is the write path of a Sheet route: the payload carries the
+// Space and whether the Sheet-write budget applies on this server.
+func (s *Server) sheetWrite(aud audience, build func(*fasthttp.RequestCtx, actors.SheetWrite) (actors.Payload, *actors.Error)) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+			return build(ctx, actors.SheetWrite{SpaceID: pathParam(ctx, "space_id"), EnforceBudget: s.enforceLimits})
+		}})
+	}
+}

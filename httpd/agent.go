@@ -15,4 +15,5 @@ func (s *Server) registerAgent(r routeAdder) {
 	})
 	s.registerPortfolio(r, agentPrefix, audienceAgent)
 	s.registerSpaces(r, agentPrefix, audienceAgent)
+	s.registerDocs(r)
 }

@@ -33,15 +33,13 @@ func (r *SheetRow) key() sheetKey { return sheetKey{r.Cells[0], r.Cells[1]} }
 func (r *SheetRow) blank() bool { return r.Cells == [sheetColumnCount]string{} }
 
 const (
-	sheetColumnCount      = 5
-	sheetRowCount         = 1000
-	sheetCellCharsMax     = 512
-	sheetHeaderCharsMax   = 60
-	sheetPatchRowsMax     = 100
-	sheetPageLimitMax     = 100
-	sheetPageLimitDefault = 100
-	sheetSparseRowsMax    = 200
-	sheetSparseBytesMax   = 256 << 10
+	sheetColumnCount    = 5
+	sheetRowCount       = 1000
+	sheetCellCharsMax   = 512
+	sheetHeaderCharsMax = 60
+	sheetPatchRowsMax   = 100
+	sheetSparseRowsMax  = 200
+	sheetSparseBytesMax = 256 << 10
 )
 
 // sheetLockedHeaders are the first four headings, which never change.

@@ -103,6 +103,7 @@ func (s *Sheet) row(index int) *SheetRow {
 
 // set writes cells into slot index: five blank cells empty the slot.
 func (s *Sheet) set(index int, cells [sheetColumnCount]string) {
+	s.index() // build the index from the rows as they are, before they change
 	pos, found := s.find(index)
 	blank := cells == [sheetColumnCount]string{}
 	switch {

@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
@@ -86,20 +87,37 @@ func truncate(s string) string {
 	return s
 }
 
+// Cells and headers decode as []*string so that a JSON null, which is not
+// a string, is told apart from "".
 type sheetRowRequest struct {
-	Index *int     `json:"index"`
-	Cells []string `json:"cells"`
+	Index *int      `json:"index"`
+	Cells []*string `json:"cells"`
 }
 
 type sheetPatchRequest struct {
 	ExpectedRevision *int64             `json:"expected_revision"`
-	Headers          []string           `json:"headers"`
+	Headers          []*string          `json:"headers"`
 	Rows             *[]sheetRowRequest `json:"rows"`
 }
 
 type sheetPutRequest struct {
-	ExpectedRevision *int64   `json:"expected_revision"`
-	Cells            []string `json:"cells"`
+	ExpectedRevision *int64    `json:"expected_revision"`
+	Cells            []*string `json:"cells"`
+}
+
+// stringArray returns the values of a string array in which null is refused.
+func stringArray(field string, values []*string) ([]string, *actors.Error) {
+	if values == nil {
+		return nil, nil
+	}
+	out := make([]string, len(values))
+	for i, v := range values {
+		if v == nil {
+			return nil, actors.Errorf(actors.CodeValidation, "%s[%d] must be a string, not null", field, i)
+		}
+		out[i] = *v
+	}
+	return out, nil
 }
 
 type sheetDeleteRequest struct {
@@ -125,7 +143,11 @@ func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
 			return nil, required("expected_revision")
 		}
 		w.ExpectedRevision = *req.ExpectedRevision
-		p := &actors.PatchSheet{SheetWrite: w, Headers: req.Headers}
+		headers, err := stringArray("headers", req.Headers)
+		if err != nil {
+			return nil, err
+		}
+		p := &actors.PatchSheet{SheetWrite: w, Headers: headers}
 		if req.Rows != nil {
 			if len(*req.Rows) == 0 {
 				return nil, actors.Errorf(actors.CodeValidation, "rows must hold 1 to 100 entries")
@@ -137,7 +159,11 @@ func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
 				if row.Cells == nil {
 					return nil, actors.Errorf(actors.CodeValidation, "rows[%d].cells is required", i)
 				}
-				p.Rows = append(p.Rows, actors.SheetRowInput{Index: *row.Index, Cells: row.Cells})
+				cells, err := stringArray(fmt.Sprintf("rows[%d].cells", i), row.Cells)
+				if err != nil {
+					return nil, err
+				}
+				p.Rows = append(p.Rows, actors.SheetRowInput{Index: *row.Index, Cells: cells})
 			}
 		}
 		if req.Headers == nil && req.Rows == nil {
@@ -157,7 +183,11 @@ func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
 			return nil, required("cells")
 		}
 		w.ExpectedRevision = *req.ExpectedRevision
-		return &actors.PutSheetRow{SheetWrite: w, Cells: req.Cells}, nil
+		cells, err := stringArray("cells", req.Cells)
+		if err != nil {
+			return nil, err
+		}
+		return &actors.PutSheetRow{SheetWrite: w, Cells: cells}, nil
 	}))
 	r.DELETE(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, *actors.Error) {
 		var req sheetDeleteRequest

@@ -25,6 +25,7 @@ type Account struct {
 	Portfolio        []*Card    `json:"portfolio"`
 	Spaces           []*Space   `json:"spaces"`
 	BookmarkRevision uint64     `json:"bookmark_revision"`
+	Notes            []*Note    `json:"notes,omitempty"`
 
 	Idempotency []*IdempotencyRecord `json:"idempotency"`
 	Audit       []AuditEvent         `json:"audit"`

@@ -29,6 +29,8 @@ const (
 	KindPutSheetRow         Kind = 22
 	KindDeleteSheetRow      Kind = 23
 	KindCompactSheet        Kind = 24
+	KindPutNote             Kind = 25
+	KindDeleteNote          Kind = 26
 )
 
 // Command is one replicated change to one account. Everything apply needs
@@ -103,6 +105,10 @@ func NewPayload(k Kind) (Payload, bool) {
 		return &DeleteSheetRow{}, true
 	case KindCompactSheet:
 		return &CompactSheet{}, true
+	case KindPutNote:
+		return &PutNote{}, true
+	case KindDeleteNote:
+		return &DeleteNote{}, true
 	}
 	return nil, false
 }

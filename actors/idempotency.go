@@ -32,6 +32,7 @@ const (
 	ResourceBookmarkCard  ResourceKind = "bookmark_card"
 	ResourceAccount       ResourceKind = "account"
 	ResourceKey           ResourceKind = "key"
+	ResourceNote          ResourceKind = "note"
 )
 
 // IdempotencyRecord is a successful result kept for replay. Only successes

@@ -13,7 +13,6 @@ func (s *Server) registerAgent(r routeAdder) {
 	r.GET(agentPrefix+"/me", func(ctx *fasthttp.RequestCtx) {
 		s.read(ctx, audienceAgent, actors.MeQuery{})
 	})
-	s.registerPortfolio(r, agentPrefix, audienceAgent)
-	s.registerSpaces(r, agentPrefix, audienceAgent)
+	s.registerResources(r, agentPrefix, audienceAgent)
 	s.registerDocs(r)
 }

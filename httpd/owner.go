@@ -72,8 +72,7 @@ func (s *Server) registerOwner(r routeAdder) {
 			return &actors.DeleteAccount{}, nil
 		}})
 	})
-	s.registerPortfolio(r, ownerPrefix, audienceOwner)
-	s.registerSpaces(r, ownerPrefix, audienceOwner)
+	s.registerResources(r, ownerPrefix, audienceOwner)
 }
 
 // noBody is the payload builder of a route whose request has no body.

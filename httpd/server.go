@@ -27,6 +27,8 @@ type Config struct {
 	// for tests and load tests, it disables them, the Sheet-write budget
 	// included.
 	EnforceLimits bool
+	// History reads address histories and transactions from the upstream.
+	History History
 }
 
 // Server holds the public and admin handlers.
@@ -38,11 +40,12 @@ type Server struct {
 	adminTokenHash actors.Hash
 	passwordCost   int
 	enforceLimits  bool
+	history        History
 }
 
 // New builds a Server.
 func New(cfg Config) *Server {
-	s := &Server{store: cfg.Store, op: cfg.Operator, log: cfg.Logger, now: cfg.Now, adminTokenHash: hashSecret(cfg.AdminToken), passwordCost: cfg.PasswordCost, enforceLimits: cfg.EnforceLimits}
+	s := &Server{store: cfg.Store, op: cfg.Operator, log: cfg.Logger, now: cfg.Now, adminTokenHash: hashSecret(cfg.AdminToken), passwordCost: cfg.PasswordCost, enforceLimits: cfg.EnforceLimits, history: cfg.History}
 	if s.now == nil {
 		s.now = time.Now
 	}

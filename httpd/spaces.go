@@ -86,7 +86,4 @@ func (s *Server) registerSpaces(r routeAdder, prefix string, aud audience) {
 				ExpectedVersion: *req.ExpectedVersion, ConfirmDeleteCards: *req.ConfirmDeleteCards}, nil
 		}})
 	})
-	s.registerBookmarks(r, prefix, aud)
-	s.registerSheets(r, prefix, aud)
-	s.registerMoves(r, prefix, aud)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/chain"
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
 )
@@ -25,6 +26,13 @@ import (
 // leaderWait bounds how long a fresh node waits for its first leader before
 // giving up on --demo (the server keeps running).
 const leaderWait = 30 * time.Second
+
+// The history cache: how long an address's upstream answers are reused
+// (force_refresh bypasses it), and how many addresses it holds.
+const (
+	historyTTL          = time.Minute
+	historyAddressesMax = 10_000
+)
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -60,8 +68,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer node.Close()
 
+	upstream, err := chain.OpenUpstream(cfg.Upstream, nil, chain.ClientOptions{})
+	if err != nil {
+		return fmt.Errorf("--upstream: %w", err)
+	}
+	history := chain.NewHistoryCache(upstream, historyTTL, nil, historyAddressesMax)
+
 	store := nodeStore{node: node}
-	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken, EnforceLimits: cfg.Limits == "spec"})
+	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken,
+		EnforceLimits: cfg.Limits == "spec", History: history})
 	public, err := serve(cfg.HTTP, httpd.NewHTTPServer("addrwatch", api.PublicHandler()))
 	if err != nil {
 		return err

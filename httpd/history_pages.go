@@ -1,0 +1,174 @@
+package httpd
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/chain"
+)
+
+// How a History page is cut from the upstream's history, per plan.
+
+// cardPage is one card's page of History as the rules cut it.
+type cardPage struct {
+	txs            []chain.Tx
+	hasMore        bool
+	olderPreview   bool
+	ceilingReached bool
+	totalCount     int64
+	recentCount    int // transactions of the page inside the window (base plan)
+	stats          chain.AddressStats
+	err            error // upstream failure: the page is degraded
+}
+
+// pageFor cuts [offset, offset+limit) of an address's History for a plan.
+// Base plan: only the window, and when the card has nothing in it, up to 25
+// older transactions on the first page as a preview. Extended plan: the
+// full history up to the offset ceiling.
+func (s *Server) pageFor(c context.Context, addr string, plan actors.Plan, w historyWindow, offset, limit int, force bool) cardPage {
+	if offset >= chain.HistoryOffsetCeiling {
+		return cardPage{ceilingReached: true}
+	}
+	page, err := s.history.Page(c, addr, offset, limit, force)
+	if err != nil {
+		return cardPage{err: err}
+	}
+	p := cardPage{txs: page.Txs, hasMore: page.HasMore, ceilingReached: page.CeilingReached, totalCount: page.TotalCount, stats: page.Stats}
+	if plan != actors.PlanBase {
+		return p
+	}
+	n := w.recentPrefix(page.Txs)
+	p.recentCount = n
+	if n < len(page.Txs) {
+		p.txs, p.hasMore = page.Txs[:n], false
+	}
+	if offset == 0 && n == 0 && len(page.Txs) > 0 {
+		// Nothing in the year: the first page previews older activity.
+		p.olderPreview, p.hasMore = true, false
+		p.txs = page.Txs[:min(len(page.Txs), olderPreviewMax)]
+		if limit < olderPreviewMax && page.HasMore {
+			more, err := s.history.Page(c, addr, 0, olderPreviewMax, false)
+			if err != nil {
+				return cardPage{err: err}
+			}
+			p.txs = more.Txs
+		}
+	}
+	return p
+}
+
+// txView is a transaction as History shows it.
+type txView struct {
+	TxID        string   `json:"txid"`
+	Time        *string  `json:"time"` // block time, RFC 3339 UTC; null while unconfirmed
+	Confirmed   bool     `json:"confirmed"`
+	BlockHeight *int64   `json:"block_height"`
+	AmountSat   int64    `json:"amount_sat"` // net for the card (or cards): received minus spent
+	FeeSat      int64    `json:"fee_sat"`
+	Note        *string  `json:"note"` // null when there is none or the caller may not read it
+	CardIDs     []string `json:"card_ids,omitempty"`
+}
+
+func renderTx(tx chain.Tx, addresses ...string) txView {
+	v := txView{TxID: tx.TxID, Confirmed: tx.Confirmed, FeeSat: tx.Fee}
+	if tx.Confirmed {
+		t := tx.BlockTime.UTC().Format(time.RFC3339)
+		height := tx.BlockHeight
+		v.Time, v.BlockHeight = &t, &height
+	}
+	for _, a := range addresses {
+		v.AmountSat += tx.NetAmount(a)
+	}
+	return v
+}
+
+// historyExport says what a History answer covers: the plan, the dates the
+// base plan enforced, and whether the answer is complete.
+type historyExport struct {
+	Plan                 actors.Plan `json:"plan"`
+	WindowEnforced       bool        `json:"window_enforced"`
+	From                 *string     `json:"from"` // inclusive UTC date, base plan only
+	To                   *string     `json:"to"`
+	Complete             bool        `json:"complete"`
+	OlderPreview         bool        `json:"older_preview"`
+	OffsetCeilingReached bool        `json:"offset_ceiling_reached"`
+}
+
+func exportFor(plan actors.Plan, w historyWindow, complete, preview, ceiling bool) historyExport {
+	e := historyExport{Plan: plan, Complete: complete, OlderPreview: preview, OffsetCeilingReached: ceiling}
+	if plan == actors.PlanBase {
+		from, to := w.from.Format(time.DateOnly), w.to.Format(time.DateOnly)
+		e.WindowEnforced, e.From, e.To = true, &from, &to
+	}
+	return e
+}
+
+// pagesFor fetches the first page of several cards at once.
+func (s *Server) pagesFor(c context.Context, cards []actors.HistoryCardView, plan actors.Plan, w historyWindow, force bool) []cardPage {
+	pages := make([]cardPage, len(cards))
+	var wg sync.WaitGroup
+	for i, card := range cards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pages[i] = s.pageFor(c, card.Address, plan, w, 0, combinedTxsMax, force)
+		}()
+	}
+	wg.Wait()
+	return pages
+}
+
+// mergeTxs merges per-card transaction lists into one newest-first list
+// without repeats (a transaction shared by two cards appears once, with
+// both card IDs and the sum of their amounts).
+func mergeTxs(cards []actors.HistoryCardView, lists [][]chain.Tx, limit int) []txView {
+	type merged struct {
+		tx    chain.Tx
+		cards []actors.HistoryCardView
+	}
+	byID := map[string]*merged{}
+	var all []*merged
+	for i, list := range lists {
+		for _, tx := range list {
+			m := byID[tx.TxID]
+			if m == nil {
+				m = &merged{tx: tx}
+				byID[tx.TxID] = m
+				all = append(all, m)
+			}
+			m.cards = append(m.cards, cards[i])
+		}
+	}
+	slices.SortFunc(all, func(x, y *merged) int {
+		switch {
+		case x.tx.Confirmed != y.tx.Confirmed:
+			if !x.tx.Confirmed {
+				return -1
+			}
+			return 1
+		case !x.tx.BlockTime.Equal(y.tx.BlockTime):
+			return y.tx.BlockTime.Compare(x.tx.BlockTime)
+		}
+		return strings.Compare(x.tx.TxID, y.tx.TxID)
+	})
+	out := make([]txView, 0, min(limit, len(all)))
+	for _, m := range all[:min(limit, len(all))] {
+		addresses := make([]string, len(m.cards))
+		ids := make([]string, len(m.cards))
+		for i, c := range m.cards {
+			addresses[i], ids[i] = c.Address, c.ID
+		}
+		v := renderTx(m.tx, addresses...)
+		v.CardIDs = ids
+		out = append(out, v)
+	}
+	return out
+}
+
+// isUpstreamDown tells an outage from a missing transaction.
+func isUpstreamDown(err error) bool { return errors.Is(err, chain.ErrUpstream) }

@@ -1,0 +1,406 @@
+package httpd
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/chain"
+)
+
+// History and note routes, shared by the agent API and the owner API. The
+// upstream is read here, at the edge; what a note write learned from it
+// travels inside the command.
+
+const notesBatchMax = 100 // txids per batch read
+
+func (s *Server) registerHistory(r routeAdder, prefix string, aud audience) {
+	r.GET(prefix+"/history", handle(func(ctx *fasthttp.RequestCtx) *actors.Error { return s.combinedHistory(ctx, aud) }))
+	r.GET(prefix+"/history/cards", func(ctx *fasthttp.RequestCtx) {
+		s.readWith(ctx, aud, func() (actors.Query, *actors.Error) {
+			if err := onlyParams(ctx); err != nil {
+				return nil, err
+			}
+			return actors.HistoryCardsQuery{}, nil
+		})
+	})
+	r.GET(prefix+"/history/cards/{card_id}/transactions", handle(func(ctx *fasthttp.RequestCtx) *actors.Error { return s.cardTransactions(ctx, aud) }))
+	r.POST(prefix+"/history/notes/batch", func(ctx *fasthttp.RequestCtx) {
+		s.readWith(ctx, aud, func() (actors.Query, *actors.Error) {
+			var req struct {
+				TxIDs []*string `json:"txids"`
+			}
+			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
+				return nil, err
+			}
+			if req.TxIDs == nil {
+				return nil, required("txids")
+			}
+			if len(req.TxIDs) > notesBatchMax {
+				return nil, actors.Errorf(actors.CodeValidation, "txids may hold at most %d transaction IDs", notesBatchMax)
+			}
+			txids := make([]string, len(req.TxIDs))
+			for i, t := range req.TxIDs {
+				id, valid := "", false
+				if t != nil {
+					id, valid = chain.CanonicalTxID(*t)
+				}
+				if !valid {
+					return nil, actors.Errorf(actors.CodeValidation, "txids[%d] must be a 64-character hexadecimal transaction ID", i)
+				}
+				txids[i] = id
+			}
+			return actors.NotesBatchQuery{TxIDs: txids}, nil
+		})
+	})
+	r.PUT(prefix+"/history/notes/{txid}", handle(func(ctx *fasthttp.RequestCtx) *actors.Error { return s.putNote(ctx, aud) }))
+	r.DELETE(prefix+"/history/notes/{txid}", func(ctx *fasthttp.RequestCtx) {
+		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+			txid, err := pathTxID(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return &actors.DeleteNote{TxID: txid}, nil
+		}})
+	})
+}
+
+func pathTxID(ctx *fasthttp.RequestCtx) (string, *actors.Error) {
+	txid, valid := chain.CanonicalTxID(pathParam(ctx, "txid"))
+	if !valid {
+		return "", actors.Errorf(actors.CodeValidation, "the transaction ID must be 64 hexadecimal characters")
+	}
+	return txid, nil
+}
+
+// onlyParams refuses any query parameter not named.
+func onlyParams(ctx *fasthttp.RequestCtx, names ...string) *actors.Error {
+	var err *actors.Error
+	seen := map[string]bool{}
+	ctx.QueryArgs().VisitAll(func(k, _ []byte) {
+		key := string(k)
+		switch {
+		case err != nil:
+		case seen[key]:
+			err = actors.Errorf(actors.CodeValidation, "query parameter %q appears more than once", truncate(key))
+		case !contains(names, key):
+			err = actors.Errorf(actors.CodeValidation, "unknown query parameter %q", truncate(key))
+		}
+		seen[key] = true
+	})
+	return err
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// queryBool parses an optional boolean query parameter.
+func queryBool(ctx *fasthttp.RequestCtx, name string) (bool, *actors.Error) {
+	v := ctx.QueryArgs().Peek(name)
+	if v == nil {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(string(v))
+	if err != nil {
+		return false, actors.Errorf(actors.CodeValidation, "%s must be true or false", name)
+	}
+	return b, nil
+}
+
+// queryIntDefault parses an optional integer query parameter.
+func queryIntDefault(ctx *fasthttp.RequestCtx, name string, def, lo, hi int) (int, *actors.Error) {
+	if !ctx.QueryArgs().Has(name) {
+		return def, nil
+	}
+	return queryInt(name, string(ctx.QueryArgs().Peek(name)), lo, hi)
+}
+
+// ask authenticates and runs a query, returning its successful result.
+func (s *Server) ask(c context.Context, cred actors.Credential, q actors.Query) (actors.Result, *actors.Error) {
+	res, err := s.store.Query(c, cred, q)
+	if err != nil {
+		return actors.Result{}, storeError(err)
+	}
+	if res.Err != nil {
+		return actors.Result{}, res.Err
+	}
+	return res, nil
+}
+
+// notesFor returns the notes the caller may read for the transactions.
+func (s *Server) notesFor(c context.Context, cred actors.Credential, txs []txView) (map[string]string, *actors.Error) {
+	if len(txs) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(txs))
+	for i, t := range txs {
+		ids[i] = t.TxID
+	}
+	res, err := s.ask(c, cred, actors.TxNotesQuery{TxIDs: ids})
+	if err != nil {
+		return nil, err
+	}
+	notes := map[string]string{}
+	for _, n := range res.Body.(actors.NotesView).Notes {
+		notes[n.TxID] = n.Note
+	}
+	return notes, nil
+}
+
+func annotate(txs []txView, notes map[string]string) {
+	for i := range txs {
+		if n, found := notes[txs[i].TxID]; found {
+			txs[i].Note = &n
+		}
+	}
+}
+
+// transactionsView is the body of GET /history/cards/{card_id}/transactions.
+type transactionsView struct {
+	CardID          string        `json:"card_id"`
+	Address         string        `json:"address"`
+	Transactions    []txView      `json:"transactions"`
+	Offset          int           `json:"offset"`
+	Limit           int           `json:"limit"`
+	NextOffset      *int          `json:"next_offset"`
+	HasMore         bool          `json:"has_more"`
+	HistoryExport   historyExport `json:"history_export"`
+	HistoryDegraded bool          `json:"history_degraded"`
+	Complete        bool          `json:"complete"`
+	TotalCount      *int64        `json:"total_count"` // upstream lifetime count; null when the upstream failed
+}
+
+func (s *Server) cardTransactions(ctx *fasthttp.RequestCtx, aud audience) *actors.Error {
+	cred, err := s.credential(ctx, aud)
+	if err != nil {
+		return err
+	}
+	if err := onlyParams(ctx, "limit", "offset"); err != nil {
+		return err
+	}
+	limit, err := queryIntDefault(ctx, "limit", historyLimitDefault, 1, historyLimitMax)
+	if err != nil {
+		return err
+	}
+	offset, err := queryIntDefault(ctx, "offset", 0, 0, 1<<30)
+	if err != nil {
+		return err
+	}
+	c, cancel := context.WithTimeout(context.Background(), upstreamTimeout)
+	defer cancel()
+	res, err := s.ask(c, cred, actors.HistoryCardQuery{CardID: pathParam(ctx, "card_id")})
+	if err != nil {
+		return err
+	}
+	hc := res.Body.(actors.HistoryCardContext)
+	w := windowAt(s.now())
+	page := s.pageFor(c, hc.Card.Address, hc.Plan, w, offset, limit, false)
+	v := transactionsView{CardID: hc.Card.ID, Address: hc.Card.Address, Offset: offset, Limit: limit, Transactions: []txView{}}
+	if upstreamFailed(page.err) {
+		// Degraded: say so, and point the client back at the same page.
+		v.HistoryDegraded, v.NextOffset = true, &offset
+		v.HistoryExport = exportFor(hc.Plan, w, false, false, false)
+		writeJSON(ctx, fasthttp.StatusOK, v)
+		return nil
+	}
+	for _, tx := range page.txs {
+		v.Transactions = append(v.Transactions, renderTx(tx, hc.Card.Address))
+	}
+	notes, err := s.notesFor(c, cred, v.Transactions)
+	if err != nil {
+		return err
+	}
+	annotate(v.Transactions, notes)
+	v.HasMore = page.hasMore
+	if page.hasMore {
+		next := offset + len(page.txs)
+		v.NextOffset = &next
+	}
+	total := page.totalCount
+	v.TotalCount = &total
+	v.Complete = !page.ceilingReached
+	v.HistoryExport = exportFor(hc.Plan, w, v.Complete, page.olderPreview, page.ceilingReached)
+	writeJSON(ctx, fasthttp.StatusOK, v)
+	return nil
+}
+
+// combinedCardView is one card in the combined History summary.
+type combinedCardView struct {
+	CardID          string `json:"card_id"`
+	Address         string `json:"address"`
+	Name            string `json:"name"`
+	TotalCount      *int64 `json:"total_count"`
+	BalanceSat      *int64 `json:"balance_sat"`
+	RecentCount     *int   `json:"recent_count,omitempty"` // base plan: transactions of the first page in the year
+	HistoryDegraded bool   `json:"history_degraded"`
+}
+
+// combinedView is the body of GET /history.
+type combinedView struct {
+	Cards           []combinedCardView `json:"cards"`
+	Transactions    []txView           `json:"transactions"`
+	HistoryExport   historyExport      `json:"history_export"`
+	HistoryDegraded bool               `json:"history_degraded"`
+	Complete        bool               `json:"complete"`
+}
+
+func (s *Server) combinedHistory(ctx *fasthttp.RequestCtx, aud audience) *actors.Error {
+	cred, err := s.credential(ctx, aud)
+	if err != nil {
+		return err
+	}
+	if err := onlyParams(ctx, "force_refresh"); err != nil {
+		return err
+	}
+	force, err := queryBool(ctx, "force_refresh")
+	if err != nil {
+		return err
+	}
+	c, cancel := context.WithTimeout(context.Background(), upstreamTimeout)
+	defer cancel()
+	res, err := s.ask(c, cred, actors.HistoryCardsQuery{})
+	if err != nil {
+		return err
+	}
+	hc := res.Body.(actors.HistoryCardsView)
+	w := windowAt(s.now())
+	pages := s.pagesFor(c, hc.Cards, hc.Plan, w, force)
+	v := combinedView{Cards: make([]combinedCardView, len(hc.Cards)), Complete: true}
+	lists := make([][]chain.Tx, len(pages))
+	allQuiet := true // no included card has activity in the window
+	for i, p := range pages {
+		card := hc.Cards[i]
+		cv := combinedCardView{CardID: card.ID, Address: card.Address, Name: card.Name}
+		if upstreamFailed(p.err) {
+			cv.HistoryDegraded, v.HistoryDegraded, v.Complete = true, true, false
+			allQuiet = false // unknown activity: no preview on partial knowledge
+		} else {
+			total, balance := p.totalCount, p.stats.Balance()
+			cv.TotalCount, cv.BalanceSat = &total, &balance
+			if hc.Plan == actors.PlanBase {
+				recent := p.recentCount
+				cv.RecentCount = &recent
+				allQuiet = allQuiet && recent == 0
+			}
+			lists[i] = p.txs
+			if p.ceilingReached {
+				v.Complete = false
+			}
+		}
+		v.Cards[i] = cv
+	}
+	preview := false
+	if hc.Plan == actors.PlanBase {
+		// The older preview shows only when every included card is quiet;
+		// otherwise older transactions stay out of the combined view.
+		preview = allQuiet && len(hc.Cards) > 0
+		for i, p := range pages {
+			if !preview && p.olderPreview {
+				lists[i] = nil
+			}
+		}
+	}
+	v.Transactions = mergeTxs(hc.Cards, lists, combinedTxsMax)
+	notes, err := s.notesFor(c, cred, v.Transactions)
+	if err != nil {
+		return err
+	}
+	annotate(v.Transactions, notes)
+	v.HistoryExport = exportFor(hc.Plan, w, v.Complete, preview && len(v.Transactions) > 0, false)
+	writeJSON(ctx, fasthttp.StatusOK, v)
+	return nil
+}
+
+// putNote verifies the transaction against the upstream, works out whether
+// a base-plan account may start a note on it, and proposes the write with
+// those facts. Nothing is written when the transaction is unknown (404) or
+// the upstream cannot tell (503).
+func (s *Server) putNote(ctx *fasthttp.RequestCtx, aud audience) *actors.Error {
+	cred, err := s.credential(ctx, aud)
+	if err != nil {
+		return err
+	}
+	txid, err := pathTxID(ctx)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Note *string `json:"note"`
+	}
+	if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
+		return err
+	}
+	if req.Note == nil {
+		return required("note")
+	}
+	c, cancel := context.WithTimeout(context.Background(), upstreamTimeout)
+	defer cancel()
+	who, err := s.authorize(c, cred)
+	if err != nil {
+		return err
+	}
+	res, err := s.ask(c, cred, actors.NoteContextQuery{})
+	if err != nil {
+		return err
+	}
+	nc := res.Body.(actors.NoteContextView)
+	tx, uerr := s.history.Tx(c, txid)
+	switch {
+	case errors.Is(uerr, chain.ErrNotFound):
+		return actors.Errorf(actors.CodeNotFound, "unknown transaction")
+	case uerr != nil:
+		return upstreamUnavailable()
+	}
+	eligible, err := s.noteEligible(c, tx, nc)
+	if err != nil {
+		return err
+	}
+	res, err = s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
+		Payload: &actors.PutNote{TxID: txid, Text: *req.Note, Addresses: tx.Addresses(), Eligible: eligible}})
+	if err != nil {
+		return err
+	}
+	writeResult(ctx, res)
+	return nil
+}
+
+func upstreamUnavailable() *actors.Error {
+	return actors.Errorf(actors.CodeHTTPError, "the transaction could not be verified because the block explorer is unavailable; retry later")
+}
+
+// noteEligible decides whether a base-plan account may start a note on tx:
+// it is in the mempool, in the latest calendar year, or on the older-preview
+// page of an involved card that has nothing in the year. Extended plans may
+// note anything.
+func (s *Server) noteEligible(c context.Context, tx chain.Tx, nc actors.NoteContextView) (bool, *actors.Error) {
+	if nc.Plan != actors.PlanBase {
+		return true, nil
+	}
+	w := windowAt(s.now())
+	if w.contains(tx) {
+		return true, nil
+	}
+	for _, addr := range nc.Addresses {
+		if !tx.Involves(addr) {
+			continue
+		}
+		page := s.pageFor(c, addr, actors.PlanBase, w, 0, olderPreviewMax, false)
+		if upstreamFailed(page.err) {
+			return false, upstreamUnavailable()
+		}
+		if page.olderPreview && slices.ContainsFunc(page.txs, func(t chain.Tx) bool { return t.TxID == tx.TxID }) {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -111,7 +111,7 @@ func (a *Account) remember(c *Command, res Result, ref ResourceRef) {
 		body = b
 	}
 	if len(a.Idempotency) >= idempotencyRecordsMax {
-		a.Idempotency = append(a.Idempotency[:0], a.Idempotency[1:]...)
+		a.Idempotency = a.Idempotency[1:] // see recordEvent on reslicing
 	}
 	a.Idempotency = append(a.Idempotency, &IdempotencyRecord{
 		Principal: principalKey(c.Principal),
@@ -134,6 +134,6 @@ func (a *Account) pruneIdempotency(at int64) {
 		n++
 	}
 	if n > 0 {
-		a.Idempotency = append(a.Idempotency[:0], a.Idempotency[n:]...)
+		a.Idempotency = a.Idempotency[n:]
 	}
 }

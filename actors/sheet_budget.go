@@ -40,6 +40,6 @@ func (a *Account) pruneSheetWrites(now int64) {
 		n++
 	}
 	if n > 0 {
-		a.SheetWrites = append(a.SheetWrites[:0], a.SheetWrites[n:]...)
+		a.SheetWrites = a.SheetWrites[n:] // see recordEvent on reslicing
 	}
 }

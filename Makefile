@@ -28,13 +28,16 @@ test-short: ## the unit tests only (no server processes)
 FUZZTIME ?= 30s
 fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test ./chain -run '^$$' -fuzz FuzzValidateBitcoinAddress -fuzztime $(FUZZTIME)
+	$(GO) test ./chain -run '^$$' -fuzz FuzzAltcoinValidate -fuzztime $(FUZZTIME)
+	$(GO) test ./actors -run '^$$' -fuzz FuzzSheetOperations -fuzztime $(FUZZTIME)
 	$(GO) test ./persistence -run '^$$' -fuzz FuzzDecodeCommands -fuzztime $(FUZZTIME)
 	$(GO) test ./persistence -run '^$$' -fuzz FuzzReadSnapshot -fuzztime $(FUZZTIME)
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzDecodeBody -fuzztime $(FUZZTIME)
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzParseBearer -fuzztime $(FUZZTIME)
 
-bench: ## loopback HTTP benchmarks of the hot read and the durable write
+bench: ## loopback HTTP benchmarks of the hot read and the durable write, then the rule benchmarks
 	$(GO) test ./system_test -run '^$$' -bench . -benchtime 5s
+	$(GO) test ./actors ./persistence -run '^$$' -bench . -benchmem
 
 clean: ## remove build output (not ./data)
 	rm -rf $(BIN)

@@ -18,20 +18,36 @@ type AuditEvent struct {
 	Kind      EventKind   `json:"kind"`
 	Resource  ResourceRef `json:"resource"`
 	Principal Principal   `json:"principal"`
+	// Removed marks a change after which the resource no longer exists (a
+	// delete, or the source of a move); Granted is the agent grant it had
+	// then. The feed cannot ask the state about a resource that is gone.
+	Removed bool  `json:"removed,omitempty"`
+	Granted Level `json:"granted,omitempty"`
 }
 
 // recordEvent appends an audit event and keeps the log within its bounds of
 // count and age.
 func (a *Account) recordEvent(c *Command, kind EventKind, ref ResourceRef) {
+	a.appendEvent(AuditEvent{At: c.At, Kind: kind, Resource: ref, Principal: c.Principal})
+}
+
+// recordRemoval records the change that removed a resource which had the
+// given agent grant.
+func (a *Account) recordRemoval(c *Command, kind EventKind, ref ResourceRef, granted Level) {
+	a.appendEvent(AuditEvent{At: c.At, Kind: kind, Resource: ref, Principal: c.Principal, Removed: true, Granted: granted})
+}
+
+func (a *Account) appendEvent(e AuditEvent) {
 	// Events are numbered by a counter of their own, so they are unique
 	// and ordered even when one change records two of them.
 	a.AuditSeq++
-	a.Audit = append(a.Audit, AuditEvent{Seq: a.AuditSeq, At: c.At, Kind: kind, Resource: ref, Principal: c.Principal})
+	e.Seq = a.AuditSeq
+	a.Audit = append(a.Audit, e)
 	drop := 0
 	if len(a.Audit) > auditEventsMax {
 		drop = len(a.Audit) - auditEventsMax
 	}
-	cutoff := c.At - int64(auditAgeMax)
+	cutoff := e.At - int64(auditAgeMax)
 	for drop < len(a.Audit) && a.Audit[drop].At <= cutoff {
 		drop++
 	}

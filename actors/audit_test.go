@@ -35,7 +35,15 @@ func TestCardMutationsRecordPortfolioChanged(t *testing.T) {
 		res = ta.apply(who, &UpdatePortfolioCard{CardID: id, ExpectedVersion: v.Version, CardFields: CardFields{Note: ptr("x")}})
 		expect(who, id, res)
 		v = cardOf(t, res)
-		expect(who, id, ta.apply(who, &DeletePortfolioCard{CardID: id, ExpectedVersion: v.Version}))
+		res = ta.apply(who, &DeletePortfolioCard{CardID: id, ExpectedVersion: v.Version})
+		if res.Err != nil {
+			t.Fatalf("delete failed: %v", res.Err)
+		}
+		// A delete marks the resource removed, with the grant it had.
+		want := AuditEvent{Seq: ta.a.AuditSeq, At: ta.at, Kind: EventPortfolioChanged, Resource: ResourceRef{Kind: ResourcePortfolioCard, ID: id}, Principal: who, Removed: true, Granted: LevelWrite}
+		if ev := lastEvent(t, ta); ev != want {
+			t.Fatalf("delete event %+v, want %+v", ev, want)
+		}
 	}
 
 	// Events carry only kind, resource, principal and time; their Seqs

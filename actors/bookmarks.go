@@ -109,7 +109,7 @@ func (p *DeleteBookmarkCard) apply(a *Account, c *Command, capability Level) Res
 	s := a.Spaces[i]
 	s.Cards = slices.Delete(s.Cards, j, j+1)
 	a.touchSpace(s)
-	a.recordEvent(c, EventCardsChanged, ResourceRef{Kind: ResourceBookmarkCard, ID: card.ID, SpaceID: s.ID})
+	a.recordRemoval(c, EventCardsChanged, ResourceRef{Kind: ResourceBookmarkCard, ID: card.ID, SpaceID: s.ID}, s.Grant)
 	// The Space is the resource a replay must still be able to see.
 	return ok(DeletedView{Deleted: true, ref: ResourceRef{Kind: ResourceSpace, ID: s.ID}})
 }

@@ -131,8 +131,10 @@ func (p *MoveCard) apply(a *Account, c *Command, capability Level) Result {
 	moved := &Card{ID: p.NewCardID, Version: a.nextVersion(), Address: old.Address, Name: old.Name, Note: old.Note,
 		ColorKey: old.ColorKey, CoinID: old.CoinID, CreatedAt: c.At}
 	oldRef := ResourceRef{Kind: ResourcePortfolioCard, ID: old.ID}
+	sourceGrant := old.Grant
 	if plan.sourceSpace >= 0 {
 		s := a.Spaces[plan.sourceSpace]
+		sourceGrant = s.Grant
 		s.Cards = slices.Delete(s.Cards, plan.sourceIndex, plan.sourceIndex+1)
 		a.touchSpace(s)
 		oldRef = ResourceRef{Kind: ResourceBookmarkCard, ID: old.ID, SpaceID: s.ID}
@@ -156,7 +158,7 @@ func (p *MoveCard) apply(a *Account, c *Command, capability Level) Result {
 		newRef = ResourceRef{Kind: ResourcePortfolioCard, ID: moved.ID}
 		view.Location = MoveLocation{Kind: LocationPortfolio}
 	}
-	a.recordEvent(c, eventFor(oldRef), oldRef)
+	a.recordRemoval(c, eventFor(oldRef), oldRef, sourceGrant)
 	a.recordEvent(c, eventFor(newRef), newRef)
 	if a.canSee(c.Principal, capability, newRef) {
 		card := a.renderAt(newRef, moved, c.Principal, capability)

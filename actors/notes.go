@@ -168,9 +168,10 @@ func (p *DeleteNote) apply(a *Account, c *Command, capability Level) Result {
 	case LevelRead:
 		return fail(Errorf(CodeForbidden, "deleting this note needs write on every Account card the transaction involves"))
 	}
+	granted := a.noteAccess(n.Addresses, Principal{Kind: PrincipalAgent}, LevelWrite)
 	a.Notes = slices.Delete(a.Notes, i, i+1)
 	a.nextVersion()
-	a.recordEvent(c, EventPortfolioChanged, ResourceRef{Kind: ResourceNote, ID: p.TxID})
+	a.recordRemoval(c, EventPortfolioChanged, ResourceRef{Kind: ResourceNote, ID: p.TxID}, granted)
 	return ok(DeletedView{Deleted: true})
 }
 

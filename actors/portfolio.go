@@ -154,7 +154,7 @@ func (p *DeletePortfolioCard) apply(a *Account, c *Command, capability Level) Re
 	}
 	a.Portfolio = slices.Delete(a.Portfolio, i, i+1)
 	a.nextVersion()
-	a.recordEvent(c, EventPortfolioChanged, ResourceRef{Kind: ResourcePortfolioCard, ID: card.ID})
+	a.recordRemoval(c, EventPortfolioChanged, ResourceRef{Kind: ResourcePortfolioCard, ID: card.ID}, card.Grant)
 	return ok(DeletedView{Deleted: true})
 }
 
@@ -227,6 +227,9 @@ func (a *Account) canSee(who Principal, capability Level, ref ResourceRef) bool 
 	case ResourceBookmarkCard:
 		_, _, _, err := a.readableBookmark(ref.SpaceID, ref.ID, who, capability)
 		return err == nil
+	case ResourceNote:
+		_, n := a.note(ref.ID)
+		return n != nil && a.noteAccess(n.Addresses, who, capability) >= LevelRead
 	}
 	return true
 }

@@ -186,7 +186,7 @@ func (p *DeleteSpace) apply(a *Account, c *Command, capability Level) Result {
 	deleted := len(s.Cards)
 	a.Spaces = slices.Delete(a.Spaces, i, i+1)
 	a.changeSpaceSet()
-	a.recordEvent(c, EventBookmarkChanged, ResourceRef{Kind: ResourceSpace, ID: s.ID})
+	a.recordRemoval(c, EventBookmarkChanged, ResourceRef{Kind: ResourceSpace, ID: s.ID}, s.Grant)
 	return ok(SpaceDeletedView{Deleted: true, DeletedCardCount: deleted, BookmarkRevision: a.bookmarkRevisionString()})
 }
 

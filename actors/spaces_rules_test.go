@@ -631,7 +631,7 @@ func TestDeleteSpace(t *testing.T) {
 	if len(ta.a.Audit) != n+1 {
 		t.Fatalf("delete recorded %d events", len(ta.a.Audit)-n)
 	}
-	want := AuditEvent{Seq: ta.a.AuditSeq, At: ta.at, Kind: EventBookmarkChanged, Resource: ResourceRef{Kind: ResourceSpace, ID: b.ID}, Principal: w}
+	want := AuditEvent{Seq: ta.a.AuditSeq, At: ta.at, Kind: EventBookmarkChanged, Resource: ResourceRef{Kind: ResourceSpace, ID: b.ID}, Principal: w, Removed: true, Granted: LevelWrite}
 	if ev := lastEvent(t, ta); ev != want {
 		t.Fatalf("delete event %+v, want %+v", ev, want)
 	}

@@ -10,4 +10,5 @@ func (s *Server) registerResources(r routeAdder, prefix string, aud audience) {
 	s.registerSheets(r, prefix, aud)
 	s.registerMoves(r, prefix, aud)
 	s.registerHistory(r, prefix, aud)
+	s.registerEvents(r, prefix, aud)
 }

@@ -1,0 +1,93 @@
+package httpd
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// The change feed. Cursors and event ids share one opaque form: an event's
+// id is the cursor that resumes right after it.
+const (
+	cursorPrefix       = "ev1."
+	eventsLimitDefault = 100
+	eventsLimitMax     = 100
+)
+
+func cursorFor(seq uint64) string { return cursorPrefix + strconv.FormatUint(seq, 36) }
+
+// eventView is one event as the feed shows it.
+type eventView struct {
+	ID   string           `json:"id"`
+	At   string           `json:"at"`
+	Kind actors.EventKind `json:"kind"`
+}
+
+// eventsView is the body of GET /events.
+type eventsView struct {
+	Events    []eventView `json:"events"`
+	NextSince string      `json:"next_since"`
+	HasMore   bool        `json:"has_more"`
+}
+
+// eventsQuery parses since (a cursor, or an RFC 3339 time with a zone for
+// the first poll) and limit.
+func eventsQuery(ctx *fasthttp.RequestCtx) (actors.EventsQuery, *actors.Error) {
+	q := actors.EventsQuery{Limit: eventsLimitDefault}
+	if err := onlyParams(ctx, "since", "limit"); err != nil {
+		return q, err
+	}
+	var err *actors.Error
+	if q.Limit, err = queryIntDefault(ctx, "limit", eventsLimitDefault, 1, eventsLimitMax); err != nil {
+		return q, err
+	}
+	if !ctx.QueryArgs().Has("since") {
+		return q, nil
+	}
+	since := string(ctx.QueryArgs().Peek("since"))
+	if rest, isCursor := strings.CutPrefix(since, cursorPrefix); isCursor {
+		seq, perr := strconv.ParseUint(rest, 36, 64)
+		if perr != nil {
+			return q, actors.Errorf(actors.CodeValidation, "since is not a cursor this feed issued")
+		}
+		q.AfterSeq = &seq
+		return q, nil
+	}
+	t, perr := time.Parse(time.RFC3339Nano, since)
+	if perr != nil {
+		return q, actors.Errorf(actors.CodeValidation, "since must be a next_since cursor or an RFC 3339 time with a time zone")
+	}
+	at := t.UnixNano()
+	q.SinceTime = &at
+	return q, nil
+}
+
+func (s *Server) registerEvents(r routeAdder, prefix string, aud audience) {
+	r.GET(prefix+"/events", handle(func(ctx *fasthttp.RequestCtx) *actors.Error {
+		cred, err := s.credential(ctx, aud)
+		if err != nil {
+			return err
+		}
+		q, err := eventsQuery(ctx)
+		if err != nil {
+			return err
+		}
+		c, cancel := s.context()
+		defer cancel()
+		res, err := s.ask(c, cred, q)
+		if err != nil {
+			return err
+		}
+		page := res.Body.(actors.EventsPage)
+		v := eventsView{Events: make([]eventView, len(page.Events)), NextSince: cursorFor(page.NextSeq), HasMore: page.HasMore}
+		for i, e := range page.Events {
+			v.Events[i] = eventView{ID: cursorFor(e.Seq), At: e.At, Kind: e.Kind}
+		}
+		writeJSON(ctx, fasthttp.StatusOK, v)
+		return nil
+	}))
+}

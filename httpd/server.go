@@ -3,6 +3,7 @@ package httpd
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -23,12 +24,16 @@ type Config struct {
 	Now func() time.Time
 	// PasswordCost is the bcrypt cost; zero means bcrypt's default.
 	PasswordCost int
-	// EnforceLimits applies the spec's rate limits (--limits spec); off,
-	// for tests and load tests, it disables them, the Sheet-write budget
-	// included.
-	EnforceLimits bool
+	// EdgeLimits applies the spec's per-client rate limits (--limits spec).
+	EdgeLimits bool
+	// SheetBudget applies the per-account Sheet-write budget (--limits spec
+	// or account; off, for tests and load tests, disables it).
+	SheetBudget bool
 	// History reads address histories and transactions from the upstream.
 	History History
+	// TrustedProxies are the peers whose X-Forwarded-For names the client
+	// IP for the edge rate limits.
+	TrustedProxies []*net.IPNet
 }
 
 // Server holds the public and admin handlers.
@@ -39,15 +44,19 @@ type Server struct {
 	now            func() time.Time
 	adminTokenHash actors.Hash
 	passwordCost   int
-	enforceLimits  bool
+	sheetBudget    bool
 	history        History
+	limits         *edgeLimits // nil when limits are off
 }
 
 // New builds a Server.
 func New(cfg Config) *Server {
-	s := &Server{store: cfg.Store, op: cfg.Operator, log: cfg.Logger, now: cfg.Now, adminTokenHash: hashSecret(cfg.AdminToken), passwordCost: cfg.PasswordCost, enforceLimits: cfg.EnforceLimits, history: cfg.History}
+	s := &Server{store: cfg.Store, op: cfg.Operator, log: cfg.Logger, now: cfg.Now, adminTokenHash: hashSecret(cfg.AdminToken), passwordCost: cfg.PasswordCost, sheetBudget: cfg.SheetBudget, history: cfg.History}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if cfg.EdgeLimits {
+		s.limits = newEdgeLimits(cfg.TrustedProxies, s.now)
 	}
 	return s
 }
@@ -88,6 +97,9 @@ func (s *Server) PublicHandler() fasthttp.RequestHandler {
 	r := s.newRouter()
 	s.registerAgent(r)
 	s.registerOwner(r)
+	if s.limits != nil {
+		return s.limits.wrap(r.Handler)
+	}
 	return r.Handler
 }
 

@@ -221,7 +221,7 @@ func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
 func (s *Server) sheetWrite(aud audience, build func(*fasthttp.RequestCtx, actors.SheetWrite) (actors.Payload, *actors.Error)) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
-			return build(ctx, actors.SheetWrite{SpaceID: pathParam(ctx, "space_id"), EnforceBudget: s.enforceLimits})
+			return build(ctx, actors.SheetWrite{SpaceID: pathParam(ctx, "space_id"), EnforceBudget: s.sheetBudget})
 		}})
 	}
 }

@@ -1076,7 +1076,7 @@ func TestSheetsEndToEnd(t *testing.T) {
 // already-compact POST still work and refused writes spend nothing.
 func TestSheetsWriteBudget(t *testing.T) {
 	t.Parallel()
-	s := shStartServer(t, "--limits", "spec")
+	s := shStartServer(t, "--limits", "account")
 
 	t.Run("thirty_then_429", func(t *testing.T) {
 		t.Parallel()

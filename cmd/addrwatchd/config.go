@@ -49,7 +49,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&c.Raft, "raft", env("raft", "127.0.0.1:7000"), "raft transport address")
 	fs.StringVar(&peers, "peers", env("peers", ""), "id=raftaddr,... of all voters when bootstrapping a cluster; empty means a one-node cluster")
 	fs.StringVar(&c.Upstream, "upstream", env("upstream", "sim"), "history upstream: sim (embedded simulated chain) or an Esplora base URL")
-	fs.StringVar(&c.Limits, "limits", env("limits", "spec"), "spec enforces the spec's rate limits; off disables edge and Sheet-write limits")
+	fs.StringVar(&c.Limits, "limits", env("limits", "spec"), "spec enforces the spec's rate limits; off disables edge and Sheet-write limits; account keeps only the per-account Sheet-write budget (edge limits left to a proxy in front)")
 	fs.StringVar(&proxies, "trusted-proxies", env("trusted-proxies", ""), "CIDRs whose X-Forwarded-For names the client IP for rate limits")
 	demoDefault, err := parseBool(env("demo", "false"))
 	if err != nil {
@@ -71,8 +71,8 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("--upstream must be sim or an http(s) Esplora base URL")
 		}
 	}
-	if c.Limits != "spec" && c.Limits != "off" {
-		return c, fmt.Errorf("--limits must be spec or off")
+	if c.Limits != "spec" && c.Limits != "off" && c.Limits != "account" {
+		return c, fmt.Errorf("--limits must be spec, off or account")
 	}
 	for _, p := range strings.Split(proxies, ",") {
 		if p = strings.TrimSpace(p); p == "" {

@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	store := nodeStore{node: node}
 	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken,
-		EnforceLimits: cfg.Limits == "spec", History: history})
+		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, TrustedProxies: cfg.TrustedProxies})
 	public, err := serve(cfg.HTTP, httpd.NewHTTPServer("addrwatch", api.PublicHandler()))
 	if err != nil {
 		return err

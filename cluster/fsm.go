@@ -19,9 +19,10 @@ const snapshotVisitTimeout = 30 * time.Second
 // fsm applies committed entries to the account actors. raft calls it from
 // one goroutine; the parallelism is across accounts, inside the registry.
 type fsm struct {
-	accounts *actors.Registry
-	log      *slog.Logger
-	metrics  *applyMetrics
+	accounts  *actors.Registry
+	directory directory
+	log       *slog.Logger
+	metrics   *applyMetrics
 }
 
 var _ raft.BatchingFSM = (*fsm)(nil)
@@ -41,6 +42,12 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		if l.Type != raft.LogCommand {
 			continue
 		}
+		if body, isDirectory := persistence.ClusterEntry(l.Data); isDirectory {
+			if err := f.directory.apply(body); err != nil {
+				panic(fmt.Sprintf("cluster: log entry %d, stopping rather than diverge: %v", l.Index, err))
+			}
+			continue
+		}
 		cmds, err := persistence.DecodeCommands(l.Data)
 		if err != nil {
 			panic(fmt.Sprintf("cluster: log entry %d does not decode, stopping rather than diverge: %v", l.Index, err))
@@ -53,7 +60,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	}
 	results := f.accounts.ApplyBatch(all)
 	for i, l := range logs {
-		if l.Type == raft.LogCommand {
+		if _, isDirectory := persistence.ClusterEntry(l.Data); l.Type == raft.LogCommand && !isDirectory {
 			responses[i] = results[bounds[i][0]:bounds[i][1]]
 		}
 	}
@@ -81,16 +88,23 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: snapshot: %w", err)
 	}
-	return &fsmSnapshot{accounts: encoded}, nil
+	meta, err := f.directory.encode()
+	if err != nil {
+		return nil, fmt.Errorf("cluster: snapshot directory: %w", err)
+	}
+	return &fsmSnapshot{accounts: encoded, meta: meta}, nil
 }
 
 // Restore replaces every account with the snapshot's. A snapshot that fails
 // its checks is an error, and raft refuses to start on it.
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	accounts, err := persistence.ReadSnapshot(rc)
+	accounts, meta, err := persistence.ReadSnapshotWithMeta(rc)
 	if err != nil {
 		return fmt.Errorf("cluster: restore: %w", err)
+	}
+	if err := f.directory.restore(meta); err != nil {
+		return err
 	}
 	f.accounts.Restore(accounts)
 	f.log.Info("restored snapshot", "accounts", len(accounts))
@@ -99,6 +113,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 
 type fsmSnapshot struct {
 	accounts [][]byte
+	meta     []byte
 }
 
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
@@ -120,7 +135,7 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 			return err
 		}
 	}
-	return sw.Close()
+	return sw.CloseWithMeta(s.meta)
 }
 
 func (s *fsmSnapshot) Release() {}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -61,6 +62,9 @@ type Config struct {
 	DataDir  string
 	Peers    []Peer // empty: bootstrap a one-voter cluster of this node
 	Logger   *slog.Logger
+	// Addrs are this node's public and admin listeners, announced to the
+	// cluster when it leads so that followers can forward to it.
+	Addrs NodeAddrs
 }
 
 // Node is one raft member with the account actors behind its FSM.
@@ -181,12 +185,34 @@ func (n *Node) watchLeadership() {
 				n.log.Warn("leader barrier failed; not serving until the next leadership change", "err", err)
 				continue
 			}
-			// Leadership may have moved on while the barrier ran.
+			if err := n.announce(); err != nil {
+				n.log.Warn("could not announce this leader's addresses", "err", err)
+			}
+			// Leadership may have moved on meanwhile.
 			n.leaderReady.Store(n.raft.State() == raft.Leader)
 		case <-n.done:
 			return
 		}
 	}
+}
+
+// announce writes this node's listeners (and, on a new cluster, the
+// forwarding secret) to the directory through the log.
+func (n *Node) announce() error {
+	body, err := json.Marshal(announcement{NodeID: n.cfg.NodeID, Addrs: n.cfg.Addrs, Secret: newSecret()})
+	if err != nil {
+		return err
+	}
+	return n.raft.Apply(persistence.EncodeClusterEntry(body), raftApplyTimeout).Error()
+}
+
+// Route tells the edge where a request should be served: here when this
+// node serves, otherwise at the leader's listeners (empty while no leader
+// is known). secret authenticates forwarded requests.
+func (n *Node) Route() (serving bool, leader NodeAddrs, secret string) {
+	_, id := n.raft.LeaderWithID()
+	leader, secret = n.fsm.directory.lookup(string(id))
+	return n.serving(), leader, secret
 }
 
 // serving reports whether this node may answer reads and accept writes.

@@ -9,10 +9,14 @@ import (
 // The Agent API's public documents. They need no key, and a key sent with
 // them is ignored.
 
+//go:embed docs/agent.md
+var agentGuide []byte
+
 //go:embed docs/sheets.md
 var sheetsGuide []byte
 
 func (s *Server) registerDocs(r routeAdder) {
+	r.GET(agentPrefix+"/docs", markdown(agentGuide))
 	r.GET(agentPrefix+"/docs/sheets", markdown(sheetsGuide))
 }
 

@@ -90,3 +90,21 @@ func DecodeCommands(b []byte) ([]*actors.Command, error) {
 	}
 	return cmds, nil
 }
+
+// entryFormatCluster marks a log entry that carries cluster metadata (a
+// node announcing its addresses) instead of account commands.
+const entryFormatCluster byte = 2
+
+// EncodeClusterEntry wraps a cluster metadata body as a log entry.
+func EncodeClusterEntry(body []byte) []byte {
+	return append([]byte{entryFormatCluster}, body...)
+}
+
+// ClusterEntry returns the body of a cluster metadata entry, or false when
+// the entry carries account commands.
+func ClusterEntry(b []byte) ([]byte, bool) {
+	if len(b) > 0 && b[0] == entryFormatCluster {
+		return b[1:], true
+	}
+	return nil, false
+}

@@ -17,7 +17,7 @@ import (
 // commandKindsMax is the highest Kind this build knows. The round-trip test
 // asserts that NewPayload knows every kind up to it and none after it, so a
 // new kind that is not added here fails loudly instead of going untested.
-const commandKindsMax = actors.KindCompactSheet
+const commandKindsMax = actors.KindDeleteNote
 
 // at0 is the leader time of the first test command.
 var at0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano()
@@ -141,6 +141,13 @@ func samplePayload(t testing.TB, k actors.Kind) actors.Payload {
 	case *actors.CompactSheet:
 		p.SpaceID = "sh3e4r5t6y7u8i9o0p"
 		p.ExpectedRevision = 20
+	case *actors.PutNote:
+		p.TxID = strings.Repeat("ab", 32)
+		p.Text = "rent — ünïcödé"
+		p.Addresses = []string{"1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa", "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"}
+		p.Eligible = true
+	case *actors.DeleteNote:
+		p.TxID = strings.Repeat("cd", 32)
 	default:
 		t.Fatalf("kind %d (%T) has no sample: add one", k, p)
 	}

@@ -145,8 +145,8 @@ func TestSnapshotZeroAccounts(t *testing.T) {
 	if len(got) != 0 {
 		t.Fatalf("read %d accounts from an empty snapshot", len(got))
 	}
-	// magic, format, terminator, CRC-32C
-	if want := len(snapshotMagic) + 1 + 1 + 4; len(data) != want {
+	// magic, format, terminator, empty cluster metadata, CRC-32C
+	if want := len(snapshotMagic) + 1 + 1 + 1 + 4; len(data) != want {
 		t.Fatalf("empty snapshot is %d bytes, want %d", len(data), want)
 	}
 }
@@ -442,5 +442,34 @@ func TestOpenStoresOnAFileFails(t *testing.T) {
 	if s, err := OpenStores(file, hclog.NewNullLogger()); err == nil {
 		s.Close()
 		t.Fatal("OpenStores on a regular file succeeded")
+	}
+}
+
+func TestSnapshotCarriesClusterMetadata(t *testing.T) {
+	var buf bytes.Buffer
+	sw, err := NewSnapshotWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := EncodeAccount(&actors.Account{ID: "a1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.WriteAccount(enc); err != nil {
+		t.Fatal(err)
+	}
+	meta := []byte(`{"secret":"s","nodes":{"n1":{"http":"127.0.0.1:8080"}}}`)
+	if err := sw.CloseWithMeta(meta); err != nil {
+		t.Fatal(err)
+	}
+	accounts, got, err := ReadSnapshotWithMeta(bytes.NewReader(buf.Bytes()))
+	if err != nil || len(accounts) != 1 || accounts[0].ID != "a1" || string(got) != string(meta) {
+		t.Fatalf("read %v %q %v", accounts, got, err)
+	}
+	// Every truncation of it is refused.
+	for n := range buf.Len() {
+		if _, _, err := ReadSnapshotWithMeta(bytes.NewReader(buf.Bytes()[:n])); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("truncated at %d: %v", n, err)
+		}
 	}
 }

@@ -17,6 +17,15 @@ const (
 	txIDChars    = 64
 )
 
+// ValidateNoteText checks a note's text: 1 to 50 code points. The edge
+// calls it too, so a malformed note is a 422 before the upstream is asked.
+func ValidateNoteText(text string) *Error {
+	if !utf8.ValidString(text) || text == "" || charCount(text) > noteCharsMax {
+		return Errorf(CodeValidation, "note must be 1 to %d characters", noteCharsMax)
+	}
+	return nil
+}
+
 // Note is a saved transaction note.
 type Note struct {
 	TxID      string   `json:"txid"`
@@ -111,8 +120,8 @@ func (p *PutNote) apply(a *Account, c *Command, capability Level) Result {
 	if !ValidTxID(p.TxID) {
 		return fail(Errorf(CodeValidation, "txid must be %d hexadecimal characters", txIDChars))
 	}
-	if !utf8.ValidString(p.Text) || p.Text == "" || charCount(p.Text) > noteCharsMax {
-		return fail(Errorf(CodeValidation, "note must be 1 to %d characters", noteCharsMax))
+	if err := ValidateNoteText(p.Text); err != nil {
+		return fail(err)
 	}
 	addresses := slices.Clone(p.Addresses)
 	slices.Sort(addresses)

@@ -206,13 +206,26 @@ func (n *Node) announce() error {
 	return n.raft.Apply(persistence.EncodeClusterEntry(body), raftApplyTimeout).Error()
 }
 
-// Route tells the edge where a request should be served: here when this
-// node serves, otherwise at the leader's listeners (empty while no leader
-// is known). secret authenticates forwarded requests.
-func (n *Node) Route() (serving bool, leader NodeAddrs, secret string) {
+// Serving reports whether this node answers requests itself: it leads and
+// has applied its log.
+func (n *Node) Serving() bool { return n.serving() }
+
+// Leader returns the current leader's listeners, or false while no leader
+// is known (or it has not announced itself yet).
+func (n *Node) Leader() (NodeAddrs, bool) {
 	_, id := n.raft.LeaderWithID()
-	leader, secret = n.fsm.directory.lookup(string(id))
-	return n.serving(), leader, secret
+	if id == "" {
+		return NodeAddrs{}, false
+	}
+	addrs, _ := n.fsm.directory.lookup(string(id))
+	return addrs, addrs.HTTP != ""
+}
+
+// ForwardSecret authenticates requests forwarded between nodes; empty until
+// the first leader has announced itself.
+func (n *Node) ForwardSecret() string {
+	_, secret := n.fsm.directory.lookup("")
+	return secret
 }
 
 // serving reports whether this node may answer reads and accept writes.

@@ -2,6 +2,7 @@ package httpd
 
 import (
 	"crypto/subtle"
+	"strings"
 
 	"github.com/valyala/fasthttp"
 
@@ -48,16 +49,27 @@ func (s *Server) registerAdmin(r routeAdder) {
 	})
 }
 
-// admin wraps a handler with the operator token check.
-func (s *Server) admin(h handlerFunc) fasthttp.RequestHandler {
-	return handle(func(ctx *fasthttp.RequestCtx) *actors.Error {
+// admin adapts an operator handler; adminGate has checked the token.
+func (s *Server) admin(h handlerFunc) fasthttp.RequestHandler { return handle(h) }
+
+// adminGate checks the operator token on every admin path except the
+// health probes. A request forwarded by another node was checked there
+// (nodes may have different admin tokens).
+func (s *Server) adminGate(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		path := string(ctx.Path())
+		if path == "/healthz" || path == "/readyz" || ctx.UserValue(forwardedKey) != nil || !strings.HasPrefix(path, adminPrefix+"/") {
+			next(ctx)
+			return
+		}
 		token, found := bearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
 		given := hashSecret(token)
 		if !found || subtle.ConstantTimeCompare(given[:], s.adminTokenHash[:]) != 1 {
-			return errUnauthorized
+			writeError(ctx, errUnauthorized)
+			return
 		}
-		return h(ctx)
-	})
+		next(ctx)
+	}
 }
 
 func (s *Server) createAccount(ctx *fasthttp.RequestCtx) *actors.Error {

@@ -32,7 +32,13 @@ type cardPage struct {
 // full history up to the offset ceiling.
 func (s *Server) pageFor(c context.Context, addr string, plan actors.Plan, w historyWindow, offset, limit int, force bool) cardPage {
 	if offset >= chain.HistoryOffsetCeiling {
-		return cardPage{ceilingReached: true}
+		// Past the ceiling nothing is listed, but the lifetime count still
+		// says whether the history goes on beyond it.
+		head, err := s.history.Page(c, addr, 0, 1, force)
+		if err != nil {
+			return cardPage{err: err}
+		}
+		return cardPage{totalCount: head.TotalCount, stats: head.Stats, ceilingReached: head.TotalCount > int64(offset)}
 	}
 	page, err := s.history.Page(c, addr, offset, limit, force)
 	if err != nil {

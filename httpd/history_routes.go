@@ -343,6 +343,9 @@ func (s *Server) putNote(ctx *fasthttp.RequestCtx, aud audience) *actors.Error {
 	if req.Note == nil {
 		return required("note")
 	}
+	if err := actors.ValidateNoteText(*req.Note); err != nil {
+		return err
+	}
 	c, cancel := context.WithTimeout(context.Background(), upstreamTimeout)
 	defer cancel()
 	who, err := s.authorize(c, cred)

@@ -147,6 +147,9 @@ var (
 // check takes the request's tokens, all or none.
 func (e *edgeLimits) check(ctx *fasthttp.RequestCtx) *actors.Error {
 	path := ctx.Path()
+	if ctx.UserValue(forwardedKey) != nil {
+		return nil // limited on the node that received it
+	}
 	if !bytes.HasPrefix(path, agentPathPrefix) || bytes.HasPrefix(path, docsPathPrefix) || bytes.Equal(path, openAPIPath) {
 		return nil
 	}

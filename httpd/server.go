@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"net"
@@ -31,6 +32,9 @@ type Config struct {
 	SheetBudget bool
 	// History reads address histories and transactions from the upstream.
 	History History
+	// Cluster, when set, makes a follower forward what it cannot serve to
+	// the leader.
+	Cluster Cluster
 	// TrustedProxies are the peers whose X-Forwarded-For names the client
 	// IP for the edge rate limits.
 	TrustedProxies []*net.IPNet
@@ -47,6 +51,7 @@ type Server struct {
 	sheetBudget    bool
 	history        History
 	limits         *edgeLimits // nil when limits are off
+	forward        *forwarder  // nil without a cluster
 }
 
 // New builds a Server.
@@ -57,6 +62,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.EdgeLimits {
 		s.limits = newEdgeLimits(cfg.TrustedProxies, s.now)
+	}
+	if cfg.Cluster != nil {
+		s.forward = &forwarder{cluster: cfg.Cluster, clients: map[string]*fasthttp.HostClient{}}
 	}
 	return s
 }
@@ -97,17 +105,45 @@ func (s *Server) PublicHandler() fasthttp.RequestHandler {
 	r := s.newRouter()
 	s.registerAgent(r)
 	s.registerOwner(r)
-	if s.limits != nil {
-		return s.limits.wrap(r.Handler)
+	// Outside in: recognise a forwarded request, limit the client, pass
+	// what this node cannot serve to the leader, route.
+	h := r.Handler
+	if s.forward != nil {
+		h = s.forward.send(false, servedLocally, h)
 	}
-	return r.Handler
+	if s.limits != nil {
+		h = s.limits.wrap(h)
+	}
+	if s.forward != nil {
+		h = s.forward.receive(h)
+	}
+	return h
 }
 
 // AdminHandler serves the admin API and the health endpoints.
 func (s *Server) AdminHandler() fasthttp.RequestHandler {
 	r := s.newRouter()
 	s.registerAdmin(r)
-	return r.Handler
+	h := s.adminGate(r.Handler)
+	if s.forward != nil {
+		h = s.forward.receive(s.adminGate(s.forward.send(true, adminServedLocally, r.Handler)))
+	}
+	return h
+}
+
+// servedLocally lists public paths every node answers itself: the
+// documents, which are the same everywhere.
+func servedLocally(path []byte) bool {
+	return bytes.HasPrefix(path, docsPathPrefix) || bytes.HasSuffix(path, []byte("/openapi.json"))
+}
+
+// adminServedLocally lists admin paths about this node itself.
+func adminServedLocally(path []byte) bool {
+	switch string(path) {
+	case "/healthz", "/readyz", "/metrics", adminPrefix + "/cluster":
+		return true
+	}
+	return false
 }
 
 // newRouter returns a router whose every non-route answer has the error

@@ -62,7 +62,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	accounts := actors.NewRegistry(logger)
 	defer accounts.Shutdown()
-	node, err := cluster.Open(cluster.Config{NodeID: cfg.NodeID, RaftAddr: cfg.Raft, DataDir: cfg.Data, Peers: cfg.Peers, Logger: logger}, accounts)
+	node, err := cluster.Open(cluster.Config{NodeID: cfg.NodeID, RaftAddr: cfg.Raft, DataDir: cfg.Data, Peers: cfg.Peers, Logger: logger,
+		Addrs: cluster.NodeAddrs{HTTP: cfg.HTTP, Admin: cfg.Admin}}, accounts)
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	store := nodeStore{node: node}
 	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken,
-		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, TrustedProxies: cfg.TrustedProxies})
+		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, TrustedProxies: cfg.TrustedProxies,
+		Cluster: store})
 	public, err := serve(cfg.HTTP, httpd.NewHTTPServer("addrwatch", api.PublicHandler()))
 	if err != nil {
 		return err

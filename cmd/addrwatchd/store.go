@@ -43,3 +43,11 @@ func translate(err error) error {
 	}
 	return err
 }
+
+func (s nodeStore) Serving() bool         { return s.node.Serving() }
+func (s nodeStore) ForwardSecret() string { return s.node.ForwardSecret() }
+
+func (s nodeStore) Leader() (public, admin string, known bool) {
+	addrs, known := s.node.Leader()
+	return addrs.HTTP, addrs.Admin, known
+}

@@ -15,4 +15,5 @@ func (s *Server) registerAgent(r routeAdder) {
 	})
 	s.registerResources(r, agentPrefix, audienceAgent)
 	s.registerDocs(r)
+	s.registerOpenAPI(r)
 }

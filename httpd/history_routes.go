@@ -29,6 +29,7 @@ func (s *Server) registerHistory(r routeAdder, prefix string, aud audience) {
 		})
 	})
 	r.GET(prefix+"/history/cards/{card_id}/transactions", handle(func(ctx *fasthttp.RequestCtx) *actors.Error { return s.cardTransactions(ctx, aud) }))
+	onlyMethods(r, prefix+"/history/notes/batch", fasthttp.MethodPost)
 	r.POST(prefix+"/history/notes/batch", func(ctx *fasthttp.RequestCtx) {
 		s.readWith(ctx, aud, func() (actors.Query, *actors.Error) {
 			var req struct {

@@ -52,6 +52,7 @@ type server struct {
 	raftAddr   string
 	cmd        *exec.Cmd
 	logs       *syncBuffer // the process's stdout and stderr
+	extra      []string    // arguments a restart repeats (cluster tests)
 	exited     chan struct{}
 }
 
@@ -67,8 +68,17 @@ func startServer(t testing.TB, extraArgs ...string) *server {
 	return s
 }
 
-// start (re)starts the process on the server's data dir and ports.
+// start (re)starts the process on the server's data dir and ports and
+// waits until it serves.
 func (s *server) start(extraArgs ...string) {
+	s.t.Helper()
+	s.launch(extraArgs...)
+	s.waitReady()
+}
+
+// launch starts the process without waiting for it to serve (a cluster's
+// nodes serve only once enough of them run).
+func (s *server) launch(extraArgs ...string) {
 	s.t.Helper()
 	args := append([]string{"--http", s.httpAddr, "--admin", s.adminAddr, "--raft", s.raftAddr, "--data", s.Dir, "--admin-token", s.AdminToken, "--limits", "off"}, extraArgs...)
 	s.logs = &syncBuffer{}
@@ -82,7 +92,6 @@ func (s *server) start(extraArgs ...string) {
 		cmd.Wait()
 		close(exited)
 	}(s.cmd, s.exited)
-	s.waitReady()
 }
 
 // waitReady polls /readyz until the node has a leader.

@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"strings"
 
+	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
@@ -13,8 +14,8 @@ import (
 const adminPrefix = "/admin/v1"
 
 func (s *Server) registerAdmin(r routeAdder) {
-	r.POST(adminPrefix+"/accounts", s.admin(s.createAccount))
-	r.GET(adminPrefix+"/cluster", s.admin(func(ctx *fasthttp.RequestCtx) *actors.Error {
+	r.POST(adminPrefix+"/accounts", handle(s.createAccount))
+	r.GET(adminPrefix+"/cluster", handle(func(ctx *fasthttp.RequestCtx) *actors.Error {
 		status, err := s.op.Status()
 		if err != nil {
 			return storeError(err)
@@ -22,15 +23,15 @@ func (s *Server) registerAdmin(r routeAdder) {
 		writeJSON(ctx, fasthttp.StatusOK, status)
 		return nil
 	}))
-	r.POST(adminPrefix+"/cluster/nodes", s.admin(s.addNode))
-	r.DELETE(adminPrefix+"/cluster/nodes/{id}", s.admin(func(ctx *fasthttp.RequestCtx) *actors.Error {
+	r.POST(adminPrefix+"/cluster/nodes", handle(s.addNode))
+	r.DELETE(adminPrefix+"/cluster/nodes/{id}", handle(func(ctx *fasthttp.RequestCtx) *actors.Error {
 		if err := s.op.RemoveServer(pathParam(ctx, "id")); err != nil {
 			return storeError(err)
 		}
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return nil
 	}))
-	r.POST(adminPrefix+"/snapshot", s.admin(func(ctx *fasthttp.RequestCtx) *actors.Error {
+	r.POST(adminPrefix+"/snapshot", handle(func(ctx *fasthttp.RequestCtx) *actors.Error {
 		if err := s.op.Snapshot(); err != nil {
 			return storeError(err)
 		}
@@ -52,13 +53,19 @@ func (s *Server) registerAdmin(r routeAdder) {
 // admin adapts an operator handler; adminGate has checked the token.
 func (s *Server) admin(h handlerFunc) fasthttp.RequestHandler { return handle(h) }
 
-// adminGate checks the operator token on every admin path except the
-// health probes. A request forwarded by another node was checked there
-// (nodes may have different admin tokens).
-func (s *Server) adminGate(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+// adminGate checks the operator token on every admin operation (a route
+// and method the router serves, health probes aside) before anything else
+// happens to it, forwarding included. OPTIONS, 405 and 307 answers need no
+// token. A request forwarded by another node was checked there (nodes may
+// have different admin tokens).
+func (s *Server) adminGate(r *router.Router, next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		path := string(ctx.Path())
 		if path == "/healthz" || path == "/readyz" || ctx.UserValue(forwardedKey) != nil || !strings.HasPrefix(path, adminPrefix+"/") {
+			next(ctx)
+			return
+		}
+		if h, _ := r.Lookup(string(ctx.Method()), path, ctx); h == nil {
 			next(ctx)
 			return
 		}

@@ -124,9 +124,9 @@ func (s *Server) PublicHandler() fasthttp.RequestHandler {
 func (s *Server) AdminHandler() fasthttp.RequestHandler {
 	r := s.newRouter()
 	s.registerAdmin(r)
-	h := s.adminGate(r.Handler)
+	h := s.adminGate(r, r.Handler)
 	if s.forward != nil {
-		h = s.forward.receive(s.adminGate(s.forward.send(true, adminServedLocally, r.Handler)))
+		h = s.forward.receive(s.adminGate(r, s.forward.send(true, adminServedLocally, r.Handler)))
 	}
 	return h
 }

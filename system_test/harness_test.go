@@ -81,6 +81,7 @@ func (s *server) start(extraArgs ...string) {
 func (s *server) launch(extraArgs ...string) {
 	s.t.Helper()
 	args := append([]string{"--http", s.httpAddr, "--admin", s.adminAddr, "--raft", s.raftAddr, "--data", s.Dir, "--admin-token", s.AdminToken, "--limits", "off"}, extraArgs...)
+	adminBases.Store(s.AdminURL, true)
 	s.logs = &syncBuffer{}
 	s.cmd = exec.Command(serverBinary, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
@@ -246,6 +247,7 @@ func do(t testing.TB, method, url, bearer string, body any, headers ...string) r
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkContract(t, method, url, resp.StatusCode, resp.Header, b)
 	return response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 }
 

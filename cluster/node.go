@@ -88,6 +88,7 @@ type Node struct {
 	leaderReady atomic.Bool
 	leaderCh    chan bool
 	done        chan struct{}
+	check       *leaderCheck
 }
 
 // Open starts the node: opens the stores, restores the latest snapshot and
@@ -125,7 +126,7 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 		return nil, fmt.Errorf("cluster: start raft: %w", err)
 	}
 	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, accounts: accounts, metrics: metrics, log: cfg.Logger, cfg: cfg,
-		leaderCh: leaderCh, done: make(chan struct{})}
+		leaderCh: leaderCh, done: make(chan struct{}), check: &leaderCheck{raft: r}}
 	go n.watchLeadership()
 	if !existing {
 		if err := n.bootstrap(); err != nil {
@@ -242,10 +243,25 @@ func (n *Node) Propose(ctx context.Context, cmd *actors.Command) (actors.Result,
 	return n.proposer.propose(ctx, cmd)
 }
 
-// Query reads from the applied state of the account on the leader.
+// Query reads from the applied state of the account on the leader. This is
+// the default read: raft's leader steps down when it loses contact with a
+// quorum for longer than its lease, so a stale answer is possible only in
+// that short window.
 func (n *Node) Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
 	if !n.serving() {
 		return actors.Result{}, ErrNotLeader
+	}
+	return n.accounts.Query(ctx, cred, q, queryTimeout), nil
+}
+
+// QueryLinearizable is Query after the leader has confirmed with a quorum
+// that it still leads (checks are shared by concurrent reads).
+func (n *Node) QueryLinearizable(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
+	if !n.serving() {
+		return actors.Result{}, ErrNotLeader
+	}
+	if err := n.check.verify(ctx); err != nil {
+		return actors.Result{}, err
 	}
 	return n.accounts.Query(ctx, cred, q, queryTimeout), nil
 }
@@ -274,6 +290,22 @@ func (n *Node) HasLeader() bool {
 	}
 	addr, _ := n.raft.LeaderWithID()
 	return addr != ""
+}
+
+// readyLagMax is how far behind the commit index a ready follower may apply.
+const readyLagMax = 1000
+
+// Ready reports whether this node is part of a cluster with a known,
+// serving leader and has caught up: a follower must have heard from the
+// leader recently and applied nearly everything it knows is committed.
+func (n *Node) Ready() bool {
+	if !n.HasLeader() {
+		return false
+	}
+	if n.raft.State() == raft.Leader {
+		return true
+	}
+	return time.Since(n.raft.LastContact()) < 5*time.Second && n.raft.AppliedIndex()+readyLagMax >= n.raft.CommitIndex()
 }
 
 // IsLeader reports whether this node leads.

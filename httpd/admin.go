@@ -1,7 +1,10 @@
 package httpd
 
 import (
+	"bytes"
 	"crypto/subtle"
+	"errors"
+	"os"
 	"strings"
 
 	"github.com/fasthttp/router"
@@ -31,6 +34,9 @@ func (s *Server) registerAdmin(r routeAdder) {
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return nil
 	}))
+	r.POST(adminPrefix+"/cluster/transfer", handle(s.transferLeadership))
+	r.GET(adminPrefix+"/backup", handle(s.backup))
+	r.POST(adminPrefix+"/restore", handle(s.restore))
 	r.POST(adminPrefix+"/snapshot", handle(func(ctx *fasthttp.RequestCtx) *actors.Error {
 		if err := s.op.Snapshot(); err != nil {
 			return storeError(err)
@@ -125,5 +131,59 @@ func (s *Server) addNode(ctx *fasthttp.RequestCtx) *actors.Error {
 		return storeError(err)
 	}
 	writeJSON(ctx, fasthttp.StatusOK, map[string]string{"id": *req.ID, "raft_addr": *req.RaftAddr})
+	return nil
+}
+
+func (s *Server) transferLeadership(ctx *fasthttp.RequestCtx) *actors.Error {
+	var req struct {
+		ID *string `json:"id"`
+	}
+	if len(ctx.PostBody()) > 0 {
+		if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
+			return err
+		}
+	}
+	if err := s.op.TransferLeadership(deref(req.ID)); err != nil {
+		return storeError(err)
+	}
+	writeJSON(ctx, fasthttp.StatusOK, map[string]bool{"transferred": true})
+	return nil
+}
+
+// backup answers a consistent snapshot file of the whole state.
+func (s *Server) backup(ctx *fasthttp.RequestCtx) *actors.Error {
+	var buf bytes.Buffer
+	if err := s.op.Backup(&buf); err != nil {
+		return storeError(err)
+	}
+	ctx.Response.Header.SetContentType("application/octet-stream")
+	ctx.Response.Header.Set(fasthttp.HeaderContentDisposition, `attachment; filename="addrwatch-backup.snap"`)
+	ctx.SetBody(buf.Bytes())
+	return nil
+}
+
+// restore replaces the cluster's state with an uploaded backup file. The
+// file is checked whole before anything is replaced.
+func (s *Server) restore(ctx *fasthttp.RequestCtx) *actors.Error {
+	body := ctx.PostBody()
+	if len(body) == 0 {
+		return actors.Errorf(actors.CodeValidation, "the request body must be a backup file from GET /admin/v1/backup")
+	}
+	f, err := os.CreateTemp("", "addrwatch-restore-*.snap")
+	if err != nil {
+		return actors.Errorf(actors.CodeInternal, "internal error")
+	}
+	defer os.Remove(f.Name())
+	_, werr := f.Write(body)
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		return actors.Errorf(actors.CodeInternal, "internal error")
+	}
+	if err := s.op.Restore(f.Name()); err != nil {
+		if errors.Is(err, ErrNotLeader) || errors.Is(err, ErrOutcomeUnknown) {
+			return storeError(err)
+		}
+		return actors.Errorf(actors.CodeValidation, "the backup was not restored: %v", err)
+	}
+	writeJSON(ctx, fasthttp.StatusOK, map[string]bool{"restored": true})
 	return nil
 }

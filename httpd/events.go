@@ -76,7 +76,7 @@ func (s *Server) registerEvents(r routeAdder, prefix string, aud audience) {
 		if err != nil {
 			return err
 		}
-		c, cancel := s.context()
+		c, cancel := readContext(ctx, requestTimeout)
 		defer cancel()
 		res, err := s.ask(c, cred, q)
 		if err != nil {

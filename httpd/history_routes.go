@@ -197,7 +197,7 @@ func (s *Server) cardTransactions(ctx *fasthttp.RequestCtx, aud audience) *actor
 	if err != nil {
 		return err
 	}
-	c, cancel := context.WithTimeout(context.Background(), upstreamTimeout)
+	c, cancel := readContext(ctx, upstreamTimeout)
 	defer cancel()
 	res, err := s.ask(c, cred, actors.HistoryCardQuery{CardID: pathParam(ctx, "card_id")})
 	if err != nil {
@@ -267,7 +267,7 @@ func (s *Server) combinedHistory(ctx *fasthttp.RequestCtx, aud audience) *actors
 	if err != nil {
 		return err
 	}
-	c, cancel := context.WithTimeout(context.Background(), upstreamTimeout)
+	c, cancel := readContext(ctx, upstreamTimeout)
 	defer cancel()
 	res, err := s.ask(c, cred, actors.HistoryCardsQuery{})
 	if err != nil {
@@ -347,7 +347,7 @@ func (s *Server) putNote(ctx *fasthttp.RequestCtx, aud audience) *actors.Error {
 	if err := actors.ValidateNoteText(*req.Note); err != nil {
 		return err
 	}
-	c, cancel := context.WithTimeout(context.Background(), upstreamTimeout)
+	c, cancel := readContext(ctx, upstreamTimeout)
 	defer cancel()
 	who, err := s.authorize(c, cred)
 	if err != nil {

@@ -48,6 +48,29 @@ func (s *Server) context() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), requestTimeout)
 }
 
+// ConsistencyHeader asks for a linearizable read: the leader confirms with
+// a quorum that it still leads before answering. Without it a read is
+// answered by the leader from applied state (see cluster/DESIGN.md).
+const ConsistencyHeader = "X-Addrwatch-Read-Consistency"
+
+type linearizableKey struct{}
+
+// Linearizable reports whether a read's context asks for a quorum check.
+func Linearizable(c context.Context) bool {
+	v, _ := c.Value(linearizableKey{}).(bool)
+	return v
+}
+
+// readContext is the context of a read: bounded by timeout, and carrying
+// the read consistency the request asked for.
+func readContext(ctx *fasthttp.RequestCtx, timeout time.Duration) (context.Context, context.CancelFunc) {
+	c := context.Background()
+	if string(ctx.Request.Header.Peek(ConsistencyHeader)) == "linearizable" {
+		c = context.WithValue(c, linearizableKey{}, true)
+	}
+	return context.WithTimeout(c, timeout)
+}
+
 // read authenticates and answers a query.
 func (s *Server) read(ctx *fasthttp.RequestCtx, aud audience, q actors.Query) {
 	s.readWith(ctx, aud, func() (actors.Query, *actors.Error) { return q, nil })
@@ -66,7 +89,7 @@ func (s *Server) readWith(ctx *fasthttp.RequestCtx, aud audience, build func() (
 		writeError(ctx, err)
 		return
 	}
-	c, cancel := s.context()
+	c, cancel := readContext(ctx, requestTimeout)
 	defer cancel()
 	res, qerr := s.store.Query(c, cred, q)
 	if qerr != nil {

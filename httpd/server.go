@@ -194,21 +194,35 @@ func routeExists(r *router.Router, path string, ctx *fasthttp.RequestCtx) bool {
 	return false
 }
 
-// NewHTTPServer returns a fasthttp server for handler with the product's
-// limits. An oversized body or a malformed request gets the error shape too.
+// adminBodyBytesMax lets a backup file be uploaded for a restore.
+const adminBodyBytesMax = 1 << 30
+
+// NewHTTPServer returns the public listener's fasthttp server with the
+// product's limits. An oversized body or a malformed request gets the error
+// shape too.
 func NewHTTPServer(name string, handler fasthttp.RequestHandler) *fasthttp.Server {
+	return newHTTPServer(name, handler, bodyBytesMax)
+}
+
+// NewAdminHTTPServer returns the admin listener's server, which accepts
+// backup files.
+func NewAdminHTTPServer(name string, handler fasthttp.RequestHandler) *fasthttp.Server {
+	return newHTTPServer(name, handler, adminBodyBytesMax)
+}
+
+func newHTTPServer(name string, handler fasthttp.RequestHandler, bodyMax int) *fasthttp.Server {
 	return &fasthttp.Server{
 		Handler:               handler,
 		Name:                  name,
 		NoDefaultServerHeader: true,
-		MaxRequestBodySize:    bodyBytesMax,
+		MaxRequestBodySize:    bodyMax,
 		ReadTimeout:           30 * time.Second,
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           2 * time.Minute,
 		ReadBufferSize:        16 << 10,
 		ErrorHandler: func(ctx *fasthttp.RequestCtx, err error) {
 			if strings.Contains(err.Error(), "body size exceeds") {
-				writeError(ctx, actors.Errorf(actors.CodeValidation, "request body exceeds %d bytes", bodyBytesMax))
+				writeError(ctx, actors.Errorf(actors.CodeValidation, "request body exceeds %d bytes", bodyMax))
 				return
 			}
 			writeError(ctx, actors.Errorf(actors.CodeBadRequest, "malformed HTTP request"))

@@ -3,6 +3,7 @@ package httpd
 import (
 	"context"
 	"errors"
+	"io"
 
 	"github.com/addrwatch/addrwatch/actors"
 )
@@ -28,8 +29,14 @@ type Operator interface {
 	// RemoveServer removes a server from the cluster.
 	RemoveServer(id string) error
 	// Ready reports whether this node can serve: it is part of a cluster
-	// with a known leader.
+	// with a known leader and has caught up.
 	Ready() bool
+	// TransferLeadership hands leadership to the voter id (any when empty).
+	TransferLeadership(id string) error
+	// Backup writes a consistent snapshot of the whole state to w.
+	Backup(w io.Writer) error
+	// Restore replaces the whole state with a backup file.
+	Restore(path string) error
 }
 
 // Errors a Store returns; the wiring maps the node's own errors to these.

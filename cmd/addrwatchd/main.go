@@ -84,7 +84,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer shutdown(public)
-	admin, err := serve(cfg.Admin, httpd.NewHTTPServer("addrwatch-admin", api.AdminHandler()))
+	admin, err := serve(cfg.Admin, httpd.NewAdminHTTPServer("addrwatch-admin", api.AdminHandler()))
 	if err != nil {
 		return err
 	}

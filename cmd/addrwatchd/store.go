@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/cluster"
@@ -20,7 +21,11 @@ func (s nodeStore) Propose(ctx context.Context, cmd *actors.Command) (actors.Res
 }
 
 func (s nodeStore) Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
-	res, err := s.node.Query(ctx, cred, q)
+	query := s.node.Query
+	if httpd.Linearizable(ctx) {
+		query = s.node.QueryLinearizable
+	}
+	res, err := query(ctx, cred, q)
 	return res, translate(err)
 }
 
@@ -30,7 +35,12 @@ func (s nodeStore) AddVoter(id, raftAddr string) error {
 	return translate(s.node.AddVoter(id, raftAddr))
 }
 func (s nodeStore) RemoveServer(id string) error { return translate(s.node.RemoveServer(id)) }
-func (s nodeStore) Ready() bool                  { return s.node.HasLeader() }
+func (s nodeStore) Ready() bool                  { return s.node.Ready() }
+func (s nodeStore) Backup(w io.Writer) error     { return translate(s.node.Backup(w)) }
+func (s nodeStore) Restore(path string) error    { return translate(s.node.RestoreFile(path)) }
+func (s nodeStore) TransferLeadership(id string) error {
+	return translate(s.node.TransferLeadership(id))
+}
 
 func translate(err error) error {
 	switch {
@@ -38,6 +48,8 @@ func translate(err error) error {
 		return nil
 	case errors.Is(err, cluster.ErrNotLeader):
 		return fmt.Errorf("%w: %v", httpd.ErrNotLeader, err)
+	case errors.Is(err, cluster.ErrUnknownServer):
+		return actors.Errorf(actors.CodeNotFound, "%v", err)
 	case errors.Is(err, cluster.ErrOutcomeUnknown), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w: %v", httpd.ErrOutcomeUnknown, err)
 	}

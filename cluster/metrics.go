@@ -19,9 +19,11 @@ type applyMetrics struct {
 func (m *applyMetrics) observeBatch(commands int) {
 	m.entries.Add(1)
 	m.proposed.Add(uint64(commands))
+	commitBatch.Observe(float64(commands))
 }
 
 func (m *applyMetrics) observeApply(commands int, took time.Duration) {
+	applyLatency.Observe(took.Seconds())
 	m.applyBatches.Add(1)
 	m.applied.Add(uint64(commands))
 	m.applyNanos.Add(uint64(took.Nanoseconds()))

@@ -44,6 +44,9 @@ func (s *Server) registerAdmin(r routeAdder) {
 		writeJSON(ctx, fasthttp.StatusOK, map[string]bool{"snapshot_taken": true})
 		return nil
 	}))
+	if s.registry != nil {
+		r.GET("/metrics", metricsHandler(s.registry))
+	}
 	r.GET("/healthz", func(ctx *fasthttp.RequestCtx) {
 		writeJSON(ctx, fasthttp.StatusOK, map[string]string{"status": "ok"})
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fasthttp/router"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
@@ -32,6 +33,9 @@ type Config struct {
 	SheetBudget bool
 	// History reads address histories and transactions from the upstream.
 	History History
+	// Metrics, when set, receives the request metrics and is served at
+	// /metrics on the admin listener.
+	Metrics *prometheus.Registry
 	// Cluster, when set, makes a follower forward what it cannot serve to
 	// the leader.
 	Cluster Cluster
@@ -52,6 +56,8 @@ type Server struct {
 	history        History
 	limits         *edgeLimits // nil when limits are off
 	forward        *forwarder  // nil without a cluster
+	metrics        *requestMetrics
+	registry       *prometheus.Registry
 }
 
 // New builds a Server.
@@ -65,6 +71,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Cluster != nil {
 		s.forward = &forwarder{cluster: cfg.Cluster, clients: map[string]*fasthttp.HostClient{}}
+	}
+	if cfg.Metrics != nil {
+		s.registry, s.metrics = cfg.Metrics, newRequestMetrics(cfg.Metrics)
 	}
 	return s
 }
@@ -106,8 +115,11 @@ func (s *Server) PublicHandler() fasthttp.RequestHandler {
 	s.registerAgent(r)
 	s.registerOwner(r)
 	// Outside in: recognise a forwarded request, limit the client, pass
-	// what this node cannot serve to the leader, route.
+	// what this node cannot serve to the leader, measure, route.
 	h := r.Handler
+	if s.metrics != nil {
+		h = s.metrics.wrap(h)
+	}
 	if s.forward != nil {
 		h = s.forward.send(false, servedLocally, h)
 	}
@@ -152,6 +164,7 @@ func adminServedLocally(path []byte) bool {
 // 500 for a recovered panic.
 func (s *Server) newRouter() *router.Router {
 	r := router.New()
+	r.SaveMatchedRoutePath = true   // the route label of the request metrics
 	r.RedirectTrailingSlash = false // we redirect with 307, below
 	r.RedirectFixedPath = false
 	r.HandleMethodNotAllowed = true

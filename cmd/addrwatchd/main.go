@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
@@ -75,10 +77,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	history := chain.NewHistoryCache(upstream, historyTTL, nil, historyAddressesMax)
 
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics.MustRegister(node.Collectors()...)
+
 	store := nodeStore{node: node}
 	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken,
 		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, TrustedProxies: cfg.TrustedProxies,
-		Cluster: store})
+		Cluster: store, Metrics: metrics})
 	public, err := serve(cfg.HTTP, httpd.NewHTTPServer("addrwatch", api.PublicHandler()))
 	if err != nil {
 		return err

@@ -15,6 +15,10 @@ const (
 	// or a black-holed address cannot hang a script.
 	requestTimeout = 10 * time.Second
 
+	// transferTimeout bounds a backup download or a restore upload, whose
+	// body is the whole state and may take minutes on a slow link.
+	transferTimeout = 10 * time.Minute
+
 	// responseBytesMax bounds what the CLI reads from a response. Every
 	// answer of the admin and owner APIs is far smaller; a larger one means
 	// the URL points at something else.
@@ -34,27 +38,16 @@ type client struct {
 // body of a 2xx response. Any other status becomes an *apiError.
 func (c *client) do(ctx context.Context, method, path string, in any) ([]byte, error) {
 	var body io.Reader
+	contentType := ""
 	if in != nil {
 		encoded, err := json.Marshal(in)
 		if err != nil {
 			return nil, fmt.Errorf("encode request: %w", err)
 		}
 		body = bytes.NewReader(encoded)
+		contentType = "application/json"
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", userAgent)
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-
-	// Errors from Do name the method and URL, never the headers, so the
-	// credential cannot leak into the message.
-	resp, err := c.http.Do(req)
+	resp, err := c.send(ctx, method, path, contentType, body, -1, "application/json")
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +63,39 @@ func (c *client) do(ctx context.Context, method, path string, in any) ([]byte, e
 		return nil, newAPIError(resp.StatusCode, data)
 	}
 	return data, nil
+}
+
+// send sends one request with the credential and returns the response with
+// its body unread, whatever its status; the caller closes the body. body may
+// be nil; size is its length, or -1 when unknown (then the length comes from
+// body itself where net/http can tell it).
+func (c *client) send(ctx context.Context, method, path, contentType string, body io.Reader, size int64, accept string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if size >= 0 {
+		req.ContentLength = size
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Accept", accept)
+	req.Header.Set("User-Agent", userAgent)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	// Errors from Do name the method and URL, never the headers, so the
+	// credential cannot leak into the message.
+	return c.http.Do(req)
+}
+
+// errorFrom turns a non-2xx response into an *apiError, reading at most
+// responseBytesMax of its body; it returns nil for a 2xx response.
+func errorFrom(resp *http.Response) error {
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		return nil
+	}
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, responseBytesMax))
+	return newAPIError(resp.StatusCode, data)
 }
 
 // apiError is a non-2xx answer. The server's body is

@@ -16,6 +16,7 @@ import (
 type command struct {
 	words    []string // the command's name, e.g. {"key", "create"}
 	args     []string // positional placeholders, e.g. {"KEY_ID"}
+	optional []string // trailing placeholders that may be left out, e.g. {"ID"}
 	synopsis string   // the command's own flags as shown in the usage line
 	summary  string   // one line for the command list
 	details  string   // a paragraph for --help
@@ -44,6 +45,12 @@ const (
 var commands = []*command{
 	accountCreateCommand,
 	clusterStatusCommand,
+	clusterAddCommand,
+	clusterRemoveCommand,
+	clusterTransferCommand,
+	clusterSnapshotCommand,
+	clusterBackupCommand,
+	clusterRestoreCommand,
 	snapshotCommand,
 	keyCreateCommand,
 	keyListCommand,
@@ -96,8 +103,8 @@ func (c *command) run(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return c.usageErr(err.Error())
 	}
-	if len(positional) != len(c.args) {
-		return c.usageErr(fmt.Sprintf("%s takes %s, got %d argument(s)", c.name(), describeArgs(c.args), len(positional)))
+	if len(positional) < len(c.args) || len(positional) > len(c.args)+len(c.optional) {
+		return c.usageErr(fmt.Sprintf("%s takes %s, got %d argument(s)", c.name(), describeArgs(c.args, c.optional), len(positional)))
 	}
 	err = act(ctx, a, positional)
 	// An action reports a bad flag value as a usageError without knowing its
@@ -109,11 +116,20 @@ func (c *command) run(ctx context.Context, a *app, args []string) error {
 	return err
 }
 
-func describeArgs(args []string) string {
-	if len(args) == 0 {
+func describeArgs(args, optional []string) string {
+	if len(args)+len(optional) == 0 {
 		return "no arguments"
 	}
-	return strings.Join(args, " ")
+	return strings.Join(append(append([]string{}, args...), bracketed(optional)...), " ")
+}
+
+// bracketed writes optional placeholders the usual way: "[ID]".
+func bracketed(optional []string) []string {
+	out := make([]string, len(optional))
+	for i, o := range optional {
+		out[i] = "[" + o + "]"
+	}
+	return out
 }
 
 func (c *command) usageErr(msg string) error {

@@ -85,13 +85,15 @@ func firstSet(values ...string) string {
 }
 
 // app is what an action needs: the global settings, the environment they fall
-// back to, the output streams and the HTTP client every request shares.
+// back to, the output streams and the HTTP clients: one every ordinary request
+// shares, and one with a long timeout for backup and restore transfers.
 type app struct {
-	globals globals
-	getenv  func(string) string
-	stdout  io.Writer
-	stderr  io.Writer
-	http    *http.Client
+	globals      globals
+	getenv       func(string) string
+	stdout       io.Writer
+	stderr       io.Writer
+	http         *http.Client
+	transferHTTP *http.Client
 }
 
 // adminClient returns a client for the admin API with the admin token.
@@ -105,6 +107,19 @@ func (a *app) adminClient() (*client, error) {
 		return nil, err
 	}
 	return &client{http: a.http, base: base, token: token}, nil
+}
+
+// adminTransferClient is adminClient with the long transfer timeout, for
+// requests whose body is a whole backup file.
+func (a *app) adminTransferClient() (*client, error) {
+	c, err := a.adminClient()
+	if err != nil {
+		return nil, err
+	}
+	if a.transferHTTP != nil {
+		c.http = a.transferHTTP
+	}
+	return c, nil
 }
 
 // ownerClient returns a client for the owner API with the owner secret.

@@ -69,6 +69,7 @@ func printHelpFor(w io.Writer, words []string) error {
 func (c *command) printHelp(w io.Writer, fs *flag.FlagSet) {
 	usage := []string{"addrwatch", c.name()}
 	usage = append(usage, c.args...)
+	usage = append(usage, bracketed(c.optional)...)
 	if c.synopsis != "" {
 		usage = append(usage, c.synopsis)
 	}

@@ -39,13 +39,20 @@ func main() {
 // run is the whole program minus process globals, so tests can drive it with
 // their own arguments, environment and output buffers.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	return runWithClient(ctx, args, getenv, stdout, stderr, &http.Client{Timeout: requestTimeout})
+	return runWithClients(ctx, args, getenv, stdout, stderr,
+		&http.Client{Timeout: requestTimeout}, &http.Client{Timeout: transferTimeout})
 }
 
 // runWithClient is run with the HTTP client supplied, so a test can shorten
-// the timeout.
+// the timeout. The same client serves the backup and restore transfers.
 func runWithClient(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, hc *http.Client) int {
-	a := &app{getenv: getenv, stdout: stdout, stderr: stderr, http: hc}
+	return runWithClients(ctx, args, getenv, stdout, stderr, hc, hc)
+}
+
+// runWithClients is run with both HTTP clients supplied: hc for ordinary
+// requests and transfer for the backup and restore bodies.
+func runWithClients(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, hc, transfer *http.Client) int {
+	a := &app{getenv: getenv, stdout: stdout, stderr: stderr, http: hc, transferHTTP: transfer}
 	return exitCode(dispatch(ctx, a, args), stderr)
 }
 

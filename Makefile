@@ -43,5 +43,12 @@ bench: ## load-test one local node with bench/ (reads, sheet-put, baseline; see 
 	$(GO) run ./bench --targets "http://$$1" --admin "http://$$2" --data "$$dir" --duration 5s reads sheet-put baseline
 	$(GO) test ./actors ./persistence -run '^$$' -bench . -benchmem
 
+.PHONY: cluster cluster-clean
+cluster: ## run three local nodes on ./cluster-data in the foreground, with a demo account; Ctrl-C stops them
+	@MAKE='$(MAKE)' GO='$(GO)' ./scripts/cluster.sh
+
+cluster-clean: ## remove ./cluster-data
+	rm -rf ./cluster-data
+
 clean: ## remove build output (not ./data)
 	rm -rf $(BIN)

@@ -3,10 +3,23 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"io/fs"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
 )
+
+// backupMagic starts every backup file the admin API writes, so a file that
+// is not one (a proxy's error page, a wrong path) is caught before it is
+// kept or uploaded.
+const backupMagic = "AWSNAP"
 
 var clusterStatusCommand = &command{
 	words:   []string{"cluster", "status"},
@@ -23,16 +36,140 @@ index. The JSON is printed indented; --json prints it as received.`,
 	},
 }
 
-var snapshotCommand = &command{
-	words:   []string{"snapshot"},
+var clusterAddCommand = &command{
+	words:   []string{"cluster", "add"},
+	args:    []string{"ID", "RAFT_ADDR"},
+	summary: "add a node to the cluster as a voter",
+	details: `Add the node ID, reachable for raft at RAFT_ADDR (host:port), to the cluster
+as a voter (POST /admin/v1/cluster/nodes). Start the new node first; the
+leader then replicates the log to it. Any node may be asked: a follower
+forwards the request to the leader.`,
+	example: "addrwatch cluster add n4 10.0.0.8:7000 --admin http://10.0.0.5:8081",
+	api:     adminAPI,
+	define: func(*flag.FlagSet) action {
+		return func(ctx context.Context, a *app, args []string) error {
+			if err := checkID("ID", args[0]); err != nil {
+				return err
+			}
+			if host, port, err := net.SplitHostPort(args[1]); err != nil || host == "" || port == "" {
+				return usagef("RAFT_ADDR must be host:port, got %q", args[1])
+			}
+			return addNode(ctx, a, args[0], args[1])
+		}
+	},
+}
+
+var clusterRemoveCommand = &command{
+	words:   []string{"cluster", "remove"},
+	args:    []string{"ID"},
+	summary: "remove a node from the cluster",
+	details: `Remove the node ID from the cluster configuration
+(DELETE /admin/v1/cluster/nodes/ID). Removing the leader makes the others
+elect a new one. Removing nodes until no majority is left stops all writes.`,
+	example: "addrwatch cluster remove n3",
+	api:     adminAPI,
+	define: func(*flag.FlagSet) action {
+		return func(ctx context.Context, a *app, args []string) error {
+			if err := checkID("ID", args[0]); err != nil {
+				return err
+			}
+			return removeNode(ctx, a, args[0])
+		}
+	},
+}
+
+var clusterTransferCommand = &command{
+	words:    []string{"cluster", "transfer"},
+	optional: []string{"ID"},
+	summary:  "move leadership to another voter",
+	details: `Ask the leader to hand leadership over (POST /admin/v1/cluster/transfer):
+to the voter ID when given, otherwise to whichever voter is most up to date.
+Useful before restarting the leader for maintenance. Check the result with
+'addrwatch cluster status'.`,
+	example: "addrwatch cluster transfer n2",
+	api:     adminAPI,
+	define: func(*flag.FlagSet) action {
+		return func(ctx context.Context, a *app, args []string) error {
+			id := ""
+			if len(args) > 0 {
+				if err := checkID("ID", args[0]); err != nil {
+					return err
+				}
+				id = args[0]
+			}
+			return transferLeadership(ctx, a, id)
+		}
+	},
+}
+
+var clusterSnapshotCommand = &command{
+	words:   []string{"cluster", "snapshot"},
 	summary: "take a raft snapshot now",
 	details: `Ask the node to take a raft snapshot now (POST /admin/v1/snapshot) instead of
-waiting for the periodic one, for example before a backup.`,
+waiting for the periodic one. 'addrwatch snapshot' does the same.`,
+	example: "addrwatch cluster snapshot --data /var/lib/addrwatch",
+	api:     adminAPI,
+	define: func(*flag.FlagSet) action {
+		return func(ctx context.Context, a *app, _ []string) error {
+			return takeSnapshot(ctx, a)
+		}
+	},
+}
+
+var snapshotCommand = &command{
+	words:   []string{"snapshot"},
+	summary: "take a raft snapshot now (same as cluster snapshot)",
+	details: `Ask the node to take a raft snapshot now (POST /admin/v1/snapshot) instead of
+waiting for the periodic one. Same as 'addrwatch cluster snapshot'.`,
 	example: "addrwatch snapshot --data /var/lib/addrwatch",
 	api:     adminAPI,
 	define: func(*flag.FlagSet) action {
 		return func(ctx context.Context, a *app, _ []string) error {
 			return takeSnapshot(ctx, a)
+		}
+	},
+}
+
+var clusterBackupCommand = &command{
+	words:    []string{"cluster", "backup"},
+	args:     []string{"FILE"},
+	synopsis: "[--force]",
+	summary:  "download a consistent backup of the whole state to FILE",
+	details: `Download a consistent snapshot of the whole state (GET /admin/v1/backup) and
+save it as FILE (mode 0600). The file is written beside FILE under a temporary
+name and renamed into place only once complete and checked, so FILE is never
+left half-written. An existing FILE is kept unless --force is given. The
+backup holds every account's data and credential hashes: store it as securely
+as the data directory. The transfer may take up to 10 minutes.`,
+	example: "addrwatch cluster backup addrwatch-$(date +%F).snap",
+	api:     adminAPI,
+	define: func(fs *flag.FlagSet) action {
+		force := fs.Bool("force", false, "overwrite FILE if it exists")
+		return func(ctx context.Context, a *app, args []string) error {
+			if args[0] == "" {
+				return usagef("FILE must not be empty")
+			}
+			return backup(ctx, a, args[0], *force)
+		}
+	},
+}
+
+var clusterRestoreCommand = &command{
+	words:   []string{"cluster", "restore"},
+	args:    []string{"FILE"},
+	summary: "replace the whole state with a backup FILE",
+	details: `Upload FILE, a backup from 'addrwatch cluster backup', and replace the
+cluster's whole state with it (POST /admin/v1/restore). Every account and
+change made since the backup is lost. The server checks the file whole before
+replacing anything. The transfer may take up to 10 minutes.`,
+	example: "addrwatch cluster restore addrwatch-2026-01-31.snap",
+	api:     adminAPI,
+	define: func(*flag.FlagSet) action {
+		return func(ctx context.Context, a *app, args []string) error {
+			if args[0] == "" {
+				return usagef("FILE must not be empty")
+			}
+			return restore(ctx, a, args[0])
 		}
 	},
 }
@@ -71,4 +208,249 @@ func takeSnapshot(ctx context.Context, a *app) error {
 		return err
 	}
 	return printPretty(a.stdout, body)
+}
+
+func addNode(ctx context.Context, a *app, id, raftAddr string) error {
+	c, err := a.adminClient()
+	if err != nil {
+		return err
+	}
+	body, err := c.do(ctx, http.MethodPost, "/admin/v1/cluster/nodes", map[string]string{
+		"id":        id,
+		"raft_addr": raftAddr,
+	})
+	if err != nil {
+		return err
+	}
+	if a.globals.json {
+		return printRaw(a.stdout, body)
+	}
+	_, err = fmt.Fprintf(a.stdout, "added voter %s at %s\n", id, raftAddr)
+	return err
+}
+
+func removeNode(ctx context.Context, a *app, id string) error {
+	c, err := a.adminClient()
+	if err != nil {
+		return err
+	}
+	body, err := c.do(ctx, http.MethodDelete, "/admin/v1/cluster/nodes/"+url.PathEscape(id), nil)
+	if err != nil {
+		return err
+	}
+	if a.globals.json {
+		return printRaw(a.stdout, body)
+	}
+	_, err = fmt.Fprintf(a.stdout, "removed node %s\n", id)
+	return err
+}
+
+// transferLeadership sends {"id": id}, or no body at all when id is empty,
+// which lets the leader pick any voter.
+func transferLeadership(ctx context.Context, a *app, id string) error {
+	c, err := a.adminClient()
+	if err != nil {
+		return err
+	}
+	var in any
+	if id != "" {
+		in = map[string]string{"id": id}
+	}
+	body, err := c.do(ctx, http.MethodPost, "/admin/v1/cluster/transfer", in)
+	if err != nil {
+		return err
+	}
+	if a.globals.json {
+		return printRaw(a.stdout, body)
+	}
+	if id == "" {
+		_, err = fmt.Fprintln(a.stdout, "leadership transferred")
+	} else {
+		_, err = fmt.Fprintf(a.stdout, "leadership transferred to %s\n", id)
+	}
+	return err
+}
+
+// backup streams GET /admin/v1/backup into a temporary file beside path and
+// moves it into place once it is complete, synced and starts with the backup
+// magic. Without force an existing path is never replaced, even one created
+// while the download ran.
+func backup(ctx context.Context, a *app, path string, force bool) error {
+	if !force {
+		if err := refuseExisting(path); err != nil {
+			return err
+		}
+	}
+	c, err := a.adminTransferClient()
+	if err != nil {
+		return err
+	}
+
+	// The temporary file comes first, so a missing or read-only directory
+	// fails before a long download rather than after it.
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("create temporary file: %w", err)
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Chmod(0o600); err != nil {
+		return err
+	}
+
+	resp, err := c.send(ctx, http.MethodGet, "/admin/v1/backup", "", nil, -1, "application/octet-stream")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := errorFrom(resp); err != nil {
+		return err
+	}
+	written, err := copyBackup(tmp, resp.Body)
+	if err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", tmp.Name(), err)
+	}
+	if err := moveIntoPlace(tmp.Name(), path, force); err != nil {
+		return err
+	}
+	kept = true
+	syncDir(dir)
+
+	if a.globals.json {
+		out, err := json.Marshal(map[string]any{"file": path, "bytes": written})
+		if err != nil {
+			return err
+		}
+		return printRaw(a.stdout, out)
+	}
+	_, err = fmt.Fprintf(a.stdout, "wrote %d bytes to %s\n", written, path)
+	return err
+}
+
+func refuseExisting(path string) error {
+	_, err := os.Lstat(path)
+	if err == nil {
+		return fmt.Errorf("%s already exists; pass --force to overwrite it", path)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// copyBackup copies a backup body to w after checking that it starts with
+// the backup magic, and returns how many bytes it wrote.
+func copyBackup(w io.Writer, body io.Reader) (int64, error) {
+	head := make([]byte, len(backupMagic))
+	n, err := io.ReadFull(body, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return 0, fmt.Errorf("read backup: %w", err)
+	}
+	if n < len(head) || string(head) != backupMagic {
+		return 0, fmt.Errorf("unexpected response from server: not a backup file (no %s header)", backupMagic)
+	}
+	if _, err := w.Write(head); err != nil {
+		return 0, fmt.Errorf("write backup: %w", err)
+	}
+	rest, err := io.Copy(w, body)
+	if err != nil {
+		return 0, fmt.Errorf("write backup: %w", err)
+	}
+	return int64(n) + rest, nil
+}
+
+// moveIntoPlace renames tmp to path. Without force it links instead, which
+// fails rather than replace a path that appeared meanwhile; a filesystem
+// without hard links falls back to a checked rename.
+func moveIntoPlace(tmp, path string, force bool) error {
+	if force {
+		return os.Rename(tmp, path)
+	}
+	err := os.Link(tmp, path)
+	switch {
+	case err == nil:
+		os.Remove(tmp)
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("%s already exists; pass --force to overwrite it", path)
+	}
+	if err := refuseExisting(path); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// syncDir makes a rename in dir durable where the platform allows it.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// restore uploads a backup file as the raw body of POST /admin/v1/restore.
+// The file is checked for the backup magic first, so a wrong path fails
+// here instead of after a long upload.
+func restore(ctx context.Context, a *app, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", path)
+	}
+	head := make([]byte, len(backupMagic))
+	if _, err := io.ReadFull(f, head); err != nil || string(head) != backupMagic {
+		return fmt.Errorf("%s is not an addrwatch backup file (no %s header)", path, backupMagic)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	c, err := a.adminTransferClient()
+	if err != nil {
+		return err
+	}
+	resp, err := c.send(ctx, http.MethodPost, "/admin/v1/restore", "application/octet-stream", io.NopCloser(f), info.Size(), "application/json")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := errorFrom(resp); err != nil {
+		return err
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, responseBytesMax))
+	if err != nil {
+		return fmt.Errorf("POST /admin/v1/restore: read response: %w", err)
+	}
+	var answer struct {
+		Restored bool `json:"restored"`
+	}
+	if err := decodeResponse(body, &answer); err != nil {
+		return err
+	}
+	if !answer.Restored {
+		return errors.New("unexpected response from server: restored is not true")
+	}
+	if a.globals.json {
+		return printRaw(a.stdout, body)
+	}
+	_, err = fmt.Fprintf(a.stdout, "restored %s (%d bytes)\n", path, info.Size())
+	return err
 }

@@ -58,6 +58,61 @@ var commandCases = []commandCase{
 		status: 200, response: `{"index":42}`, stdout: "{\n  \"index\": 42\n}\n",
 	},
 	{
+		name: "cluster snapshot", args: []string{"cluster", "snapshot"},
+		api: adminAPI, method: "POST", path: "/admin/v1/snapshot",
+		status: 200, response: `{"snapshot_taken":true}`, stdout: "{\n  \"snapshot_taken\": true\n}\n",
+	},
+	{
+		name: "cluster snapshot without body", args: []string{"cluster", "snapshot"},
+		api: adminAPI, method: "POST", path: "/admin/v1/snapshot",
+		status: 204, stdout: "snapshot taken\n",
+	},
+	{
+		name: "cluster add", args: []string{"cluster", "add", "n4", "10.0.0.8:7000"},
+		api: adminAPI, method: "POST", path: "/admin/v1/cluster/nodes", body: `{"id":"n4","raft_addr":"10.0.0.8:7000"}`,
+		status: 200, response: `{"id":"n4","raft_addr":"10.0.0.8:7000"}`,
+		stdout: "added voter n4 at 10.0.0.8:7000\n",
+	},
+	{
+		name: "cluster add --json", args: []string{"cluster", "add", "--json", "n4", "[::1]:7004"},
+		api: adminAPI, method: "POST", path: "/admin/v1/cluster/nodes", body: `{"id":"n4","raft_addr":"[::1]:7004"}`,
+		status: 200, response: `{"id":"n4","raft_addr":"[::1]:7004"}`,
+		stdout: `{"id":"n4","raft_addr":"[::1]:7004"}` + "\n",
+	},
+	{
+		name: "cluster remove", args: []string{"cluster", "remove", "n3"},
+		api: adminAPI, method: "DELETE", path: "/admin/v1/cluster/nodes/n3",
+		status: 204, stdout: "removed node n3\n",
+	},
+	{
+		name: "cluster remove escapes the id", args: []string{"cluster", "remove", "a/b c"},
+		api: adminAPI, method: "DELETE", path: "/admin/v1/cluster/nodes/a%2Fb%20c",
+		status: 204, stdout: "removed node a/b c\n",
+	},
+	{
+		name: "cluster remove --json prints nothing for 204", args: []string{"cluster", "remove", "n3", "--json"},
+		api: adminAPI, method: "DELETE", path: "/admin/v1/cluster/nodes/n3",
+		status: 204,
+	},
+	{
+		name: "cluster transfer to any voter sends no body", args: []string{"cluster", "transfer"},
+		api: adminAPI, method: "POST", path: "/admin/v1/cluster/transfer",
+		status: 200, response: `{"transferred":true}`,
+		stdout: "leadership transferred\n",
+	},
+	{
+		name: "cluster transfer to a node", args: []string{"cluster", "transfer", "n2"},
+		api: adminAPI, method: "POST", path: "/admin/v1/cluster/transfer", body: `{"id":"n2"}`,
+		status: 200, response: `{"transferred":true}`,
+		stdout: "leadership transferred to n2\n",
+	},
+	{
+		name: "cluster transfer --json", args: []string{"cluster", "transfer", "n2", "--json"},
+		api: adminAPI, method: "POST", path: "/admin/v1/cluster/transfer", body: `{"id":"n2"}`,
+		status: 200, response: `{"transferred":true}`,
+		stdout: `{"transferred":true}` + "\n",
+	},
+	{
 		name: "key create", args: []string{"key", "create", "--capability", "write", "--name", "bot"},
 		api: ownerAPI, method: "POST", path: "/owner/v1/keys", body: `{"capability":"write","name":"bot"}`,
 		status:   201,

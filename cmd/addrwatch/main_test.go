@@ -44,6 +44,21 @@ func TestUsageErrorsExit2WithoutARequest(t *testing.T) {
 		{[]string{"key", "list", "--server", "ftp://x"}, "--server must be an http or https base URL"},
 		{[]string{"cluster", "status", "--admin", "http://h:1/?q=1"}, "--admin must be an http or https base URL"},
 		{[]string{"help", "key", "nope"}, `no help for "key nope": unknown command`},
+		{[]string{"cluster"}, "error: \"cluster\" needs a subcommand\nRun 'addrwatch cluster --help' for usage.\n"},
+		{[]string{"cluster", "add", "n4"}, "cluster add takes ID RAFT_ADDR, got 1 argument(s)"},
+		{[]string{"cluster", "add", "n4", "nohost"}, `RAFT_ADDR must be host:port, got "nohost"`},
+		{[]string{"cluster", "add", "n4", ":7000"}, `RAFT_ADDR must be host:port, got ":7000"`},
+		{[]string{"cluster", "add", "..", "h:1"}, `ID ".." is not a valid ID`},
+		{[]string{"cluster", "remove"}, "cluster remove takes ID, got 0 argument(s)"},
+		{[]string{"cluster", "remove", ""}, "ID must not be empty\nRun 'addrwatch cluster remove --help' for usage."},
+		{[]string{"cluster", "transfer", "a", "b"}, "cluster transfer takes [ID], got 2 argument(s)"},
+		{[]string{"cluster", "transfer", "."}, `ID "." is not a valid ID`},
+		{[]string{"cluster", "snapshot", "now"}, "cluster snapshot takes no arguments, got 1 argument(s)"},
+		{[]string{"cluster", "backup"}, "cluster backup takes FILE, got 0 argument(s)"},
+		{[]string{"cluster", "backup", ""}, "FILE must not be empty"},
+		{[]string{"cluster", "backup", "f.snap", "--force=maybe"}, "Run 'addrwatch cluster backup --help' for usage."},
+		{[]string{"cluster", "restore"}, "cluster restore takes FILE, got 0 argument(s)"},
+		{[]string{"cluster", "restore", "a", "b"}, "cluster restore takes FILE, got 2 argument(s)"},
 	} {
 		s := newServers(t, 200, `{}`)
 		got := runCLI(t, s.env, tc.args...)

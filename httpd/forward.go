@@ -50,8 +50,13 @@ func (f *forwarder) client(addr string) *fasthttp.HostClient {
 	defer f.mu.Unlock()
 	c := f.clients[addr]
 	if c == nil {
+		// One attempt only: fasthttp would otherwise resend a GET or PUT
+		// whose connection broke, and a PUT the leader had already
+		// applied would run twice. Retrying is decided in send(), where
+		// only a failed dial (nothing sent) is retried.
 		c = &fasthttp.HostClient{Addr: addr, MaxConns: forwardConnsMax, ReadTimeout: forwardTimeout, WriteTimeout: forwardTimeout,
-			NoDefaultUserAgentHeader: true, DisablePathNormalizing: true}
+			NoDefaultUserAgentHeader: true, DisablePathNormalizing: true, MaxIdemponentCallAttempts: 1,
+			RetryIfErr: func(*fasthttp.Request, int, error) (bool, bool) { return false, false }}
 		f.clients[addr] = c
 	}
 	return c

@@ -1,0 +1,265 @@
+// Command bench load-tests addrwatch over real HTTP: it creates its own
+// accounts, keys and Sheet Spaces through the admin and owner APIs, drives
+// one or more scenarios with fasthttp's client, and reports latency
+// percentiles from an HDR histogram, throughput and errors by status and
+// code. `bench compare-etcd` puts the same number of durable writes through
+// a three-node etcd for comparison. README.md beside this file explains
+// every scenario and every column.
+//
+//	go run ./bench --targets http://127.0.0.1:8080 --duration 10s sheet-put reads
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Exit codes: 1 when a run could not be carried out (no server, setup
+// refused), 2 for a usage error or a missing etcd binary.
+const (
+	exitFailed = 1
+	exitUsage  = 2
+)
+
+// config is everything the flags and arguments say.
+type config struct {
+	command     string // "run", "compare-etcd" or "free-ports"
+	scenarios   []string
+	targets     []string // public listeners, without a trailing slash
+	admin       string
+	adminToken  string
+	data        string
+	accounts    int // 0: one per connection
+	connections int
+	duration    time.Duration
+	requests    int64   // 0: run for duration
+	rate        float64 // requests/s over all connections; 0: closed loop
+	timeout     time.Duration
+	wait        time.Duration
+	jsonOut     bool
+	plot        string
+	etcdBin     string
+	freePorts   int
+}
+
+// errUsage marks an error that should be followed by the usage text.
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	cfg, err := parseArgs(args, getenv)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		printUsage(stdout)
+		return 0
+	case err != nil:
+		fmt.Fprintln(stderr, "bench:", err)
+		fmt.Fprintln(stderr, "run `go run ./bench --help` for the flags and scenarios")
+		return exitUsage
+	}
+	switch cfg.command {
+	case "free-ports":
+		return freePortsCommand(cfg, stdout, stderr)
+	case "compare-etcd":
+		return compareEtcd(ctx, cfg, stdout, stderr)
+	default:
+		return runScenarios(ctx, cfg, stdout, stderr)
+	}
+}
+
+// parseArgs reads flags and positional arguments in any order, so both
+// `bench --duration 5s reads` and `bench reads --duration 5s` work (Go's
+// flag package alone stops at the first positional argument).
+func parseArgs(args []string, getenv func(string) string) (*config, error) {
+	cfg := &config{command: "run"}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported once, by run
+	targets := fs.String("targets", "http://127.0.0.1:8080", "comma-separated public URLs of the nodes to load (agent and owner APIs)")
+	fs.StringVar(&cfg.admin, "admin", "http://127.0.0.1:8081", "admin URL of one node (creates accounts; /readyz)")
+	fs.StringVar(&cfg.adminToken, "admin-token", getenv("ADDRWATCH_ADMIN_TOKEN"), "admin bearer token; default $ADDRWATCH_ADMIN_TOKEN, else <data>/admin-token")
+	fs.StringVar(&cfg.data, "data", "./data", "the server's data dir, read for admin-token when --admin-token is unset")
+	fs.IntVar(&cfg.accounts, "accounts", 0, "accounts to create and spread the load over; 0 means one per connection")
+	fs.IntVar(&cfg.connections, "connections", 32, "concurrent connections (workers), each with one request in flight")
+	fs.IntVar(&cfg.connections, "c", 32, "shorthand for --connections")
+	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long each scenario runs (ignored with --requests)")
+	fs.Int64Var(&cfg.requests, "requests", 0, "requests per scenario instead of a duration (compare-etcd: default 10000)")
+	fs.Float64Var(&cfg.rate, "rate", 0, "open loop: send this many requests/s in total, timing each from its intended send time; 0 is closed loop")
+	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "per-request timeout")
+	fs.DurationVar(&cfg.wait, "wait", 15*time.Second, "how long to wait for the admin /readyz before giving up")
+	fs.BoolVar(&cfg.jsonOut, "json", false, "print machine-readable results to stdout (the table goes to stderr)")
+	fs.StringVar(&cfg.plot, "plot", "", "write an SVG of throughput and p99 latency per second to this file")
+	fs.StringVar(&cfg.etcdBin, "etcd", "etcd", "compare-etcd: the etcd binary")
+
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+
+	if len(positional) > 0 {
+		switch positional[0] {
+		case "compare-etcd":
+			cfg.command, positional = positional[0], positional[1:]
+			if len(positional) > 0 {
+				return nil, fmt.Errorf("compare-etcd takes no scenarios, got %q", positional)
+			}
+		case "free-ports":
+			cfg.command = positional[0]
+			n := 1
+			if len(positional) == 2 {
+				var err error
+				if n, err = strconv.Atoi(positional[1]); err != nil || n < 1 || n > 64 {
+					return nil, fmt.Errorf("free-ports takes a count from 1 to 64, got %q", positional[1])
+				}
+			} else if len(positional) > 2 {
+				return nil, fmt.Errorf("free-ports takes one count")
+			}
+			cfg.freePorts = n
+			return cfg, nil
+		}
+	}
+	if cfg.command == "run" {
+		for _, name := range positional {
+			if name == "all" {
+				cfg.scenarios = append(cfg.scenarios, scenarioNames()...)
+				continue
+			}
+			if findScenario(name) == nil {
+				return nil, fmt.Errorf("unknown scenario %q; the scenarios are %s (or all)", name, strings.Join(scenarioNames(), ", "))
+			}
+			cfg.scenarios = append(cfg.scenarios, name)
+		}
+		if len(cfg.scenarios) == 0 {
+			return nil, fmt.Errorf("name at least one scenario: %s (or all)", strings.Join(scenarioNames(), ", "))
+		}
+		cfg.scenarios = slices.Compact(cfg.scenarios)
+	}
+
+	var err error
+	if cfg.targets, err = parseTargets(*targets); err != nil {
+		return nil, err
+	}
+	if cfg.admin, err = baseURL("--admin", cfg.admin); err != nil {
+		return nil, err
+	}
+	switch {
+	case cfg.connections < 1:
+		return nil, fmt.Errorf("--connections must be at least 1")
+	case cfg.accounts < 0:
+		return nil, fmt.Errorf("--accounts must be 0 (one per connection) or more")
+	case cfg.requests < 0:
+		return nil, fmt.Errorf("--requests must not be negative")
+	case cfg.requests == 0 && cfg.duration <= 0:
+		return nil, fmt.Errorf("--duration must be positive (or set --requests)")
+	case cfg.rate < 0:
+		return nil, fmt.Errorf("--rate must not be negative")
+	case cfg.timeout <= 0:
+		return nil, fmt.Errorf("--timeout must be positive")
+	}
+	if cfg.accounts == 0 {
+		cfg.accounts = cfg.connections
+	}
+	if cfg.command == "compare-etcd" && cfg.requests == 0 {
+		cfg.requests = defaultEtcdRequests
+	}
+	return cfg, nil
+}
+
+// parseTargets splits --targets into base URLs.
+func parseTargets(s string) ([]string, error) {
+	var out []string
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		u, err := baseURL("--targets", part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--targets needs at least one URL")
+	}
+	return out, nil
+}
+
+// baseURL checks an http(s) URL with a host and drops a trailing slash.
+func baseURL(flagName, s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%s: %q is not an http:// or https:// URL with a host", flagName, s)
+	}
+	return strings.TrimRight(s, "/"), nil
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `bench load-tests addrwatch over real HTTP.
+
+Usage:
+  go run ./bench [flags] SCENARIO...       run scenarios in order against --targets
+  go run ./bench [flags] compare-etcd      the same durable writes through a 3-node etcd, then addrwatch
+  go run ./bench free-ports N              print N free loopback addresses (used by make bench)
+
+Start a server first, without the rate limits that would otherwise throttle it,
+and point --data at its data dir so bench can read its admin token:
+  make build && bin/addrwatchd --limits off --data /tmp/aw
+  go run ./bench --data /tmp/aw sheet-put reads
+
+Scenarios:
+`)
+	for _, s := range scenarios {
+		fmt.Fprintf(w, "  %-12s %s\n", s.name, s.summary)
+	}
+	fmt.Fprint(w, `  all          every scenario above, in that order
+
+Flags:
+  --targets URLS       comma-separated public URLs of the nodes (default http://127.0.0.1:8080)
+  --admin URL          admin URL of one node (default http://127.0.0.1:8081)
+  --admin-token T      admin token (default $ADDRWATCH_ADMIN_TOKEN, else read from --data)
+  --data DIR           the server's data dir, for <DIR>/admin-token (default ./data)
+  --accounts N         accounts to spread the load over (default: one per connection)
+  --connections N, -c  concurrent connections, each with one request in flight (default 32)
+  --duration D         how long each scenario runs (default 10s)
+  --requests N         a fixed number of requests per scenario instead of --duration
+  --rate R             open loop: R requests/s in total, latency timed from each intended send time
+  --timeout D          per-request timeout (default 10s)
+  --wait D             wait this long for the admin /readyz (default 15s)
+  --json               machine-readable results on stdout; the table goes to stderr
+  --plot FILE.svg      SVG of throughput and p99 per second, one panel per scenario
+  --etcd PATH          compare-etcd: the etcd binary (default etcd; Debian: apt-get install etcd-server)
+
+Examples:
+  go run ./bench --data /tmp/aw --duration 30s sheet-put sheet-patch
+  go run ./bench --data /tmp/aw --rate 2000 --plot run.svg agent-mix
+  go run ./bench --data /tmp/aw --requests 20000 --json all > run.json
+  go run ./bench --targets http://127.0.0.1:8181,http://127.0.0.1:8182,http://127.0.0.1:8183 \
+      --admin http://127.0.0.1:8191 --admin-token T -c 64 sheet-put
+  go run ./bench --data /tmp/aw --requests 10000 compare-etcd
+
+bench/README.md explains each scenario and every column of the output.
+`)
+}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"reflect"
 	"slices"
@@ -1200,33 +1199,6 @@ func spCheckRoutes(t *testing.T, s *server, e spEnv, shared, ownerOnly []spRoute
 	}
 }
 
-// spRaw sends one request with exactly the given Content-Type ("" sends
-// none).
-func spRaw(method, url, bearer string, body []byte, contentType string, headers ...string) (response, error) {
-	req, err := http.NewRequest(method, url, bytes.NewReader(body))
-	if err != nil {
-		return response{}, err
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return response{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return response{}, err
-	}
-	return response{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
-}
 
 // spConcurrent sends one request per body at once (each with the
 // headers) and returns the answers in body order.
@@ -1241,7 +1213,7 @@ func spConcurrent(t testing.TB, method, url, bearer string, bodies [][]byte, hea
 		go func() {
 			defer wg.Done()
 			<-start
-			out[i], errs[i] = spRaw(method, url, bearer, b, "application/json", headers...)
+			out[i], errs[i] = apRaw(method, url, bearer, b, "application/json", headers...)
 		}()
 	}
 	close(start)
@@ -1323,7 +1295,7 @@ func spRunBadInput(t *testing.T, s *server, e spEnv, routes []spBadRoute, shared
 		}
 		for _, u := range urls {
 			for _, g := range generic {
-				r, err := spRaw(rt.method, u.url, u.bearer, []byte(g.body), g.contentType)
+				r, err := apRaw(rt.method, u.url, u.bearer, []byte(g.body), g.contentType)
 				if err != nil {
 					t.Fatalf("%s %s: %v", rt.method, u.url, err)
 				}

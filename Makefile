@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin
 DATA    ?= ./data
 
-.PHONY: help build run test test-short fuzz bench vet clean
+.PHONY: help build run test test-short soak fuzz bench vet clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -24,6 +24,10 @@ test: vet ## every test: unit, fuzz seeds, end-to-end over loopback HTTP, restar
 
 test-short: ## the unit tests only (no server processes)
 	$(GO) test -short -count=1 ./...
+
+SOAK_SECONDS ?= 300
+soak: ## the fault test for SOAK_SECONDS (default 300)
+	ADDRWATCH_FAULT_SECONDS=$(SOAK_SECONDS) $(GO) test ./system_test -run TestFaultLinearizable -count=1 -v -timeout 60m
 
 FUZZTIME ?= 30s
 fuzz: ## run every fuzz target for FUZZTIME each

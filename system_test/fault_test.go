@@ -1,0 +1,1028 @@
+package system_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// TestFaultLinearizable is the process-level fault test. Three addrwatchd
+// processes serve a concurrent read/write load while the test kills the
+// leader with SIGKILL every few seconds (every third round a follower
+// instead) and restarts it on its data dir. When the faults stop it waits
+// for every node to apply the same log, reads every register with each node
+// in turn as the leader, and then checks that
+//
+//   - the recorded client history is linearizable (porcupine), and
+//   - every acknowledged write is present on all three nodes.
+//
+// It runs for ADDRWATCH_FAULT_SECONDS (default 20) of faults; `make soak`
+// runs it longer.
+//
+// # The object under test
+//
+// Each client owns one register: a row of its own Sheet, on its own account
+// (so clients never contend for a Sheet revision), keyed by Address plus
+// Blockchain. A write is one PUT upsert of that row carrying the client's
+// last known revision as expected_revision and a value unique to the
+// attempt in the fifth cell; a read is one GET filtered by address and
+// chain. Every client writes only its own register but reads everybody's,
+// so reads by other clients run concurrently with the owner's writes.
+//
+// The model is a compare-and-set register whose state is (fifth cell,
+// revision), one porcupine partition per register. Each HTTP request is one
+// operation:
+//
+//   - 200 PUT: the revision matched and the answer is revision+1;
+//   - 409 STALE_VERSION: the revision did not match, nothing changed;
+//   - 503, a timeout or a broken connection: the outcome is unknown. The
+//     operation gets a return time after everything else in the history
+//     (porcupine's usual encoding of "may take effect at any later time,
+//     or never"), and its step applies the write when the revision matches
+//     and is a no-op when it does not. That covers both fates: a write that
+//     never applied is linearized where the revision has moved on (or at
+//     the very end, where nothing observes it);
+//   - a refused connection (the node is down): nothing was sent, so
+//     nothing is recorded;
+//   - 200 GET: the answer must be the register's current value and
+//     revision. A failed read is dropped: it constrains nothing.
+//
+// Because the revision is part of the state, an acknowledged write that was
+// lost, a stale read, a write applied twice and a stale-revision write that
+// applied late are all non-linearizable histories.
+func TestFaultLinearizable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the fault test starts and kills server processes")
+	}
+	t.Parallel()
+	duration := ftDuration(t)
+	nodes := startCluster(t, 3)
+	regs := ftSetup(t, nodes)
+	ftKeepLogsOnFailure(t, nodes)
+
+	rec := &ftRecorder{start: time.Now()}
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	stopLoad := func() { stopOnce.Do(func() { close(stop) }) }
+	var wg sync.WaitGroup
+	// Clients must be gone before the cluster's cleanup stops the nodes,
+	// even when the test fails early; cleanups run last-registered first.
+	t.Cleanup(func() { stopLoad(); wg.Wait() })
+	hc := ftHTTPClient()
+	for i := range ftClientCount {
+		c := &ftClient{t: t, id: i, own: regs[i], regs: regs, nodes: nodes, next: i, hc: hc, rec: rec, stop: stop,
+			rng: rand.New(rand.NewPCG(uint64(i), uint64(time.Now().UnixNano())))}
+		wg.Add(1)
+		go func() { defer wg.Done(); c.run() }()
+	}
+
+	faults := ftInjectFaults(t, nodes, rec, hc, duration)
+	stopLoad()
+	wg.Wait()
+	st := rec.stats()
+	outage, outageAt := rec.longestWriteOutage()
+	t.Logf("fault test: %s of faults, load ran %.1fs with %d clients over %d registers", duration, time.Duration(rec.now()).Seconds(), ftClientCount, len(regs))
+	t.Logf("  kills survived: %d leader, %d follower (%s)", faults.leaderKills, faults.followerKills, strings.Join(faults.log, "; "))
+	t.Logf("  writes: %d acknowledged, %d unknown outcome (503/timeout/broken connection), %d stale (409); %d connections refused by a dead node and sent to the next one", st.acked, st.unknown, st.stale, st.refused)
+	t.Logf("  reads: %d answered, %d failed and dropped", st.reads, st.readsFailed)
+	t.Logf("  longest write outage (gap between consecutive acknowledged writes, all clients): %s, ending at t=%.2fs", outage.Round(time.Millisecond), time.Duration(outageAt).Seconds())
+
+	ftWaitConverged(t, nodes, "after the faults")
+	finals := ftReadOnEveryLeader(t, nodes, regs, rec, hc)
+	ftWaitConverged(t, nodes, "after the final reads")
+
+	lost := ftCheckAcknowledged(t, regs, rec, finals)
+	ftCheckStaleAnswers(t, rec)
+	result, took, vis := ftCheckLinearizable(t, rec)
+	t.Logf("  lost acknowledged writes: %d (%d final reads: every register through every node, with each node as the leader)", lost, rec.finalReads.Load())
+	t.Logf("  linearizability (porcupine, %d operations): %s in %s%s", len(rec.operations()), result, took.Round(time.Millisecond), vis)
+}
+
+// TestFaultModel checks the fault test's model on small histories, so that
+// a model that accepts everything cannot pass for a correct cluster.
+func TestFaultModel(t *testing.T) {
+	put := func(client int, call, ret int64, expected int64, value string, out ftOutput) porcupine.Operation {
+		return porcupine.Operation{ClientId: client, Input: ftInput{write: true, expected: expected, value: value}, Call: call, Output: out, Return: ret}
+	}
+	get := func(client int, call, ret int64, value string, rev int64) porcupine.Operation {
+		return porcupine.Operation{ClientId: client, Input: ftInput{}, Call: call, Output: ftOutput{value: value, rev: rev}, Return: ret}
+	}
+	ok := func(rev int64) ftOutput { return ftOutput{outcome: ftOK, rev: rev} }
+	stale, unknown := ftOutput{outcome: ftStale}, ftOutput{outcome: ftUnknown}
+	const end = 1000 // an unknown outcome's return: after everything
+	for _, tc := range []struct {
+		name    string
+		history []porcupine.Operation
+		want    bool
+	}{
+		{"acknowledged writes then a read", []porcupine.Operation{put(0, 0, 1, 0, "a", ok(1)), put(0, 2, 3, 1, "b", ok(2)), get(1, 4, 5, "b", 2)}, true},
+		{"a stale read", []porcupine.Operation{put(0, 0, 1, 0, "a", ok(1)), put(0, 2, 3, 1, "b", ok(2)), get(1, 4, 5, "a", 1)}, false},
+		{"a concurrent read may see either", []porcupine.Operation{put(0, 0, 1, 0, "a", ok(1)), put(0, 2, 5, 1, "b", ok(2)), get(1, 3, 4, "a", 1)}, true},
+		{"a lost acknowledged write", []porcupine.Operation{put(0, 0, 1, 0, "a", ok(1)), get(1, 2, 3, "", 0)}, false},
+		{"a revision that skips", []porcupine.Operation{put(0, 0, 1, 0, "a", ok(2))}, false},
+		{"a stale answer, nothing changed", []porcupine.Operation{put(0, 0, 1, 0, "a", ok(1)), put(0, 2, 3, 0, "b", stale), get(1, 4, 5, "a", 1)}, true},
+		{"a stale answer for a write that applied", []porcupine.Operation{put(0, 0, 1, 0, "a", ok(1)), put(0, 2, 3, 1, "b", stale), get(1, 4, 5, "b", 2)}, false},
+		{"an unknown outcome that applied", []porcupine.Operation{put(0, 0, end, 0, "a", unknown), get(0, 2, 3, "a", 1), put(0, 4, 5, 1, "b", ok(2))}, true},
+		{"an unknown outcome that did not", []porcupine.Operation{put(0, 0, end, 0, "a", unknown), get(0, 2, 3, "", 0), put(0, 4, 5, 0, "b", ok(1)), get(1, 6, 7, "b", 1)}, true},
+		{"an unknown outcome applied late", []porcupine.Operation{put(0, 0, end, 0, "a", unknown), get(0, 2, 3, "", 0), get(1, 4, 5, "a", 1)}, true},
+		{"an unknown outcome applied over a newer write", []porcupine.Operation{put(0, 0, end, 0, "a", unknown), put(0, 2, 3, 0, "b", ok(1)), get(1, 4, 5, "a", 2)}, false},
+	} {
+		if got := porcupine.CheckOperations(ftModel, tc.history); got != tc.want {
+			t.Errorf("%s: linearizable %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+const (
+	// ftClientCount is the number of concurrent clients, one register each.
+	ftClientCount = 8
+	// ftSecondsDefault is the fault duration when ADDRWATCH_FAULT_SECONDS
+	// is unset: short enough for `make test`.
+	ftSecondsDefault = 20
+	// ftKillEvery is the target period between two kills.
+	ftKillEvery = 3 * time.Second
+	// ftDownFor is how long a killed node stays down.
+	ftDownFor = 1 * time.Second
+	// ftSettleMin is how long the cluster runs whole between a restarted
+	// node being ready and the next kill.
+	ftSettleMin = 1 * time.Second
+	// ftRequestTimeout bounds one client request: a follower waits up to
+	// 5 s for a leader and the leader bounds a request at 15 s.
+	ftRequestTimeout = 25 * time.Second
+	// ftConvergeTimeout bounds the wait for equal applied indexes.
+	ftConvergeTimeout = 30 * time.Second
+	// ftCheckTimeout bounds porcupine's search.
+	ftCheckTimeout = 5 * time.Minute
+	// ftChain is the Blockchain cell of every register's row.
+	ftChain = "fault-test"
+)
+
+func ftDuration(t *testing.T) time.Duration {
+	t.Helper()
+	v := os.Getenv("ADDRWATCH_FAULT_SECONDS")
+	if v == "" {
+		return ftSecondsDefault * time.Second
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("ADDRWATCH_FAULT_SECONDS=%q: want a positive number of seconds", v)
+	}
+	return time.Duration(n) * time.Second
+}
+
+// ftRegister is one client's row: its account's write key, its Sheet and
+// the row's Address cell.
+type ftRegister struct {
+	index   int
+	key     string
+	spaceID string
+	address string
+}
+
+func (r *ftRegister) path() string { return "/v1/bookmark-spaces/" + r.spaceID + "/sheet" }
+
+// ftSetup creates, through different nodes, one extended-plan account per
+// client with a write key and a Sheet Space granted write, and checks that
+// each register starts empty at revision 0 (the model's initial state).
+func ftSetup(t *testing.T, nodes []*server) []*ftRegister {
+	t.Helper()
+	regs := make([]*ftRegister, ftClientCount)
+	for i := range regs {
+		via := nodes[i%len(nodes)]
+		a := via.createAccount(t, "extended")
+		reg := &ftRegister{index: i, key: via.createKey(t, a, "write"), address: fmt.Sprintf("fault-register-%d", i)}
+		r := do(t, "GET", via.URL+"/owner/v1/bookmark-spaces", a.OwnerSecret, nil)
+		expect(t, r, http.StatusOK, "")
+		var list struct {
+			Revision string `json:"bookmark_revision"`
+		}
+		if err := json.Unmarshal(r.Body, &list); err != nil || list.Revision == "" {
+			t.Fatalf("Space list: %v %s", err, r.Body)
+		}
+		r = do(t, "POST", via.URL+"/owner/v1/bookmark-spaces", a.OwnerSecret, map[string]any{"expected_bookmark_revision": list.Revision, "name": "Fault grid", "type": "sheet"})
+		expect(t, r, http.StatusCreated, "")
+		var created struct {
+			Space struct {
+				ID string `json:"id"`
+			} `json:"space"`
+		}
+		if err := json.Unmarshal(r.Body, &created); err != nil || created.Space.ID == "" {
+			t.Fatalf("Sheet Space: %v %s", err, r.Body)
+		}
+		reg.spaceID = created.Space.ID
+		expect(t, do(t, "PUT", via.URL+"/owner/v1/grants/bookmark-spaces/"+reg.spaceID, a.OwnerSecret, map[string]any{"level": "write"}), http.StatusOK, "")
+		r = do(t, "GET", via.URL+reg.path()+"?"+ftFilter(reg), reg.key, nil)
+		expect(t, r, http.StatusOK, "")
+		value, rev, err := ftDecodeRead(r.Body)
+		if err != nil || value != "" || rev != 0 {
+			t.Fatalf("a new Sheet reads %q at revision %d (%v): %s", value, rev, err, r.Body)
+		}
+		regs[i] = reg
+	}
+	return regs
+}
+
+func ftFilter(reg *ftRegister) string {
+	return "address=" + url.QueryEscape(reg.address) + "&chain=" + ftChain
+}
+
+// ftDecodeRead returns the register's value (the fifth cell, "" when the
+// row does not exist) and the Sheet's revision from a filtered GET.
+func ftDecodeRead(body []byte) (string, int64, error) {
+	var v struct {
+		Revision *int64 `json:"revision"`
+		Rows     []struct {
+			Cells []string `json:"cells"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return "", 0, err
+	}
+	if v.Revision == nil {
+		return "", 0, errors.New("no revision")
+	}
+	switch {
+	case len(v.Rows) == 0:
+		return "", *v.Revision, nil
+	case len(v.Rows) > 1 || len(v.Rows[0].Cells) != 5:
+		return "", 0, fmt.Errorf("%d rows for one register", len(v.Rows))
+	}
+	return v.Rows[0].Cells[4], *v.Revision, nil
+}
+
+// ftHTTPClient returns the load's client. Requests that carry a body are
+// sent with GetBody unset (see ftClient.send) so that net/http never
+// replays a PUT on a fresh connection after the first copy may have
+// reached a server: every PUT is sent at most once.
+func ftHTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 4 * ftClientCount
+	return &http.Client{Timeout: ftRequestTimeout, Transport: tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// The porcupine model: a compare-and-set register per Sheet row.
+
+type ftInput struct {
+	reg      int
+	write    bool
+	expected int64  // write: expected_revision
+	value    string // write: the fifth cell
+}
+
+type ftOutcome uint8
+
+const (
+	ftOK ftOutcome = iota
+	ftStale
+	ftUnknown
+)
+
+type ftOutput struct {
+	outcome ftOutcome
+	value   string // read: the fifth cell
+	rev     int64  // read: the revision; acknowledged write: the new revision
+	node    string // which node the client sent it to (for the visualization)
+}
+
+type ftState struct {
+	value string
+	rev   int64
+}
+
+var ftModel = porcupine.Model{
+	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
+		byReg := map[int][]porcupine.Operation{}
+		for _, op := range history {
+			r := op.Input.(ftInput).reg
+			byReg[r] = append(byReg[r], op)
+		}
+		var out [][]porcupine.Operation
+		for r := range ftClientCount {
+			if len(byReg[r]) > 0 {
+				out = append(out, byReg[r])
+			}
+		}
+		return out
+	},
+	Init: func() any { return ftState{} },
+	Step: func(state, input, output any) (bool, any) {
+		s, in, out := state.(ftState), input.(ftInput), output.(ftOutput)
+		if !in.write {
+			return out.value == s.value && out.rev == s.rev, s
+		}
+		switch out.outcome {
+		case ftOK:
+			if s.rev != in.expected || out.rev != s.rev+1 {
+				return false, s
+			}
+			return true, ftState{value: in.value, rev: out.rev}
+		case ftStale:
+			return s.rev != in.expected, s
+		}
+		// Unknown: a compare-and-set that applies when it can; not
+		// applying at all is linearizing it after the revision moved.
+		if s.rev == in.expected {
+			return true, ftState{value: in.value, rev: s.rev + 1}
+		}
+		return true, s
+	},
+	Hash: func(state any) uint64 {
+		s := state.(ftState)
+		h := fnv.New64a()
+		h.Write([]byte(s.value))
+		return h.Sum64() ^ uint64(s.rev)*0x9e3779b97f4a7c15
+	},
+	DescribeOperation: func(input, output any) string {
+		in, out := input.(ftInput), output.(ftOutput)
+		if !in.write {
+			return fmt.Sprintf("r%d read -> %q @%d (%s)", in.reg, out.value, out.rev, out.node)
+		}
+		switch out.outcome {
+		case ftOK:
+			return fmt.Sprintf("r%d put(%q, exp %d) -> ok @%d (%s)", in.reg, in.value, in.expected, out.rev, out.node)
+		case ftStale:
+			return fmt.Sprintf("r%d put(%q, exp %d) -> stale (%s)", in.reg, in.value, in.expected, out.node)
+		}
+		return fmt.Sprintf("r%d put(%q, exp %d) -> unknown (%s)", in.reg, in.value, in.expected, out.node)
+	},
+	DescribeState: func(state any) string {
+		s := state.(ftState)
+		return fmt.Sprintf("%q @%d", s.value, s.rev)
+	},
+}
+
+// ftRecorder collects the history and the load's counters.
+type ftRecorder struct {
+	start time.Time
+
+	mu      sync.Mutex
+	ops     []porcupine.Operation
+	unknown []int   // indexes in ops of writes with an unknown outcome
+	acks    []int64 // return times of acknowledged writes
+
+	acked, stale, unknownN, refused, reads, readsFailed, finalReads atomic.Int64
+}
+
+// now is the time since the start of the load in nanoseconds (monotonic).
+func (r *ftRecorder) now() int64 { return int64(time.Since(r.start)) }
+
+func (r *ftRecorder) add(op porcupine.Operation) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	in, out := op.Input.(ftInput), op.Output.(ftOutput)
+	if in.write && out.outcome == ftUnknown {
+		r.unknown = append(r.unknown, len(r.ops))
+	}
+	if in.write && out.outcome == ftOK {
+		r.acks = append(r.acks, op.Return)
+	}
+	r.ops = append(r.ops, op)
+}
+
+// operations returns the history, each unknown outcome's return moved
+// past the end of everything else.
+func (r *ftRecorder) operations() []porcupine.Operation {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ops := slices.Clone(r.ops)
+	var end int64
+	for _, op := range ops {
+		end = max(end, op.Return)
+	}
+	for _, i := range r.unknown {
+		ops[i].Return = end + 1
+	}
+	return ops
+}
+
+type ftStats struct{ acked, stale, unknown, refused, reads, readsFailed int64 }
+
+func (r *ftRecorder) stats() ftStats {
+	return ftStats{acked: r.acked.Load(), stale: r.stale.Load(), unknown: r.unknownN.Load(), refused: r.refused.Load(),
+		reads: r.reads.Load(), readsFailed: r.readsFailed.Load()}
+}
+
+// longestWriteOutage is the longest time between two consecutive
+// acknowledged writes of any client, and when it ended.
+func (r *ftRecorder) longestWriteOutage() (time.Duration, int64) {
+	r.mu.Lock()
+	acks := slices.Clone(r.acks)
+	r.mu.Unlock()
+	slices.Sort(acks)
+	var longest, at int64
+	for i := 1; i < len(acks); i++ {
+		if gap := acks[i] - acks[i-1]; gap > longest {
+			longest, at = gap, acks[i]
+		}
+	}
+	return time.Duration(longest), at
+}
+
+// ftClient is one sequential client: it writes its own register and reads
+// everybody's, sending each request to the next node round-robin.
+type ftClient struct {
+	t     *testing.T
+	id    int
+	own   *ftRegister
+	regs  []*ftRegister
+	nodes []*server
+	next  int
+	hc    *http.Client
+	rec   *ftRecorder
+	stop  chan struct{}
+	rng   *rand.Rand
+
+	rev     int64 // the last revision of its own register it knows
+	seq     int
+	refresh bool // re-read its own register before the next write
+	final   bool // the checker's reads after the load
+}
+
+func (c *ftClient) stopped() bool {
+	select {
+	case <-c.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *ftClient) run() {
+	for !c.stopped() {
+		switch {
+		case c.refresh:
+			// After a stale or unknown write, learn the revision first.
+			if _, answered := c.read(c.own, ftNoConsistency); answered {
+				c.refresh = false
+			}
+		case c.rng.IntN(2) == 0:
+			c.write()
+		default:
+			consistency := ftNoConsistency
+			if c.rng.IntN(2) == 0 {
+				consistency = "linearizable"
+			}
+			c.read(c.regs[c.rng.IntN(len(c.regs))], consistency)
+		}
+	}
+}
+
+const ftNoConsistency = ""
+
+// errFtNotSent means every node refused the connection: nothing was sent.
+var errFtNotSent = errors.New("no node accepted the connection")
+
+// send sends one request to the next node that accepts a connection. A
+// refused connection means the request never left, so it moves on to the
+// next node; any other failure is returned as is.
+func (c *ftClient) send(method string, reg *ftRegister, query string, body []byte, consistency string) (status int, answer []byte, node string, err error) {
+	for attempt := 0; ; attempt++ {
+		if c.stopped() {
+			return 0, nil, "", errFtNotSent
+		}
+		if attempt > 0 && attempt%len(c.nodes) == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		n := c.next % len(c.nodes)
+		c.next++
+		s := c.nodes[n]
+		target := s.URL + reg.path()
+		if query != "" {
+			target += "?" + query
+		}
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		req, err := http.NewRequest(method, target, rd)
+		if err != nil {
+			return 0, nil, "", err
+		}
+		// Never replayed by net/http: see ftHTTPClient.
+		req.GetBody = nil
+		req.Header.Set("Authorization", "Bearer "+reg.key)
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if consistency != "" {
+			req.Header.Set("X-Addrwatch-Read-Consistency", consistency)
+		}
+		node = fmt.Sprintf("n%d", n+1)
+		resp, err := c.hc.Do(req)
+		if err != nil {
+			if ftRefused(err) {
+				c.rec.refused.Add(1)
+				continue
+			}
+			return 0, nil, node, err
+		}
+		answer, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return 0, nil, node, err
+		}
+		return resp.StatusCode, answer, node, nil
+	}
+}
+
+// ftRefused reports a failed dial: the request was never sent.
+func ftRefused(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// write is one PUT of a fresh value with the last known revision.
+func (c *ftClient) write() {
+	c.seq++
+	in := ftInput{reg: c.own.index, write: true, expected: c.rev, value: fmt.Sprintf("c%d-%d", c.id, c.seq)}
+	body, err := json.Marshal(map[string]any{"expected_revision": in.expected, "cells": []string{c.own.address, ftChain, "", "", in.value}})
+	if err != nil {
+		panic(err)
+	}
+	call := c.rec.now()
+	status, answer, node, err := c.send("PUT", c.own, "", body, ftNoConsistency)
+	ret := c.rec.now()
+	if errors.Is(err, errFtNotSent) {
+		return // stopping
+	}
+	out := ftOutput{outcome: ftUnknown, node: node}
+	switch {
+	case err != nil || status == http.StatusServiceUnavailable:
+		c.refresh = true
+	case status == http.StatusOK:
+		var v struct {
+			Revision int64    `json:"revision"`
+			Cells    []string `json:"cells"`
+		}
+		if jerr := json.Unmarshal(answer, &v); jerr != nil || len(v.Cells) != 5 || v.Cells[4] != in.value {
+			c.t.Errorf("client %d: PUT via %s answered 200 %s", c.id, node, answer)
+			c.refresh = true
+			break
+		}
+		out.outcome, out.rev = ftOK, v.Revision
+		c.rev = v.Revision
+	case status == http.StatusConflict && ftCode(answer) == "STALE_VERSION":
+		out.outcome = ftStale
+		c.refresh = true
+	default:
+		// Recorded as unknown so the history stays checkable; the test
+		// fails on it regardless.
+		c.t.Errorf("client %d: PUT via %s answered %d %s", c.id, node, status, answer)
+		c.refresh = true
+	}
+	switch out.outcome {
+	case ftOK:
+		c.rec.acked.Add(1)
+	case ftStale:
+		c.rec.stale.Add(1)
+	default:
+		c.rec.unknownN.Add(1)
+	}
+	c.rec.add(porcupine.Operation{ClientId: c.id, Input: in, Call: call, Output: out, Return: ret})
+}
+
+// read is one filtered GET of reg; it reports whether it was answered.
+func (c *ftClient) read(reg *ftRegister, consistency string) (ftOutput, bool) {
+	call := c.rec.now()
+	status, answer, node, err := c.send("GET", reg, ftFilter(reg), nil, consistency)
+	ret := c.rec.now()
+	if err != nil || status == http.StatusServiceUnavailable {
+		c.rec.readsFailed.Add(1)
+		return ftOutput{}, false
+	}
+	value, rev, derr := ftDecodeRead(answer)
+	if status != http.StatusOK || derr != nil {
+		c.t.Errorf("client %d: GET register %d via %s answered %d %s (%v)", c.id, reg.index, node, status, answer, derr)
+		c.rec.readsFailed.Add(1)
+		return ftOutput{}, false
+	}
+	if c.final {
+		c.rec.finalReads.Add(1)
+	} else {
+		c.rec.reads.Add(1)
+	}
+	out := ftOutput{value: value, rev: rev, node: node}
+	c.rec.add(porcupine.Operation{ClientId: c.id, Input: ftInput{reg: reg.index}, Call: call, Output: out, Return: ret})
+	if reg == c.own {
+		c.rev = rev
+	}
+	return out, true
+}
+
+func ftCode(body []byte) string {
+	var e struct {
+		Code string `json:"code"`
+	}
+	json.Unmarshal(body, &e)
+	return e.Code
+}
+
+// Faults.
+
+type ftFaults struct {
+	leaderKills, followerKills int
+	log                        []string
+}
+
+// ftInjectFaults kills a node every ftKillEvery until duration has passed:
+// the leader, and every third round a follower. The victim stays down for
+// ftDownFor and is then restarted on its data dir; the next kill waits
+// until it serves again and the cluster has run whole for ftSettleMin.
+func ftInjectFaults(t *testing.T, nodes []*server, rec *ftRecorder, hc *http.Client, duration time.Duration) ftFaults {
+	t.Helper()
+	var f ftFaults
+	deadline := time.Now().Add(duration)
+	nextKill := time.Now().Add(ftKillEvery)
+	for round := 1; nextKill.Before(deadline); round++ {
+		time.Sleep(time.Until(nextKill))
+		follower := round%3 == 0
+		victim, id, err := ftPickVictim(nodes, hc, follower)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		at := time.Duration(rec.now())
+		victim.kill()
+		// A pooled connection to the dead process would turn the next
+		// request into an unknown outcome for no reason.
+		hc.CloseIdleConnections()
+		role := "leader"
+		if follower {
+			role = "follower"
+			f.followerKills++
+		} else {
+			f.leaderKills++
+		}
+		time.Sleep(ftDownFor)
+		ftSaveLogs(victim)
+		restart := time.Now()
+		victim.start(victim.extra...)
+		f.log = append(f.log, fmt.Sprintf("t=%.1fs %s %s back in %.1fs", at.Seconds(), role, id, time.Since(restart).Seconds()))
+		nextKill = nextKill.Add(ftKillEvery)
+		if settled := time.Now().Add(ftSettleMin); nextKill.Before(settled) {
+			nextKill = settled
+		}
+	}
+	time.Sleep(time.Until(deadline))
+	return f
+}
+
+// ftNodeStatus is a node's own view from GET /admin/v1/cluster.
+type ftNodeStatus struct {
+	State        string `json:"state"`
+	Leader       string `json:"leader"`
+	Term         uint64 `json:"term"`
+	AppliedIndex uint64 `json:"applied_index"`
+}
+
+func ftStatus(hc *http.Client, s *server) (ftNodeStatus, error) {
+	req, err := http.NewRequest("GET", s.AdminURL+"/admin/v1/cluster", nil)
+	if err != nil {
+		return ftNodeStatus{}, err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return ftNodeStatus{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return ftNodeStatus{}, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return ftNodeStatus{}, fmt.Errorf("status %d %s", resp.StatusCode, body)
+	}
+	var st ftNodeStatus
+	return st, json.Unmarshal(body, &st)
+}
+
+// ftPickVictim returns the node that leads by its own account (the one of
+// the highest term, should two still think so), or a follower of it.
+func ftPickVictim(nodes []*server, hc *http.Client, follower bool) (*server, string, error) {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		leader, term := -1, uint64(0)
+		for i, s := range nodes {
+			if st, err := ftStatus(hc, s); err == nil && st.State == "leader" && st.Term >= term {
+				leader, term = i, st.Term
+			}
+		}
+		if leader >= 0 {
+			victim := leader
+			if follower {
+				victim = (leader + 1 + rand.IntN(len(nodes)-1)) % len(nodes)
+			}
+			return nodes[victim], fmt.Sprintf("n%d", victim+1), nil
+		}
+		if time.Now().After(deadline) {
+			return nil, "", errors.New("no node has led for 15s")
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// ftWaitConverged waits until every node reports the same applied index.
+func ftWaitConverged(t *testing.T, nodes []*server, when string) {
+	t.Helper()
+	hc := ftHTTPClient()
+	deadline := time.Now().Add(ftConvergeTimeout)
+	for {
+		var indexes []uint64
+		var errs []string
+		for _, s := range nodes {
+			st, err := ftStatus(hc, s)
+			if err != nil {
+				errs = append(errs, err.Error())
+			}
+			indexes = append(indexes, st.AppliedIndex)
+		}
+		if len(errs) == 0 && indexes[0] > 0 && !slices.ContainsFunc(indexes, func(i uint64) bool { return i != indexes[0] }) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: nodes did not converge in %s: applied indexes %v, errors %v", when, ftConvergeTimeout, indexes, errs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// ftFinal is the state of one register as read with one node leading.
+type ftFinal struct {
+	leader string
+	value  string
+	rev    int64
+}
+
+// ftReadOnEveryLeader makes each node the leader in turn (leadership
+// transfer) and reads every register through each of the three nodes with
+// linearizable reads: reads are answered by the leader from its own applied
+// state, so this reads every node's copy. The reads join the history.
+func ftReadOnEveryLeader(t *testing.T, nodes []*server, regs []*ftRegister, rec *ftRecorder, hc *http.Client) [][]ftFinal {
+	t.Helper()
+	finals := make([][]ftFinal, len(regs))
+	checker := &ftClient{t: t, id: ftClientCount, nodes: nodes, hc: hc, rec: rec, stop: make(chan struct{}), final: true}
+	for i := range nodes {
+		id := fmt.Sprintf("n%d", i+1)
+		ftMakeLeader(t, nodes, hc, i)
+		for _, reg := range regs {
+			var round []ftFinal
+			var seen []string
+			for range nodes {
+				deadline := time.Now().Add(ftConvergeTimeout)
+				out, answered := checker.read(reg, "linearizable")
+				for ; !answered; out, answered = checker.read(reg, "linearizable") {
+					if time.Now().After(deadline) {
+						t.Fatalf("register %d could not be read with %s leading", reg.index, id)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				round = append(round, ftFinal{leader: id, value: out.value, rev: out.rev})
+				seen = append(seen, fmt.Sprintf("%q@%d via %s", out.value, out.rev, out.node))
+			}
+			if !ftSame(round) {
+				t.Errorf("register %d with %s leading reads differently through the nodes: %v", reg.index, id, seen)
+			}
+			finals[reg.index] = append(finals[reg.index], round...)
+		}
+	}
+	return finals
+}
+
+func ftSame(fs []ftFinal) bool {
+	for _, f := range fs[1:] {
+		if f.value != fs[0].value || f.rev != fs[0].rev {
+			return false
+		}
+	}
+	return true
+}
+
+// ftMakeLeader transfers leadership to nodes[i] and waits until it serves.
+func ftMakeLeader(t *testing.T, nodes []*server, hc *http.Client, i int) {
+	t.Helper()
+	id := fmt.Sprintf("n%d", i+1)
+	deadline := time.Now().Add(ftConvergeTimeout)
+	for {
+		st, err := ftStatus(hc, nodes[i])
+		if err == nil && st.State == "leader" {
+			if ftReady(hc, nodes[i]) {
+				return
+			}
+		} else if err == nil {
+			body, _ := json.Marshal(map[string]string{"id": id})
+			req, _ := http.NewRequest("POST", nodes[i].AdminURL+"/admin/v1/cluster/transfer", bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+nodes[i].AdminToken)
+			req.Header.Set("Content-Type", "application/json")
+			if resp, err := hc.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not become the leader in %s", id, ftConvergeTimeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func ftReady(hc *http.Client, s *server) bool {
+	resp, err := hc.Get(s.AdminURL + "/readyz")
+	if err != nil {
+		return false
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// Checks.
+
+// ftCheckAcknowledged checks every node's final copy of each register
+// against the acknowledged writes: it must hold the last acknowledged write
+// (revision and value), or a later write whose outcome was unknown, applied
+// on top of it. Revisions move by exactly one per applied write and each
+// acknowledged write answered its own revision, so a final revision below an
+// acknowledged one means that write is gone. It returns the number of
+// acknowledged writes missing on some node.
+func ftCheckAcknowledged(t *testing.T, regs []*ftRegister, rec *ftRecorder, finals [][]ftFinal) int {
+	t.Helper()
+	type ack struct {
+		value string
+		rev   int64
+	}
+	acked := make([][]ack, len(regs))
+	unknownAfter := make([]map[string]bool, len(regs)) // values of unknown writes issued after the last ack
+	rec.mu.Lock()
+	for _, op := range rec.ops {
+		in, out := op.Input.(ftInput), op.Output.(ftOutput)
+		if !in.write {
+			continue
+		}
+		switch out.outcome {
+		case ftOK:
+			acked[in.reg] = append(acked[in.reg], ack{in.value, out.rev})
+			unknownAfter[in.reg] = nil
+		case ftUnknown:
+			if unknownAfter[in.reg] == nil {
+				unknownAfter[in.reg] = map[string]bool{}
+			}
+			unknownAfter[in.reg][in.value] = true
+		}
+	}
+	rec.mu.Unlock()
+	lost := 0
+	for r := range regs {
+		var last ack
+		if n := len(acked[r]); n > 0 {
+			last = acked[r][n-1]
+		}
+		for _, f := range finals[r] {
+			missing := 0
+			for _, a := range acked[r] {
+				if a.rev > f.rev {
+					missing++
+				}
+			}
+			explained := (f.rev == last.rev && f.value == last.value) || (f.rev > last.rev && unknownAfter[r][f.value])
+			if missing == 0 && !explained {
+				missing = 1 // the last acknowledged write was overwritten by nothing we sent
+			}
+			if missing > 0 {
+				t.Errorf("register %d with %s leading holds %q@%d; the last acknowledged write is %q@%d: %d acknowledged writes missing", r, f.leader, f.value, f.rev, last.value, last.rev, missing)
+				lost += missing
+			}
+		}
+	}
+	return lost
+}
+
+// ftCheckStaleAnswers names the plainest non-linearizable case porcupine
+// would only report as a whole: a PUT answered 409 STALE_VERSION ("nothing
+// changed") whose value some read later returned.
+func ftCheckStaleAnswers(t *testing.T, rec *ftRecorder) {
+	t.Helper()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	stale := map[string]porcupine.Operation{}
+	for _, op := range rec.ops {
+		if in := op.Input.(ftInput); in.write && op.Output.(ftOutput).outcome == ftStale {
+			stale[in.value] = op
+		}
+	}
+	for _, op := range rec.ops {
+		out := op.Output.(ftOutput)
+		if op.Input.(ftInput).write || out.value == "" {
+			continue
+		}
+		w, found := stale[out.value]
+		if !found {
+			continue
+		}
+		delete(stale, out.value) // once per write
+		in, wout := w.Input.(ftInput), w.Output.(ftOutput)
+		t.Errorf("register %d: PUT %q (expected_revision %d) sent via %s at t=%.3fs was answered 409 STALE_VERSION at t=%.3fs, yet client %d read it via %s at revision %d (read at t=%.3fs..%.3fs): the write was applied",
+			in.reg, in.value, in.expected, wout.node, time.Duration(w.Call).Seconds(), time.Duration(w.Return).Seconds(), op.ClientId, out.node, out.rev, time.Duration(op.Call).Seconds(), time.Duration(op.Return).Seconds())
+	}
+}
+
+// ftCheckLinearizable runs porcupine over the history. On failure it writes
+// the visualization to a file that outlives the test and names it.
+func ftCheckLinearizable(t *testing.T, rec *ftRecorder) (porcupine.CheckResult, time.Duration, string) {
+	t.Helper()
+	ops := rec.operations()
+	began := time.Now()
+	result, info := porcupine.CheckOperationsVerbose(ftModel, ops, ftCheckTimeout)
+	took := time.Since(began)
+	if result == porcupine.Ok {
+		return result, took, ""
+	}
+	f, err := os.CreateTemp("", "addrwatch-fault-*.html")
+	if err != nil {
+		t.Errorf("history is %s (and the visualization could not be written: %v)", result, err)
+		return result, took, ""
+	}
+	f.Close()
+	if err := porcupine.VisualizePath(ftModel, info, f.Name()); err != nil {
+		t.Errorf("history is %s (and the visualization could not be written: %v)", result, err)
+		return result, took, ""
+	}
+	if result == porcupine.Illegal {
+		t.Errorf("the client history is NOT linearizable; porcupine's visualization: %s; the failing registers' histories: %s", f.Name(), ftDumpIllegal(ops))
+	} else {
+		t.Errorf("the linearizability check did not finish in %s; partial visualization: %s", ftCheckTimeout, f.Name())
+	}
+	return result, took, "; visualization " + f.Name()
+}
+
+// ftDumpIllegal writes, for each register whose history alone is not
+// linearizable, its operations in call order to a text file, and names it.
+func ftDumpIllegal(ops []porcupine.Operation) string {
+	f, err := os.CreateTemp("", "addrwatch-fault-*.txt")
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	for _, part := range ftModel.Partition(ops) {
+		if porcupine.CheckOperations(ftModel, part) {
+			continue
+		}
+		slices.SortFunc(part, func(a, b porcupine.Operation) int { return int(a.Call - b.Call) })
+		fmt.Fprintf(f, "register %d: %d operations (times in ms since the load started)\n", part[0].Input.(ftInput).reg, len(part))
+		for _, op := range part {
+			fmt.Fprintf(f, "  [%10.3f, %10.3f] client %d: %s\n", float64(op.Call)/1e6, float64(op.Return)/1e6, op.ClientId, ftModel.DescribeOperation(op.Input, op.Output))
+		}
+	}
+	return f.Name()
+}
+
+// Logs.
+
+var ftEarlierLogs sync.Map // *server → *strings.Builder: output of killed incarnations
+
+// ftSaveLogs keeps a killed process's output before a restart replaces it.
+func ftSaveLogs(s *server) {
+	b, _ := ftEarlierLogs.LoadOrStore(s, &strings.Builder{})
+	fmt.Fprintf(b.(*strings.Builder), "%s\n----- killed with SIGKILL -----\n", s.logs.String())
+}
+
+// ftKeepLogsOnFailure writes every node's output (all incarnations) to a
+// directory that outlives the test when the test fails.
+func ftKeepLogsOnFailure(t *testing.T, nodes []*server) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		dir, err := os.MkdirTemp("", "addrwatch-fault-logs-*")
+		if err != nil {
+			return
+		}
+		for i, s := range nodes {
+			var all strings.Builder
+			if b, found := ftEarlierLogs.Load(s); found {
+				all.WriteString(b.(*strings.Builder).String())
+			}
+			all.WriteString(s.logs.String())
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("n%d.log", i+1)), []byte(all.String()), 0o644)
+		}
+		t.Logf("node logs: %s", dir)
+	})
+}

@@ -1199,7 +1199,6 @@ func spCheckRoutes(t *testing.T, s *server, e spEnv, shared, ownerOnly []spRoute
 	}
 }
 
-
 // spConcurrent sends one request per body at once (each with the
 // headers) and returns the answers in body order.
 func spConcurrent(t testing.TB, method, url, bearer string, bodies [][]byte, headers []string) []response {

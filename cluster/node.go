@@ -65,6 +65,10 @@ type Config struct {
 	// Addrs are this node's public and admin listeners, announced to the
 	// cluster when it leads so that followers can forward to it.
 	Addrs NodeAddrs
+	// Join starts a new node that waits to be added to a running cluster
+	// (POST /admin/v1/cluster/nodes on its leader) instead of bootstrapping
+	// one of its own; the leader then sends it a snapshot and the log.
+	Join bool
 }
 
 // Node is one raft member with the account actors behind its FSM.
@@ -128,7 +132,7 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, accounts: accounts, metrics: metrics, log: cfg.Logger, cfg: cfg,
 		leaderCh: leaderCh, done: make(chan struct{}), check: &leaderCheck{raft: r}}
 	go n.watchLeadership()
-	if !existing {
+	if !existing && !cfg.Join {
 		if err := n.bootstrap(); err != nil {
 			n.Close()
 			return nil, err

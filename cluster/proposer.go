@@ -129,9 +129,11 @@ func (p *proposer) submit(batch []*proposal) {
 // one whose fate is unknown.
 func applyError(err error) error {
 	switch {
-	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrRaftShutdown):
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout):
 		return ErrNotLeader
-	case errors.Is(err, raft.ErrLeadershipLost):
+	case errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrRaftShutdown):
+		// A shutdown can come after the entry committed but before it
+		// applied here, so its fate is unknown, not "never entered".
 		return ErrOutcomeUnknown
 	}
 	return err

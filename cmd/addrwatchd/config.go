@@ -25,6 +25,7 @@ type config struct {
 	Limits         string
 	TrustedProxies []*net.IPNet
 	Demo           bool
+	Join           bool
 }
 
 func parseConfig(args []string, getenv func(string) string) (config, error) {
@@ -56,6 +57,11 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("ADDRWATCH_DEMO: %w", err)
 	}
 	fs.BoolVar(&c.Demo, "demo", demoDefault, "on a new data dir, create a demo account and print its owner secret and one read and one write key")
+	joinDefault, err := parseBool(env("join", "false"))
+	if err != nil {
+		return c, fmt.Errorf("ADDRWATCH_JOIN: %w", err)
+	}
+	fs.BoolVar(&c.Join, "join", joinDefault, "on a new data dir, wait to be added to a running cluster (addrwatch cluster add) instead of bootstrapping one")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

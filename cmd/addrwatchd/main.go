@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	accounts := actors.NewRegistry(logger)
 	defer accounts.Shutdown()
 	node, err := cluster.Open(cluster.Config{NodeID: cfg.NodeID, RaftAddr: cfg.Raft, DataDir: cfg.Data, Peers: cfg.Peers, Logger: logger,
-		Addrs: cluster.NodeAddrs{HTTP: cfg.HTTP, Admin: cfg.Admin}}, accounts)
+		Addrs: cluster.NodeAddrs{HTTP: cfg.HTTP, Admin: cfg.Admin}, Join: cfg.Join}, accounts)
 	if err != nil {
 		return err
 	}

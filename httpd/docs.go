@@ -16,14 +16,14 @@ var agentGuide []byte
 var sheetsGuide []byte
 
 func (s *Server) registerDocs(r routeAdder) {
-	r.GET(agentPrefix+"/docs", markdown(agentGuide))
-	r.GET(agentPrefix+"/docs/sheets", markdown(sheetsGuide))
+	r.GET(agentPrefix+"/docs", document("text/markdown; charset=utf-8", agentGuide))
+	r.GET(agentPrefix+"/docs/sheets", document("text/markdown; charset=utf-8", sheetsGuide))
 }
 
-// markdown serves a fixed Markdown document.
-func markdown(doc []byte) fasthttp.RequestHandler {
+// document serves a fixed document of the given content type.
+func document(contentType string, doc []byte) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		ctx.Response.Header.SetContentType("text/markdown; charset=utf-8")
+		ctx.Response.Header.SetContentType(contentType)
 		ctx.SetBody(doc)
 	}
 }

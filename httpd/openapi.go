@@ -1,10 +1,6 @@
 package httpd
 
-import (
-	_ "embed"
-
-	"github.com/valyala/fasthttp"
-)
+import _ "embed"
 
 // The machine-readable descriptions of the two public APIs. Like the docs
 // they are public: they need no key, and a key sent with them is ignored
@@ -17,14 +13,6 @@ var agentOpenAPI []byte
 var ownerOpenAPI []byte
 
 func (s *Server) registerOpenAPI(r routeAdder) {
-	r.GET(agentPrefix+"/openapi.json", jsonDocument(agentOpenAPI))
-	r.GET(ownerPrefix+"/openapi.json", jsonDocument(ownerOpenAPI))
-}
-
-// jsonDocument serves a fixed JSON document.
-func jsonDocument(doc []byte) fasthttp.RequestHandler {
-	return func(ctx *fasthttp.RequestCtx) {
-		ctx.Response.Header.SetContentType("application/json")
-		ctx.SetBody(doc)
-	}
+	r.GET(agentPrefix+"/openapi.json", document("application/json", agentOpenAPI))
+	r.GET(ownerPrefix+"/openapi.json", document("application/json", ownerOpenAPI))
 }

@@ -47,6 +47,15 @@ func (s *Server) registerAdmin(r routeAdder) {
 	if s.registry != nil {
 		r.GET("/metrics", metricsHandler(s.registry))
 	}
+	// Profiles for operators and for the bench work: CPU, heap, goroutines.
+	// They show the command line, so they need the operator token.
+	r.GET("/debug/pprof/{profile:*}", func(ctx *fasthttp.RequestCtx) {
+		if !s.adminTokenValid(ctx) {
+			writeError(ctx, errUnauthorized)
+			return
+		}
+		pprofHandler(ctx)
+	})
 	r.GET("/healthz", func(ctx *fasthttp.RequestCtx) {
 		writeJSON(ctx, fasthttp.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -78,14 +87,20 @@ func (s *Server) adminGate(r *router.Router, next fasthttp.RequestHandler) fasth
 			next(ctx)
 			return
 		}
-		token, found := bearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
-		given := hashSecret(token)
-		if !found || subtle.ConstantTimeCompare(given[:], s.adminTokenHash[:]) != 1 {
+		if !s.adminTokenValid(ctx) {
 			writeError(ctx, errUnauthorized)
 			return
 		}
 		next(ctx)
 	}
+}
+
+// adminTokenValid compares the request's bearer with the operator token in
+// constant time.
+func (s *Server) adminTokenValid(ctx *fasthttp.RequestCtx) bool {
+	token, found := bearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
+	given := hashSecret(token)
+	return found && subtle.ConstantTimeCompare(given[:], s.adminTokenHash[:]) == 1
 }
 
 func (s *Server) createAccount(ctx *fasthttp.RequestCtx) *actors.Error {

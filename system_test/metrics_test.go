@@ -33,6 +33,10 @@ func TestMetricsOnTheAdminListener(t *testing.T) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
+	// Profiles show the command line: they need the operator token.
+	expect(t, do(t, "GET", s.AdminURL+"/debug/pprof/", "", nil), http.StatusUnauthorized, "UNAUTHORIZED")
+	expect(t, do(t, "GET", s.AdminURL+"/debug/pprof/cmdline", "garbage", nil), http.StatusUnauthorized, "UNAUTHORIZED")
+	expect(t, do(t, "GET", s.AdminURL+"/debug/pprof/", s.AdminToken, nil), http.StatusOK, "")
 	for _, secret := range []string{key, id, a.OwnerSecret, a.ID} {
 		if strings.Contains(body, secret) {
 			t.Fatalf("/metrics shows a secret or an ID")

@@ -1083,24 +1083,7 @@ func spUsage(t testing.TB, me map[string]any, field string) (used, limit int) {
 // error, the {"code","error"} body with code.
 func spCheck(t testing.TB, what string, r response, status int, code string) {
 	t.Helper()
-	if r.Status != status {
-		t.Errorf("%s: status %d, want %d; body %s", what, r.Status, status, r.Body)
-		return
-	}
-	if code == "" {
-		return
-	}
-	var m map[string]any
-	if err := json.Unmarshal(r.Body, &m); err != nil {
-		t.Errorf("%s: body is not a JSON object: %s", what, r.Body)
-		return
-	}
-	if m["code"] != code {
-		t.Errorf("%s: code %v, want %s; body %s", what, m["code"], code, r.Body)
-	}
-	if msg, _ := m["error"].(string); msg == "" {
-		t.Errorf("%s: error body without a message: %s", what, r.Body)
-	}
+	apExpect(t, what, r, status, code)
 }
 
 // spSame reports unless two answers have the same status and error code

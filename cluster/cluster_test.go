@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -46,12 +47,38 @@ func ptr[T any](v T) *T { return &v }
 // moment ago.
 func freeRaftAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
+	raftPorts.Lock()
+	defer raftPorts.Unlock()
+	if raftPorts.used == nil {
+		// Below Linux's ephemeral range, so no outgoing connection takes a
+		// port between this check and the node's bind; each port once.
+		raftPorts.used = map[int]bool{}
+		raftPorts.next = 20000 + os.Getpid()*7919%12000
 	}
-	defer l.Close()
-	return l.Addr().String()
+	for range 12000 {
+		p := raftPorts.next
+		if raftPorts.next++; raftPorts.next >= 32000 {
+			raftPorts.next = 20000
+		}
+		if raftPorts.used[p] {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		raftPorts.used[p] = true
+		return l.Addr().String()
+	}
+	t.Fatal("no free loopback port")
+	return ""
+}
+
+var raftPorts struct {
+	sync.Mutex
+	next int
+	used map[int]bool
 }
 
 // testNode is one running one-node cluster with its own registry.

@@ -167,14 +167,45 @@ func (s *server) kill() {
 	<-s.exited
 }
 
+// freeAddr returns a loopback address with a port no other caller in this
+// process has been given. Ports come from below Linux's ephemeral range
+// (32768 and up), so an outgoing connection cannot take one between the
+// check here and the server's bind, and each is handed out once, so two
+// servers started side by side never share one.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	ports.Lock()
+	defer ports.Unlock()
+	if ports.used == nil {
+		ports.used = map[int]bool{}
+		ports.next = portsLow + os.Getpid()*7919%(portsHigh-portsLow)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	for range portsHigh - portsLow {
+		p := ports.next
+		if ports.next++; ports.next >= portsHigh {
+			ports.next = portsLow
+		}
+		if ports.used[p] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		ports.used[p] = true
+		return ln.Addr().String()
+	}
+	t.Fatal("no free loopback port")
+	return ""
+}
+
+const portsLow, portsHigh = 20000, 32000
+
+var ports struct {
+	sync.Mutex
+	next int
+	used map[int]bool
 }
 
 // response is a decoded HTTP answer.

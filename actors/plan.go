@@ -51,7 +51,7 @@ func (p Plan) MarshalJSON() ([]byte, error) {
 	if int(p) >= len(planLimits) {
 		return nil, fmt.Errorf("plan %d out of range", p)
 	}
-	return json.Marshal(planLimits[p].name)
+	return quoted(planLimits[p].name), nil
 }
 
 func (p *Plan) UnmarshalJSON(b []byte) error {

@@ -30,6 +30,15 @@ func NewRegistry(logger *slog.Logger) *Registry {
 		return logger.With("lib", "protoactor")
 	}))
 	panicHook = func(msg string) { logger.Error("recovered panic in account actor", "panic", msg) }
+	// A query sent to an account deleted since its PID was looked up lands
+	// in dead letters; answer it at once rather than after the timeout.
+	system.EventStream.Subscribe(func(evt any) {
+		if dl, isDead := evt.(*actor.DeadLetterEvent); isDead {
+			if q, isQuery := dl.Message.(*queryMsg); isQuery {
+				q.reply <- fail(errUnauthorized)
+			}
+		}
+	})
 	return &Registry{
 		system:   system,
 		props:    actor.PropsFromProducer(func() actor.Actor { return &accountActor{} }),
@@ -147,11 +156,41 @@ func (r *Registry) Query(ctx context.Context, cred Credential, q Query, timeout 
 	if timeout <= 0 {
 		return fail(Errorf(CodeHTTPError, "the account did not answer in time; retry"))
 	}
-	res, err := r.system.Root.RequestFuture(pid, &queryMsg{cred: cred, query: q}, timeout).Result()
-	if err != nil {
-		return fail(Errorf(CodeHTTPError, "the account did not answer in time; retry"))
+	msg := queryMsgs.Get().(*queryMsg)
+	msg.cred, msg.query = cred, q
+	r.system.Root.Send(pid, msg)
+	timer := acquireTimer(timeout)
+	defer releaseTimer(timer)
+	select {
+	case res := <-msg.reply:
+		msg.cred, msg.query = Credential{}, nil
+		queryMsgs.Put(msg)
+		return res
+	case <-timer.C:
+	case <-ctx.Done():
 	}
-	return res.(Result)
+	// The actor may still answer into msg.reply, so msg is not reused.
+	return fail(Errorf(CodeHTTPError, "the account did not answer in time; retry"))
+}
+
+// queryMsgs recycles query messages with their reply channels.
+var queryMsgs = sync.Pool{New: func() any { return &queryMsg{reply: make(chan Result, 1)} }}
+
+// timers recycles the timers that bound a query's wait. Since Go 1.23 a
+// stopped timer's channel holds no stale value, so Stop then Reset is safe.
+var timers sync.Pool
+
+func acquireTimer(d time.Duration) *time.Timer {
+	if t, ok := timers.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+func releaseTimer(t *time.Timer) {
+	t.Stop()
+	timers.Put(t)
 }
 
 // Visit runs fn inside each account's actor, one account after another in

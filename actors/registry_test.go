@@ -252,6 +252,54 @@ func TestRegistryQuery(t *testing.T) {
 	wantCode(t, reg.Query(context.Background(), cred, AuthQuery{}, -time.Second), CodeHTTPError)
 }
 
+// A query that reaches an account's actor after it stopped (the account
+// was deleted between the lookup and the send) is answered from dead
+// letters at once, not after the query timeout.
+func TestRegistryQueryToAStoppedActorAnswersAtOnce(t *testing.T) {
+	reg := newTestRegistry(t)
+	var b batch
+	b.add("A", systemP, createAccount("A"))
+	b.add("A", ownerP, &CreateKey{KeyID: "k", Capability: LevelRead, Hash: hashOf("k")})
+	reg.ApplyBatch(b.cmds)
+	pid := reg.pid("A")
+	if err := reg.system.Root.StopFuture(pid).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	cred := Credential{Kind: CredentialAPIKey, AccountID: "A", ID: "k", Hash: hashOf("k")}
+	start := time.Now()
+	wantCode(t, reg.Query(context.Background(), cred, MeQuery{}, time.Hour), CodeUnauthorized)
+	if waited := time.Since(start); waited > 10*time.Second {
+		t.Fatalf("the query waited %v for a stopped actor", waited)
+	}
+}
+
+// A caller that gave up does not get its late answer reused by the next
+// query: every query sees its own result.
+func TestRegistryQueriesSeeTheirOwnResults(t *testing.T) {
+	reg := newTestRegistry(t)
+	var b batch
+	for _, id := range []string{"A", "B"} {
+		b.add(id, systemP, createAccount(id))
+		b.add(id, ownerP, &CreateKey{KeyID: "k" + id, Capability: LevelRead, Hash: hashOf("k" + id)})
+	}
+	reg.ApplyBatch(b.cmds)
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Go(func() {
+			id := []string{"A", "B"}[i%2]
+			cred := Credential{Kind: CredentialAPIKey, AccountID: id, ID: "k" + id, Hash: hashOf("k" + id)}
+			for range 200 {
+				res := reg.Query(context.Background(), cred, MeQuery{}, queryTimeout)
+				if res.Err != nil || res.Body.(MeView).AccountID != id {
+					t.Errorf("query for %s answered %+v", id, res)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
 func TestRegistryVisit(t *testing.T) {
 	reg := newTestRegistry(t)
 	var b batch

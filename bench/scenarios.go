@@ -39,6 +39,8 @@ var scenarios = []*scenario{
 		server: true, seedRows: 100, newWorker: newSheetMixedWorker},
 	{name: "reads", summary: "a read-only key: GET /v1/me, Account cards, bookmark cards, sparse Sheet reads in turn",
 		server: true, cards: true, seedRows: 100, newWorker: newReadsWorker},
+	{name: "auth-reads", summary: "a read-only key: GET /v1/me and a 10-card Account card list in turn (the read target of issue 8)",
+		server: true, cards: true, seedRows: -1, start: fillPortfolios, newWorker: newAuthReadsWorker},
 	{name: "agent-mix", summary: "an agent session over the whole API: /me, events, Spaces, cards, History, notes, Sheets",
 		server: true, cards: true, seedRows: 50, perAccountMax: cardsPerPlaceMax - seededCards, newWorker: newAgentMixWorker},
 	{name: "baseline", summary: "a bare fasthttp handler in this process: the ceiling of this client and loopback",
@@ -279,3 +281,16 @@ func (w *readsWorker) next() *request {
 }
 
 func (w *readsWorker) done(*request, *response) {}
+
+// auth-reads: the two authenticated reads every agent session starts with,
+// against an account whose portfolio is full (ten Account cards).
+type authReadsWorker struct{ readsWorker }
+
+func newAuthReadsWorker(e *env, w int) worker {
+	a, base := e.account(w), e.target(w)
+	key := a.readKey
+	return &authReadsWorker{readsWorker{i: w, reqs: []request{
+		{op: "GET /v1/me", method: "GET", url: base + "/v1/me", bearer: key},
+		{op: "GET /v1/portfolio/cards (10)", method: "GET", url: base + "/v1/portfolio/cards", bearer: key},
+	}}}
+}

@@ -255,3 +255,48 @@ func randomHex(n int) string {
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// fillPortfolios tops every account's portfolio up to its ten Account
+// cards (auth-reads lists a full one) and returns a stop that deletes the
+// cards it added, so a later agent-mix still has room to create its own.
+func fillPortfolios(e *env) (func(), error) {
+	type made struct{ id, version string }
+	added := make([][]made, len(e.fix.accounts))
+	err := forEachWorker(len(e.fix.accounts), func(i int) error {
+		a := e.fix.accounts[i]
+		var list struct {
+			Cards []struct{} `json:"cards"`
+		}
+		if err := e.client.call("GET", a.target+"/v1/portfolio/cards", a.writeKey, nil, 200, &list); err != nil {
+			return fmt.Errorf("list Account cards: %w", err)
+		}
+		for range cardsPerPlaceMax - len(list.Cards) {
+			var card struct {
+				Card struct {
+					ID      string `json:"id"`
+					Version string `json:"version"`
+				} `json:"card"`
+			}
+			if err := e.client.call("POST", a.target+"/v1/portfolio/cards", a.writeKey, map[string]string{"address": randomAddress(), "name": "bench full portfolio"}, 201, &card); err != nil {
+				return fmt.Errorf("fill the portfolio: %w", err)
+			}
+			added[i] = append(added[i], made{card.Card.ID, card.Card.Version})
+		}
+		return nil
+	})
+	stop := func() {
+		forEachWorker(len(e.fix.accounts), func(i int) error {
+			a := e.fix.accounts[i]
+			for _, c := range added[i] {
+				// Best effort: a card left behind only limits a later agent-mix.
+				e.client.call("DELETE", a.target+"/v1/portfolio/cards/"+c.id, a.writeKey, map[string]string{"expected_version": c.version}, 200, nil)
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
+}

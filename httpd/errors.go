@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"sync"
 
 	"github.com/valyala/fasthttp"
 
@@ -56,7 +57,20 @@ func writeJSON(ctx *fasthttp.RequestCtx, status int, body any) {
 		ctx.SetStatusCode(status)
 		return
 	}
-	b, err := json.Marshal(body)
+	var (
+		b   []byte
+		err error
+	)
+	if a, fast := body.(actors.JSONAppender); fast {
+		// The hot read views append themselves to a pooled buffer (see
+		// actors/views_json.go); SetBody copies it into the response.
+		buf := appendBuffers.Get().(*[]byte)
+		defer appendBuffers.Put(buf)
+		b, err = a.AppendJSON((*buf)[:0])
+		*buf = b
+	} else {
+		b, err = json.Marshal(body)
+	}
 	if err != nil {
 		writeError(ctx, actors.Errorf(actors.CodeInternal, "internal error"))
 		return
@@ -65,6 +79,9 @@ func writeJSON(ctx *fasthttp.RequestCtx, status int, body any) {
 	ctx.SetStatusCode(status)
 	ctx.SetBody(b)
 }
+
+// appendBuffers hold the bodies the JSONAppender views are written into.
+var appendBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // writeResult writes an actor result.
 func writeResult(ctx *fasthttp.RequestCtx, res actors.Result) {

@@ -89,8 +89,15 @@ func (s *Server) readWith(ctx *fasthttp.RequestCtx, aud audience, build func() (
 		writeError(ctx, err)
 		return
 	}
-	c, cancel := readContext(ctx, requestTimeout)
-	defer cancel()
+	c := context.Background()
+	if string(ctx.Request.Header.Peek(ConsistencyHeader)) == "linearizable" {
+		// Only the quorum check waits on the context; an ordinary read
+		// is bounded by the store's own query timeout, so it skips the
+		// cost of a timer per request.
+		var cancel context.CancelFunc
+		c, cancel = readContext(ctx, requestTimeout)
+		defer cancel()
+	}
 	res, qerr := s.store.Query(c, cred, q)
 	if qerr != nil {
 		writeError(ctx, storeError(qerr))

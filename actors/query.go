@@ -68,8 +68,8 @@ func (MeQuery) run(a *Account, who Principal, capability Level, _ int64) Result 
 		KeyID:              who.KeyID,
 		Capability:         capability,
 		Plan:               a.Plan,
-		AccessibleCardIDs:  []string{},
-		AccessibleSpaceIDs: []string{},
+		AccessibleCardIDs:  make([]string, 0, len(a.Portfolio)),
+		AccessibleSpaceIDs: make([]string, 0, len(a.Spaces)),
 		PortfolioCards:     UsageView{Used: len(a.Portfolio), Limit: limits.portfolioCardsMax},
 		BookmarkSpaces:     UsageView{Used: len(a.Spaces), Limit: limits.spacesMax},
 	}
@@ -97,7 +97,7 @@ type PortfolioListView struct {
 }
 
 func (ListPortfolioQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
-	v := PortfolioListView{Cards: []CardView{}, Scope: "accessible_portfolio", IncludedCardIDs: []string{}}
+	v := PortfolioListView{Cards: make([]CardView, 0, len(a.Portfolio)), Scope: "accessible_portfolio", IncludedCardIDs: make([]string, 0, len(a.Portfolio))}
 	for _, c := range a.Portfolio {
 		if a.portfolioAccess(c, who, capability) >= LevelRead {
 			v.Cards = append(v.Cards, a.cardView(c, who, capability))

@@ -28,8 +28,7 @@ type JSONAppender interface {
 // live in one place.
 func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !plainJSONByte[s[i]] {
 			enc, _ := json.Marshal(s) // a string always encodes
 			return append(b, enc...)
 		}
@@ -38,6 +37,14 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, s...)
 	return append(b, '"')
 }
+
+// plainJSONByte marks the bytes encoding/json copies as they are.
+var plainJSONByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 func appendStrings(b []byte, ss []string) []byte {
 	if ss == nil {

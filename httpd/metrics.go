@@ -2,6 +2,7 @@ package httpd
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/fasthttp/router"
@@ -17,6 +18,9 @@ import (
 type requestMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+
+	mu    sync.RWMutex
+	cache map[seriesKey]routeSeries
 }
 
 func newRequestMetrics(reg prometheus.Registerer) *requestMetrics {
@@ -30,6 +34,7 @@ func newRequestMetrics(reg prometheus.Registerer) *requestMetrics {
 			Help:    "Time to answer a request, by route pattern and method.",
 			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 18),
 		}, []string{"route", "method"}),
+		cache: map[seriesKey]routeSeries{},
 	}
 	reg.MustRegister(m.requests, m.latency)
 	return m
@@ -44,10 +49,52 @@ func (m *requestMetrics) wrap(next fasthttp.RequestHandler) fasthttp.RequestHand
 		if route == "" {
 			route = "unmatched"
 		}
-		method := string(ctx.Method())
-		m.requests.WithLabelValues(route, method, strconv.Itoa(ctx.Response.StatusCode())).Inc()
-		m.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
+		s := m.series(route, ctx.Method(), ctx.Response.StatusCode())
+		s.requests.Inc()
+		s.latency.Observe(time.Since(start).Seconds())
 	}
+}
+
+// seriesKey names one route, method and status.
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+// routeSeries are the metrics of one seriesKey, resolved once: looking
+// labels up in the vectors hashes them and allocates on every request.
+type routeSeries struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+func (m *requestMetrics) series(route string, method []byte, status int) routeSeries {
+	k := seriesKey{route, methodLabel(method), status}
+	m.mu.RLock()
+	s, found := m.cache[k]
+	m.mu.RUnlock()
+	if found {
+		return s
+	}
+	s = routeSeries{
+		requests: m.requests.WithLabelValues(k.route, k.method, strconv.Itoa(status)),
+		latency:  m.latency.WithLabelValues(k.route, k.method),
+	}
+	m.mu.Lock()
+	m.cache[k] = s
+	m.mu.Unlock()
+	return s
+}
+
+// methodLabel names the methods the API uses and folds any other token a
+// client sends into "OTHER", which keeps the series (and the cache) few.
+func methodLabel(method []byte) string {
+	for _, m := range [...]string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"} {
+		if string(method) == m {
+			return m
+		}
+	}
+	return "OTHER"
 }
 
 // metricsHandler serves the registry in Prometheus's text format.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"strings"
+	"unsafe"
 
 	"github.com/addrwatch/addrwatch/actors"
 )
@@ -41,7 +42,11 @@ func randomString(n int) string {
 // newID returns a fresh opaque identifier (80 random bits).
 func newID() string { return randomString(idBytes) }
 
-func hashSecret(s string) actors.Hash { return sha256.Sum256([]byte(s)) }
+// hashSecret hashes s in place: sha256 only reads its input, and a
+// []byte(s) copy would cost an allocation on every authenticated request.
+func hashSecret(s string) actors.Hash {
+	return sha256.Sum256(unsafe.Slice(unsafe.StringData(s), len(s)))
+}
 
 // newAPIKey returns a new key id, the full key and its hash.
 func newAPIKey(account string) (id, key string, hash actors.Hash) {
@@ -68,19 +73,27 @@ func parseBearer(token string, now int64) (actors.Credential, bool) {
 	if len(token) > bearerCharsMax {
 		return actors.Credential{}, false
 	}
-	parts := strings.Split(token, ".")
-	for _, p := range parts {
-		if p == "" {
+	// At most four non-empty dot-separated parts; cut by hand, because
+	// strings.Split allocates on every authenticated request.
+	var parts [4]string
+	n, rest := 0, token
+	for {
+		part, after, more := strings.Cut(rest, ".")
+		if part == "" || n == len(parts) {
 			return actors.Credential{}, false
+		}
+		parts[n], n, rest = part, n+1, after
+		if !more {
+			break
 		}
 	}
 	cred := actors.Credential{Hash: hashSecret(token), Now: now}
 	switch {
-	case len(parts) == 4 && parts[0] == prefixAPIKey:
+	case n == 4 && parts[0] == prefixAPIKey:
 		cred.Kind, cred.AccountID, cred.ID = actors.CredentialAPIKey, parts[1], parts[2]
-	case len(parts) == 3 && parts[0] == prefixOwnerSecret:
+	case n == 3 && parts[0] == prefixOwnerSecret:
 		cred.Kind, cred.AccountID = actors.CredentialOwnerSecret, parts[1]
-	case len(parts) == 4 && parts[0] == prefixSession:
+	case n == 4 && parts[0] == prefixSession:
 		cred.Kind, cred.AccountID, cred.ID = actors.CredentialSession, parts[1], parts[2]
 	default:
 		return actors.Credential{}, false

@@ -4,14 +4,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
 )
 
 // snapshotsRetained is how many snapshots raft keeps on disk.
 const snapshotsRetained = 2
+
+// logCacheEntries is how many recent log entries stay in memory: enough
+// for every follower's pipeline to catch up without reading bolt.
+const logCacheEntries = 1024
 
 // Stores are the raft log, stable store and snapshot store of one node.
 type Stores struct {
@@ -27,7 +33,15 @@ func OpenStores(dir string, logger hclog.Logger) (*Stores, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("persistence: data dir: %w", err)
 	}
-	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db"), NoSync: false})
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db"), NoSync: false, BoltOptions: &bbolt.Options{
+		Timeout: time.Second, // a second process on the same data dir fails instead of hanging
+		// The free-page list is rebuilt from the pages at open instead of
+		// being written with every append: a raft log frees pages at every
+		// compaction, and syncing that list was a large share of each
+		// commit's writes.
+		NoFreelistSync: true,
+		FreelistType:   bbolt.FreelistMapType,
+	}})
 	if err != nil {
 		return nil, fmt.Errorf("persistence: open raft.db: %w", err)
 	}
@@ -36,7 +50,14 @@ func OpenStores(dir string, logger hclog.Logger) (*Stores, error) {
 		bolt.Close()
 		return nil, fmt.Errorf("persistence: snapshot store: %w", err)
 	}
-	return &Stores{Log: bolt, Stable: bolt, Snapshot: snaps, bolt: bolt}, nil
+	// The cache serves the entries a leader sends its followers straight
+	// after appending them, which would otherwise be read back from bolt.
+	logs, err := raft.NewLogCache(logCacheEntries, bolt)
+	if err != nil {
+		bolt.Close()
+		return nil, fmt.Errorf("persistence: log cache: %w", err)
+	}
+	return &Stores{Log: logs, Stable: bolt, Snapshot: snaps, bolt: bolt}, nil
 }
 
 // HasState reports whether the stores hold any raft state, i.e. whether

@@ -44,8 +44,8 @@ func (l Level) MarshalJSON() ([]byte, error) {
 }
 
 func (l *Level) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
+	s, err := jsonString(b)
+	if err != nil {
 		return err
 	}
 	v, ok := ParseLevel(s)
@@ -68,4 +68,26 @@ func EffectiveAccess(capability, grant Level) Level {
 func quoted(name string) []byte {
 	b := make([]byte, 0, len(name)+2)
 	return append(append(append(b, '"'), name...), '"')
+}
+
+// jsonString decodes a JSON string. The names and hex hashes in stored
+// state need no unescaping, and a restart decodes millions of them, so
+// those skip the general decoder; anything else goes through it.
+func jsonString(b []byte) (string, error) {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		inner := b[1 : len(b)-1]
+		plain := true
+		for _, c := range inner {
+			if !plainJSONByte[c] {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			return string(inner), nil
+		}
+	}
+	var s string
+	err := json.Unmarshal(b, &s)
+	return s, err
 }

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strconv"
 )
@@ -134,13 +133,13 @@ func (a *Account) space(id string) (int, *Space) {
 func (h Hash) MarshalJSON() ([]byte, error) { return []byte(`"` + hex.EncodeToString(h[:]) + `"`), nil }
 
 func (h *Hash) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
+	s, err := jsonString(b)
+	if err != nil {
 		return err
 	}
 	if hex.DecodedLen(len(s)) != len(h) {
 		return fmt.Errorf("hash must be %d hex characters", 2*len(h))
 	}
-	_, err := hex.Decode(h[:], []byte(s))
+	_, err = hex.Decode(h[:], []byte(s))
 	return err
 }

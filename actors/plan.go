@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"encoding/json"
 	"fmt"
 )
 
@@ -55,8 +54,8 @@ func (p Plan) MarshalJSON() ([]byte, error) {
 }
 
 func (p *Plan) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
+	s, err := jsonString(b)
+	if err != nil {
 		return err
 	}
 	v, ok := ParsePlan(s)

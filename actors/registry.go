@@ -53,10 +53,17 @@ func NewRegistry(logger *slog.Logger) *Registry {
 	})
 	return &Registry{
 		system:   system,
-		props:    actor.PropsFromProducer(func() actor.Actor { return &accountActor{} }, actor.WithDispatcher(actor.NewSynchronizedDispatcher(accountThroughput))),
+		props:    accountProps(nil),
 		log:      logger,
 		accounts: map[string]*actor.PID{},
 	}
+}
+
+// accountProps makes the actor of an account that starts with state (nil
+// for one about to be created).
+func accountProps(state *Account) *actor.Props {
+	return actor.PropsFromProducer(func() actor.Actor { return &accountActor{state: state} },
+		actor.WithDispatcher(actor.NewSynchronizedDispatcher(accountThroughput)))
 }
 
 // ApplyBatch applies commands in log order and returns one result each.
@@ -239,7 +246,7 @@ func (r *Registry) Restore(accounts []*Account) {
 	old := r.accounts
 	r.accounts = make(map[string]*actor.PID, len(accounts))
 	for _, a := range accounts {
-		pid := r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &accountActor{state: a} }))
+		pid := r.system.Root.Spawn(accountProps(a))
 		r.accounts[a.ID] = pid
 	}
 	r.mu.Unlock()

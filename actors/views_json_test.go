@@ -148,3 +148,23 @@ func BenchmarkViewEncoding(b *testing.B) {
 		}
 	})
 }
+
+// FuzzJSONString checks the stored-string decoder against encoding/json on
+// any input: the same string for a valid JSON string, an error otherwise.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range viewStrings {
+		enc, _ := json.Marshal(s)
+		f.Add(enc)
+	}
+	f.Add([]byte(`"unterminated`))
+	f.Add([]byte(`"a"b"`))
+	f.Add([]byte(`12`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want string
+		wantErr := json.Unmarshal(b, &want)
+		got, err := jsonString(b)
+		if (err != nil) != (wantErr != nil) || err == nil && got != want {
+			t.Fatalf("jsonString(%q) = %q, %v; encoding/json says %q, %v", b, got, err, want, wantErr)
+		}
+	})
+}

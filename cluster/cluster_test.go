@@ -45,7 +45,7 @@ func ptr[T any](v T) *T { return &v }
 
 // freeRaftAddr returns a loopback address with a port that was free a
 // moment ago.
-func freeRaftAddr(t *testing.T) string {
+func freeRaftAddr(t testing.TB) string {
 	t.Helper()
 	raftPorts.Lock()
 	defer raftPorts.Unlock()
@@ -83,7 +83,7 @@ var raftPorts struct {
 
 // testNode is one running one-node cluster with its own registry.
 type testNode struct {
-	t        *testing.T
+	t        testing.TB
 	dir      string
 	addr     string
 	node     *Node
@@ -92,7 +92,7 @@ type testNode struct {
 
 // startNode opens a node on dir and addr with a new registry and waits
 // until it leads and has applied everything in its log.
-func startNode(t *testing.T, dir, addr string) *testNode {
+func startNode(t testing.TB, dir, addr string) *testNode {
 	t.Helper()
 	accounts := actors.NewRegistry(discardLogger())
 	n, err := Open(Config{NodeID: "node1", RaftAddr: addr, DataDir: dir, Logger: discardLogger()}, accounts)

@@ -77,10 +77,10 @@ func DecodeCommands(b []byte) ([]*actors.Command, error) {
 			return nil, fmt.Errorf("%w: unknown command kind %d", ErrCorrupt, kind)
 		}
 		var w wireCommand
-		if err := json.Unmarshal(body, &w); err != nil {
+		if err := unmarshalStored(body, &w); err != nil {
 			return nil, fmt.Errorf("%w: command: %v", ErrCorrupt, err)
 		}
-		if err := json.Unmarshal(w.Payload, payload); err != nil {
+		if err := unmarshalStored(w.Payload, payload); err != nil {
 			return nil, fmt.Errorf("%w: payload of kind %d: %v", ErrCorrupt, kind, err)
 		}
 		cmds = append(cmds, &actors.Command{Account: w.Account, At: w.At, Principal: w.Principal, Idempotency: w.Idempotency, Payload: payload})

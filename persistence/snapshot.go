@@ -2,12 +2,16 @@ package persistence
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"hash/crc32"
 	"io"
+	"runtime"
+	"sync"
 
 	"github.com/addrwatch/addrwatch/actors"
 )
@@ -98,56 +102,171 @@ func ReadSnapshot(r io.Reader) ([]*actors.Account, error) {
 // ReadSnapshotWithMeta is ReadSnapshot that also returns the cluster
 // metadata (nil in a format 1 snapshot).
 func ReadSnapshotWithMeta(r io.Reader) ([]*actors.Account, []byte, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, nil, fmt.Errorf("persistence: read snapshot: %w", err)
+	// The snapshot is read record by record rather than all at once: a
+	// single buffer for hundreds of megabytes would be grown and zeroed
+	// several times over, a tenth of a large restart.
+	sr := &snapshotReader{r: bufio.NewReaderSize(r, 1<<20), crc: crc32.New(castagnoli)}
+	head := sr.next(len(snapshotMagic) + 1)
+	if sr.err != nil || string(head[:len(snapshotMagic)]) != string(snapshotMagic) {
+		return nil, nil, sr.fail("not an addrwatch snapshot")
 	}
-	head := len(snapshotMagic) + 1
-	if len(data) < head+1+4 || string(data[:len(snapshotMagic)]) != string(snapshotMagic) {
-		return nil, nil, fmt.Errorf("%w: not an addrwatch snapshot", ErrCorrupt)
-	}
-	format := data[len(snapshotMagic)]
+	format := head[len(snapshotMagic)]
 	if format != snapshotFormatV1 && format != snapshotFormatV2 {
-		return nil, nil, fmt.Errorf("%w: unknown snapshot format %d", ErrCorrupt, data[len(snapshotMagic)])
+		return nil, nil, fmt.Errorf("%w: unknown snapshot format %d", ErrCorrupt, format)
 	}
-	body, sum := data[:len(data)-4], binary.BigEndian.Uint32(data[len(data)-4:])
-	if crc32.Checksum(body, castagnoli) != sum {
-		return nil, nil, fmt.Errorf("%w: snapshot checksum mismatch", ErrCorrupt)
-	}
-	rest := body[head:]
-	var accounts []*actors.Account
+	var records [][]byte
 	for {
-		size, n := binary.Uvarint(rest)
-		if n <= 0 {
-			return nil, nil, fmt.Errorf("%w: bad account length", ErrCorrupt)
+		size := sr.uvarint()
+		if sr.err != nil {
+			return nil, nil, sr.fail("bad account length")
 		}
-		rest = rest[n:]
 		if size == 0 {
 			break
 		}
-		if size > snapshotAccountBytesMax || size > uint64(len(rest)) {
+		if size > snapshotAccountBytesMax {
 			return nil, nil, fmt.Errorf("%w: account length out of range", ErrCorrupt)
 		}
-		a := &actors.Account{}
-		if err := json.Unmarshal(rest[:size], a); err != nil {
-			return nil, nil, fmt.Errorf("%w: account %d: %v", ErrCorrupt, len(accounts), err)
+		rec := sr.next(int(size))
+		if sr.err != nil {
+			return nil, nil, sr.fail("account length out of range")
 		}
-		accounts = append(accounts, a)
-		rest = rest[size:]
+		records = append(records, rec)
 	}
 	var meta []byte
 	if format == snapshotFormatV2 {
-		size, n := binary.Uvarint(rest)
-		if n <= 0 || size > uint64(len(rest)-n) {
-			return nil, nil, fmt.Errorf("%w: bad cluster metadata length", ErrCorrupt)
+		size := sr.uvarint()
+		if sr.err != nil || size > snapshotAccountBytesMax {
+			return nil, nil, sr.fail("bad cluster metadata length")
 		}
-		if size > 0 {
-			meta = rest[n : n+int(size)]
+		if meta = sr.next(int(size)); sr.err != nil {
+			return nil, nil, sr.fail("bad cluster metadata length")
 		}
-		rest = rest[n+int(size):]
+		if size == 0 {
+			meta = nil
+		}
 	}
-	if len(rest) != 0 {
-		return nil, nil, fmt.Errorf("%w: bytes after the last section", ErrCorrupt)
+	var sum [4]byte
+	if _, err := io.ReadFull(sr.r, sum[:]); err != nil {
+		return nil, nil, sr.failWith(err, "truncated before its checksum")
+	}
+	if sr.crc.Sum32() != binary.BigEndian.Uint32(sum[:]) {
+		return nil, nil, fmt.Errorf("%w: snapshot checksum mismatch", ErrCorrupt)
+	}
+	if _, err := sr.r.ReadByte(); err != io.EOF {
+		if err != nil {
+			return nil, nil, fmt.Errorf("persistence: read snapshot: %w", err)
+		}
+		return nil, nil, fmt.Errorf("%w: bytes after the checksum", ErrCorrupt)
+	}
+	accounts, err := decodeAccounts(records)
+	if err != nil {
+		return nil, nil, err
 	}
 	return accounts, meta, nil
+}
+
+// snapshotReader reads the sections of a snapshot and keeps the checksum
+// of what it read. The first error sticks; later reads return nothing.
+type snapshotReader struct {
+	r   *bufio.Reader
+	crc hash.Hash32
+	err error
+}
+
+// next returns the next n bytes in a buffer of their own.
+func (sr *snapshotReader) next(n int) []byte {
+	if sr.err != nil {
+		return nil
+	}
+	var b []byte
+	if n <= snapshotChunk {
+		b = make([]byte, n)
+		_, sr.err = io.ReadFull(sr.r, b)
+	} else {
+		// A large length may be corrupt: grow with the data that
+		// actually arrives instead of allocating it up front.
+		var buf bytes.Buffer
+		buf.Grow(snapshotChunk)
+		var got int64
+		got, sr.err = io.CopyN(&buf, sr.r, int64(n))
+		if sr.err == nil && got != int64(n) {
+			sr.err = io.ErrUnexpectedEOF
+		}
+		b = buf.Bytes()
+	}
+	if sr.err != nil {
+		return nil
+	}
+	sr.crc.Write(b)
+	return b
+}
+
+// snapshotChunk is the most a snapshot read allocates before the bytes
+// it is for have arrived.
+const snapshotChunk = 1 << 20
+
+func (sr *snapshotReader) uvarint() uint64 {
+	if sr.err != nil {
+		return 0
+	}
+	var buf [binary.MaxVarintLen64]byte
+	for i := range buf {
+		c, err := sr.r.ReadByte()
+		if err != nil {
+			sr.err = err
+			return 0
+		}
+		buf[i] = c
+		if c < 0x80 {
+			v, n := binary.Uvarint(buf[:i+1])
+			if n <= 0 {
+				sr.err = ErrCorrupt
+				return 0
+			}
+			sr.crc.Write(buf[:i+1])
+			return v
+		}
+	}
+	sr.err = ErrCorrupt
+	return 0
+}
+
+// fail reports a malformed or truncated snapshot as corrupt, and a read
+// error from below as itself.
+func (sr *snapshotReader) fail(what string) error { return sr.failWith(sr.err, what) }
+
+func (sr *snapshotReader) failWith(err error, what string) error {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, ErrCorrupt) {
+		return fmt.Errorf("%w: %s", ErrCorrupt, what)
+	}
+	return fmt.Errorf("persistence: read snapshot: %w", err)
+}
+
+// decodeAccounts decodes snapshot records on every core: a restart of a
+// node with many accounts is mostly this decoding. The error, if any, is
+// that of the first record that fails, as a sequential decode would say.
+func decodeAccounts(records [][]byte) ([]*actors.Account, error) {
+	accounts := make([]*actors.Account, len(records))
+	errs := make([]error, len(records))
+	workers := min(runtime.GOMAXPROCS(0), len(records))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(records); i += workers {
+				a := &actors.Account{}
+				if err := unmarshalStored(records[i], a); err != nil {
+					errs[i] = fmt.Errorf("%w: account %d: %v", ErrCorrupt, i, err)
+					continue
+				}
+				accounts[i] = a
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return accounts, nil
 }

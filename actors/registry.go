@@ -178,13 +178,23 @@ func (r *Registry) Query(ctx context.Context, cred Credential, q Query, timeout 
 	msg := queryMsgs.Get().(*queryMsg)
 	msg.cred, msg.query = cred, q
 	r.system.Root.Send(pid, msg)
+	answered := func(res Result) Result {
+		msg.cred, msg.query = Credential{}, nil
+		queryMsgs.Put(msg)
+		return res
+	}
+	select {
+	case res := <-msg.reply:
+		// Answered already: the mailbox was idle, so Send ran it on this
+		// goroutine (see NewRegistry), and no timer is needed.
+		return answered(res)
+	default:
+	}
 	timer := acquireTimer(timeout)
 	defer releaseTimer(timer)
 	select {
 	case res := <-msg.reply:
-		msg.cred, msg.query = Credential{}, nil
-		queryMsgs.Put(msg)
-		return res
+		return answered(res)
 	case <-timer.C:
 	case <-ctx.Done():
 	}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestEveryScenarioAgainstARealNode builds addrwatchd, starts one node
+// with the spec's limits off, and runs every scenario for a moment through
+// run(), as `go run ./bench all` would: each must finish with requests
+// answered and no errors, and the JSON report must say so. This is what
+// keeps the scenarios, their set-up and their clean-up (auth-reads fills
+// the portfolio, and agent-mix after it needs room) working against the
+// server as it changes.
+func TestEveryScenarioAgainstARealNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server process")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "addrwatchd")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/addrwatch/addrwatch/cmd/addrwatchd").CombinedOutput(); err != nil {
+		t.Fatalf("build addrwatchd: %v\n%s", err, out)
+	}
+	addrs, err := loopbackAddrs(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	var serverLog bytes.Buffer
+	srv := exec.Command(bin, "--limits", "off", "--data", data, "--http", addrs[0], "--admin", addrs[1], "--raft", addrs[2])
+	srv.Stdout, srv.Stderr = &serverLog, &serverLog
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Process.Signal(os.Interrupt)
+		srv.Wait()
+		if t.Failed() {
+			t.Logf("addrwatchd log:\n%s", serverLog.String())
+		}
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	args := []string{"--targets", "http://" + addrs[0], "--admin", "http://" + addrs[1], "--data", data,
+		"-c", "4", "--duration", "700ms", "--json", "all"}
+	if code := run(ctx, args, func(string) string { return "" }, &stdout, &stderr); code != 0 {
+		t.Fatalf("bench exited %d\n%s", code, stderr.String())
+	}
+	var rep jsonReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, stdout.String())
+	}
+	if len(rep.Scenarios) != len(scenarios) {
+		t.Fatalf("%d scenarios reported, want %d", len(rep.Scenarios), len(scenarios))
+	}
+	for i, r := range rep.Scenarios {
+		if r.Scenario != scenarios[i].name {
+			t.Errorf("scenario %d is %q, want %q", i, r.Scenario, scenarios[i].name)
+		}
+		if r.Total.Requests == 0 || r.Total.Errors != 0 {
+			t.Errorf("%s: %d requests, %d errors %v", r.Scenario, r.Total.Requests, r.Total.Errors, r.Total.ErrorsBy)
+		}
+	}
+	// agent-mix runs after auth-reads and creates Account cards, so its
+	// clean run above also shows that auth-reads deleted the cards it
+	// added to fill the portfolios. The node is still healthy.
+	resp, err := http.Get("http://" + addrs[1] + "/readyz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("node not ready after the run: %v %v", resp, err)
+	}
+	resp.Body.Close()
+}

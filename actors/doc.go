@@ -7,6 +7,6 @@
 // secret hashes travel inside the Command, so that every replica applying
 // the same log reaches the same state. The protoactor actor (actor.go) and
 // the Registry (registry.go) are a thin shell that gives each account one
-// mailbox, so one account's commands apply one at a time while different
-// accounts apply in parallel.
+// mailbox, so one account's commands and reads run one at a time, while
+// different accounts are served by different goroutines at once.
 package actors

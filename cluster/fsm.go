@@ -17,7 +17,7 @@ import (
 const snapshotVisitTimeout = 30 * time.Second
 
 // fsm applies committed entries to the account actors. raft calls it from
-// one goroutine; the parallelism is across accounts, inside the registry.
+// one goroutine, which runs each account's share in that account's actor.
 type fsm struct {
 	accounts  *actors.Registry
 	directory directory
@@ -28,7 +28,7 @@ type fsm struct {
 var _ raft.BatchingFSM = (*fsm)(nil)
 
 // ApplyBatch decodes every command entry of the batch, applies them all in
-// log order (accounts in parallel), and answers each entry with the slice
+// log order, and answers each entry with the slice
 // of its commands' results.
 //
 // An entry that does not decode means this node cannot know what its peers

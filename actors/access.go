@@ -36,12 +36,7 @@ func ParseLevel(s string) (Level, bool) {
 
 // MarshalJSON refuses a level outside the three, so that nothing the
 // decoder would reject can reach the log.
-func (l Level) MarshalJSON() ([]byte, error) {
-	if int(l) >= len(levelNames) {
-		return nil, fmt.Errorf("access level %d out of range", l)
-	}
-	return quoted(levelNames[l]), nil
-}
+func (l Level) MarshalJSON() ([]byte, error) { return appendLevel(nil, l) }
 
 func (l *Level) UnmarshalJSON(b []byte) error {
 	s, err := jsonString(b)
@@ -62,30 +57,12 @@ func EffectiveAccess(capability, grant Level) Level {
 	return min(capability, grant)
 }
 
-// quoted is a JSON string for a name known to need no escaping (the
-// level and plan names): cheaper than a trip through encoding/json, which
-// list views pay once per card.
-func quoted(name string) []byte {
-	b := make([]byte, 0, len(name)+2)
-	return append(append(append(b, '"'), name...), '"')
-}
-
 // jsonString decodes a JSON string. The names and hex hashes in stored
 // state need no unescaping, and a restart decodes millions of them, so
 // those skip the general decoder; anything else goes through it.
 func jsonString(b []byte) (string, error) {
-	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
-		inner := b[1 : len(b)-1]
-		plain := true
-		for _, c := range inner {
-			if !plainJSONByte[c] {
-				plain = false
-				break
-			}
-		}
-		if plain {
-			return string(inner), nil
-		}
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && plainJSON(b[1:len(b)-1]) {
+		return string(b[1 : len(b)-1]), nil
 	}
 	var s string
 	err := json.Unmarshal(b, &s)

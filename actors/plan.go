@@ -46,12 +46,7 @@ func ParsePlan(s string) (Plan, bool) {
 
 // MarshalJSON refuses an unknown plan, so that nothing the decoder would
 // reject can reach the log.
-func (p Plan) MarshalJSON() ([]byte, error) {
-	if int(p) >= len(planLimits) {
-		return nil, fmt.Errorf("plan %d out of range", p)
-	}
-	return quoted(planLimits[p].name), nil
-}
+func (p Plan) MarshalJSON() ([]byte, error) { return appendPlan(nil, p) }
 
 func (p *Plan) UnmarshalJSON(b []byte) error {
 	s, err := jsonString(b)

@@ -27,15 +27,24 @@ type JSONAppender interface {
 // non-ASCII) goes through encoding/json itself, so the escaping rules
 // live in one place.
 func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if !plainJSONByte[s[i]] {
-			enc, _ := json.Marshal(s) // a string always encodes
-			return append(b, enc...)
-		}
+	if !plainJSON(s) {
+		enc, _ := json.Marshal(s) // a string always encodes
+		return append(b, enc...)
 	}
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// plainJSON reports whether s is a JSON string's content exactly as
+// encoding/json writes it: no byte escaped or replaced.
+func plainJSON[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if !plainJSONByte[s[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 // plainJSONByte marks the bytes encoding/json copies as they are.
@@ -67,6 +76,15 @@ func appendLevel(b []byte, l Level) ([]byte, error) {
 		return b, fmt.Errorf("access level %d out of range", l)
 	}
 	return appendString(b, levelNames[l]), nil
+}
+
+// appendPlan appends a plan's name; an unknown plan is an error, as it is
+// for Plan.MarshalJSON.
+func appendPlan(b []byte, p Plan) ([]byte, error) {
+	if int(p) >= len(planLimits) {
+		return b, fmt.Errorf("plan %d out of range", p)
+	}
+	return appendString(b, planLimits[p].name), nil
 }
 
 // AppendJSON implements JSONAppender.
@@ -145,11 +163,10 @@ func (v MeView) AppendJSON(b []byte) ([]byte, error) {
 	if err != nil {
 		return b, err
 	}
-	if int(v.Plan) >= len(planLimits) {
-		return b, fmt.Errorf("plan %d out of range", v.Plan)
-	}
 	b = append(b, `,"plan":`...)
-	b = appendString(b, planLimits[v.Plan].name)
+	if b, err = appendPlan(b, v.Plan); err != nil {
+		return b, err
+	}
 	b = append(b, `,"accessible_card_ids":`...)
 	b = appendStrings(b, v.AccessibleCardIDs)
 	b = append(b, `,"accessible_space_ids":`...)

@@ -284,13 +284,11 @@ func (w *readsWorker) done(*request, *response) {}
 
 // auth-reads: the two authenticated reads every agent session starts with,
 // against an account whose portfolio is full (ten Account cards).
-type authReadsWorker struct{ readsWorker }
-
 func newAuthReadsWorker(e *env, w int) worker {
 	a, base := e.account(w), e.target(w)
 	key := a.readKey
-	return &authReadsWorker{readsWorker{i: w, reqs: []request{
+	return &readsWorker{i: w, reqs: []request{
 		{op: "GET /v1/me", method: "GET", url: base + "/v1/me", bearer: key},
 		{op: "GET /v1/portfolio/cards (10)", method: "GET", url: base + "/v1/portfolio/cards", bearer: key},
-	}}}
+	}}
 }

@@ -65,10 +65,14 @@ func Linearizable(c context.Context) bool {
 // the read consistency the request asked for.
 func readContext(ctx *fasthttp.RequestCtx, timeout time.Duration) (context.Context, context.CancelFunc) {
 	c := context.Background()
-	if string(ctx.Request.Header.Peek(ConsistencyHeader)) == "linearizable" {
+	if wantsLinearizable(ctx) {
 		c = context.WithValue(c, linearizableKey{}, true)
 	}
 	return context.WithTimeout(c, timeout)
+}
+
+func wantsLinearizable(ctx *fasthttp.RequestCtx) bool {
+	return string(ctx.Request.Header.Peek(ConsistencyHeader)) == "linearizable"
 }
 
 // read authenticates and answers a query.
@@ -90,7 +94,7 @@ func (s *Server) readWith(ctx *fasthttp.RequestCtx, aud audience, build func() (
 		return
 	}
 	c := context.Background()
-	if string(ctx.Request.Header.Peek(ConsistencyHeader)) == "linearizable" {
+	if wantsLinearizable(ctx) {
 		// Only the quorum check waits on the context; an ordinary read
 		// is bounded by the store's own query timeout, so it skips the
 		// cost of a timer per request.

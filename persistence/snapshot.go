@@ -138,11 +138,10 @@ func ReadSnapshotWithMeta(r io.Reader) ([]*actors.Account, []byte, error) {
 		if sr.err != nil || size > snapshotAccountBytesMax {
 			return nil, nil, sr.fail("bad cluster metadata length")
 		}
-		if meta = sr.next(int(size)); sr.err != nil {
-			return nil, nil, sr.fail("bad cluster metadata length")
-		}
-		if size == 0 {
-			meta = nil
+		if size > 0 {
+			if meta = sr.next(int(size)); sr.err != nil {
+				return nil, nil, sr.fail("bad cluster metadata length")
+			}
 		}
 	}
 	var sum [4]byte
@@ -209,26 +208,25 @@ func (sr *snapshotReader) uvarint() uint64 {
 	if sr.err != nil {
 		return 0
 	}
-	var buf [binary.MaxVarintLen64]byte
-	for i := range buf {
-		c, err := sr.r.ReadByte()
-		if err != nil {
-			sr.err = err
-			return 0
-		}
-		buf[i] = c
-		if c < 0x80 {
-			v, n := binary.Uvarint(buf[:i+1])
-			if n <= 0 {
-				sr.err = ErrCorrupt
-				return 0
-			}
-			sr.crc.Write(buf[:i+1])
-			return v
-		}
+	v, err := binary.ReadUvarint(sr)
+	if err != nil && sr.err == nil {
+		// Truncated or overflowing: ReadByte kept any error from below.
+		sr.err = ErrCorrupt
 	}
-	sr.err = ErrCorrupt
-	return 0
+	return v
+}
+
+// ReadByte reads one byte into the checksum, for binary.ReadUvarint. An
+// error other than the end of the input is kept as the reader's error.
+func (sr *snapshotReader) ReadByte() (byte, error) {
+	c, err := sr.r.ReadByte()
+	switch {
+	case err == nil:
+		sr.crc.Write([]byte{c})
+	case !errors.Is(err, io.EOF):
+		sr.err = err
+	}
+	return c, err
 }
 
 // fail reports a malformed or truncated snapshot as corrupt, and a read

@@ -149,13 +149,14 @@ func servedLocally(path []byte) bool {
 	return bytes.HasPrefix(path, docsPathPrefix) || bytes.HasSuffix(path, []byte("/openapi.json"))
 }
 
-// adminServedLocally lists admin paths about this node itself.
+// adminServedLocally lists admin paths about this node itself. Profiles
+// are too: an operator profiling a follower wants that follower.
 func adminServedLocally(path []byte) bool {
 	switch string(path) {
 	case "/healthz", "/readyz", "/metrics", adminPrefix + "/cluster":
 		return true
 	}
-	return false
+	return bytes.HasPrefix(path, []byte("/debug/pprof/"))
 }
 
 // newRouter returns a router whose every non-route answer has the error

@@ -90,6 +90,16 @@ func TestThreeNodeClusterForwardsAndFailsOver(t *testing.T) {
 	write(nodes[1], "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy")
 	write(nodes[2], "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq")
 
+	// Profiles are about the node asked, never the leader: its command
+	// line names it.
+	for i, s := range nodes {
+		r := do(t, "GET", s.AdminURL+"/debug/pprof/cmdline", s.AdminToken, nil)
+		expect(t, r, http.StatusOK, "")
+		if want := fmt.Sprintf("--node-id\x00n%d\x00", i+1); !strings.Contains(string(r.Body), want) {
+			t.Errorf("node n%d profiles another node: cmdline %q", i+1, r.Body)
+		}
+	}
+
 	var dead *server
 	var survivors []*server
 	for i, s := range nodes {

@@ -37,8 +37,8 @@ var ErrNotLeader = errors.New("cluster: not the leader")
 var ErrOutcomeUnknown = errors.New("cluster: leadership changed before the write was confirmed; its outcome is unknown")
 
 type proposal struct {
-	cmd  *actors.Command
-	done chan proposalResult
+	record []byte // the command, encoded by its caller
+	done   chan proposalResult
 }
 
 type proposalResult struct {
@@ -67,7 +67,11 @@ func newProposer(r *raft.Raft, m *applyMetrics) *proposer {
 }
 
 func (p *proposer) propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
-	pr := &proposal{cmd: cmd, done: make(chan proposalResult, 1)}
+	record, err := persistence.EncodeCommand(cmd)
+	if err != nil {
+		return actors.Result{}, err
+	}
+	pr := &proposal{record: record, done: make(chan proposalResult, 1)}
 	select {
 	case p.queue <- pr:
 	case <-ctx.Done():
@@ -118,16 +122,11 @@ func (p *proposer) run() {
 // applied, on a goroutine of its own that then frees the batch's slot.
 func (p *proposer) submit(batch []*proposal) {
 	own := append([]*proposal(nil), batch...)
-	cmds := make([]*actors.Command, len(own))
+	records := make([][]byte, len(own))
 	for i, pr := range own {
-		cmds[i] = pr.cmd
+		records[i] = pr.record
 	}
-	data, err := persistence.EncodeCommands(cmds)
-	if err != nil {
-		<-p.inFlight
-		answerAll(own, proposalResult{err: err})
-		return
-	}
+	data := persistence.JoinCommands(records)
 	p.metrics.observeBatch(len(own))
 	future := p.raft.Apply(data, raftApplyTimeout)
 	go func() {

@@ -27,23 +27,48 @@ type wireCommand struct {
 
 // EncodeCommands encodes a batch of commands as one log entry.
 func EncodeCommands(cmds []*actors.Command) ([]byte, error) {
-	buf := make([]byte, 0, 64+128*len(cmds))
-	buf = append(buf, entryFormatV1)
-	buf = binary.AppendUvarint(buf, uint64(len(cmds)))
-	for _, c := range cmds {
-		payload, err := json.Marshal(c.Payload)
+	records := make([][]byte, len(cmds))
+	for i, c := range cmds {
+		r, err := EncodeCommand(c)
 		if err != nil {
-			return nil, fmt.Errorf("persistence: encode %T: %w", c.Payload, err)
+			return nil, err
 		}
-		body, err := json.Marshal(wireCommand{Account: c.Account, At: c.At, Principal: c.Principal, Idempotency: c.Idempotency, Payload: payload})
-		if err != nil {
-			return nil, fmt.Errorf("persistence: encode command: %w", err)
-		}
-		buf = append(buf, byte(c.Payload.Kind()))
-		buf = binary.AppendUvarint(buf, uint64(len(body)))
-		buf = append(buf, body...)
+		records[i] = r
 	}
-	return buf, nil
+	return JoinCommands(records), nil
+}
+
+// EncodeCommand encodes one command as the record JoinCommands puts in an
+// entry. Callers encode on their own goroutines, so a batch is only joined
+// on the proposer's.
+func EncodeCommand(c *actors.Command) ([]byte, error) {
+	payload, err := json.Marshal(c.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: encode %T: %w", c.Payload, err)
+	}
+	body, err := json.Marshal(wireCommand{Account: c.Account, At: c.At, Principal: c.Principal, Idempotency: c.Idempotency, Payload: payload})
+	if err != nil {
+		return nil, fmt.Errorf("persistence: encode command: %w", err)
+	}
+	record := make([]byte, 0, 1+binary.MaxVarintLen64+len(body))
+	record = append(record, byte(c.Payload.Kind()))
+	record = binary.AppendUvarint(record, uint64(len(body)))
+	return append(record, body...), nil
+}
+
+// JoinCommands makes one log entry of records from EncodeCommand.
+func JoinCommands(records [][]byte) []byte {
+	size := 1 + binary.MaxVarintLen64
+	for _, r := range records {
+		size += len(r)
+	}
+	entry := make([]byte, 0, size)
+	entry = append(entry, entryFormatV1)
+	entry = binary.AppendUvarint(entry, uint64(len(records)))
+	for _, r := range records {
+		entry = append(entry, r...)
+	}
+	return entry
 }
 
 // ErrCorrupt marks bytes that are not a valid encoding.

@@ -47,7 +47,8 @@ type proposalResult struct {
 }
 
 // proposer group-commits: it takes whatever commands are waiting (up to
-// proposalBatchMax), encodes them as one log entry and hands that to raft.
+// proposalBatchMax), joins their encodings into one log entry and hands
+// that to raft.
 // At most entriesInFlight entries are out at once, so under load the
 // commands that arrive while an entry commits share the next one; alone,
 // a command goes at once.

@@ -61,6 +61,18 @@ func inmemLeader(t *testing.T, f raft.FSM) *raft.Raft {
 	return r
 }
 
+// waitQueued waits until at least n commands wait in the proposer's queue.
+func waitQueued(t *testing.T, p *proposer, n int) {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for len(p.queue) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d commands queued behind the entry in flight, want %d", len(p.queue), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // TestProposerGathersCommandsWhileAnEntryIsInFlight: commands that arrive
 // while an entry is on its way through raft wait for it and then share
 // one entry, instead of each going out as an entry of its own.
@@ -85,13 +97,7 @@ func TestProposerGathersCommandsWhileAnEntryIsInFlight(t *testing.T) {
 	for _, id := range []string{"second", "third", "fourth"} {
 		go propose(id)
 	}
-	deadline := time.Now().Add(testTimeout)
-	for len(p.queue) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d commands queued behind the entry in flight, want 2", len(p.queue))
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitQueued(t, p, 2)
 	select {
 	case n := <-f.entries:
 		t.Fatalf("a second entry (%d commands) went out while the first was in flight", n)
@@ -127,13 +133,7 @@ func TestProposerRefusesWhatIsQueuedWhenItStops(t *testing.T) {
 			errs <- err
 		}()
 	}
-	deadline := time.Now().Add(testTimeout)
-	for len(p.queue) < 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("nothing queued behind the entry in flight")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitQueued(t, p, 1)
 	p.close()
 	for range 2 {
 		if err := <-errs; !errors.Is(err, ErrNotLeader) {

@@ -49,7 +49,7 @@ func (s *Server) registerAdmin(r routeAdder) {
 	}
 	// Profiles for operators and for the bench work: CPU, heap, goroutines.
 	// They show the command line, so they need the operator token.
-	r.GET("/debug/pprof/{profile:*}", func(ctx *fasthttp.RequestCtx) {
+	r.GET(pprofPrefix+"{profile:*}", func(ctx *fasthttp.RequestCtx) {
 		if !s.adminTokenValid(ctx) {
 			writeError(ctx, errUnauthorized)
 			return

@@ -156,7 +156,7 @@ func adminServedLocally(path []byte) bool {
 	case "/healthz", "/readyz", "/metrics", adminPrefix + "/cluster":
 		return true
 	}
-	return bytes.HasPrefix(path, []byte("/debug/pprof/"))
+	return bytes.HasPrefix(path, []byte(pprofPrefix))
 }
 
 // newRouter returns a router whose every non-route answer has the error

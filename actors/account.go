@@ -26,9 +26,9 @@ type Account struct {
 	BookmarkRevision uint64     `json:"bookmark_revision"`
 	Notes            []*Note    `json:"notes,omitempty"`
 
-	Idempotency []*IdempotencyRecord `json:"idempotency"`
-	Audit       []AuditEvent         `json:"audit"`
-	AuditSeq    uint64               `json:"audit_seq"` // number of the last audit event
+	Idempotency IdempotencyRecords `json:"idempotency"`
+	Audit       []AuditEvent       `json:"audit"`
+	AuditSeq    uint64             `json:"audit_seq"` // number of the last audit event
 
 	// SheetWrites holds the times of the counted Sheet writes of the last
 	// minute (at most sheetWritesPerWindow): the Sheet-write budget.

@@ -28,7 +28,7 @@ func TestCreateAccountStartsWithAnEmptyBitcoinSpaceAtNone(t *testing.T) {
 	if s.Version == 0 || a.BookmarkRevision == 0 {
 		t.Fatalf("first space version %d, bookmark revision %d: both must be set", s.Version, a.BookmarkRevision)
 	}
-	if len(a.Portfolio) != 0 || len(a.Keys) != 0 || len(a.Sessions) != 0 || len(a.Audit) != 0 || len(a.Idempotency) != 0 {
+	if len(a.Portfolio) != 0 || len(a.Keys) != 0 || len(a.Sessions) != 0 || len(a.Audit) != 0 || a.Idempotency.Len() != 0 {
 		t.Fatalf("new account is not empty: %+v", a)
 	}
 	// Empty collections encode as [], not null, so that a restored

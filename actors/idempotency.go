@@ -3,16 +3,24 @@ package actors
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
+	"strings"
 )
 
 // IdempotencyRequest is what the edge derives from an Idempotency-Key
 // header: the token and the request it names. BodyHash is the SHA-256 of
 // the canonical JSON body, so that reformatted JSON is the same request.
+//
+// PerPrincipal is set by every edge since issue 13: the record of this
+// request is bounded per principal. Log entries written before it lack the
+// field and keep the bound they were applied under (the account's 2,000
+// newest records), so that replaying them reaches the state it reached.
 type IdempotencyRequest struct {
-	Token    string `json:"token"`
-	Method   string `json:"method"`
-	Path     string `json:"path"`
-	BodyHash Hash   `json:"body_hash"`
+	Token        string `json:"token"`
+	Method       string `json:"method"`
+	Path         string `json:"path"`
+	BodyHash     Hash   `json:"body_hash"`
+	PerPrincipal bool   `json:"per_principal,omitempty"`
 }
 
 // ResourceRef names the resource a result is about, so a replay can check
@@ -44,6 +52,8 @@ type IdempotencyRecord struct {
 	Status    int                `json:"status"`
 	Body      json.RawMessage    `json:"body,omitempty"`
 	Resource  ResourceRef        `json:"resource"`
+
+	seq uint64 // apply order within the account (IdempotencyRecords)
 }
 
 var idempotencyTokenPattern = regexp.MustCompile(`^[A-Za-z0-9._~-]+$`)
@@ -63,24 +73,23 @@ func ValidateIdempotencyToken(token string) error {
 func principalKey(p Principal) string {
 	switch p.Kind {
 	case PrincipalAgent:
-		return "key:" + p.KeyID
+		return principalKeyPrefix + p.KeyID
 	case PrincipalOwner:
 		return "owner"
 	}
 	return "system"
 }
 
+// principalKeyPrefix starts the namespace of an API key.
+const principalKeyPrefix = "key:"
+
 // idempotencyLookup finds a live record for the principal's token.
 func (a *Account) idempotencyLookup(p Principal, token string, at int64) *IdempotencyRecord {
-	who := principalKey(p)
-	cutoff := at - int64(idempotencyWindow)
-	for i := len(a.Idempotency) - 1; i >= 0; i-- {
-		r := a.Idempotency[i]
-		if r.Principal == who && r.Request.Token == token && r.At > cutoff {
-			return r
-		}
+	r := a.Idempotency.newest(principalKey(p), token)
+	if r == nil || r.At <= at-int64(idempotencyWindow) {
+		return nil
 	}
-	return nil
+	return r
 }
 
 // replay answers a repeated request from its record. Access is checked
@@ -99,8 +108,8 @@ func (a *Account) replay(r *IdempotencyRecord, req *IdempotencyRequest, p Princi
 	return Result{Status: r.Status, Body: r.Body}
 }
 
-// remember stores a successful result for replay, evicting the oldest
-// record when the account holds the most it may.
+// remember stores a successful result for replay, first making room under
+// the bound the request was made under.
 func (a *Account) remember(c *Command, res Result, ref ResourceRef) {
 	var body json.RawMessage
 	if res.Body != nil {
@@ -110,12 +119,19 @@ func (a *Account) remember(c *Command, res Result, ref ResourceRef) {
 		}
 		body = b
 	}
-	if len(a.Idempotency) >= idempotencyRecordsMax {
-		a.Idempotency = a.Idempotency[1:] // see recordEvent on reslicing
+	who := principalKey(c.Principal)
+	if c.Idempotency.PerPrincipal {
+		a.makeRoomPerPrincipal(who)
+	} else {
+		for a.Idempotency.Len() >= idempotencyRecordsBefore13Max {
+			a.Idempotency.dropOldest(a.Idempotency.oldest())
+		}
 	}
-	a.Idempotency = append(a.Idempotency, &IdempotencyRecord{
-		Principal: principalKey(c.Principal),
-		Request:   *c.Idempotency,
+	req := *c.Idempotency
+	req.PerPrincipal = false // the record's bound is its queue's, not a request field
+	a.Idempotency.add(&IdempotencyRecord{
+		Principal: who,
+		Request:   req,
 		At:        c.At,
 		Status:    res.Status,
 		Body:      body,
@@ -123,17 +139,39 @@ func (a *Account) remember(c *Command, res Result, ref ResourceRef) {
 	})
 }
 
-// pruneIdempotency drops records older than the replay window. Records are
-// in apply order, so the expired ones are a prefix (leader clocks may step
-// back slightly across an election; such a record simply lives a little
-// longer).
-func (a *Account) pruneIdempotency(at int64) {
-	cutoff := at - int64(idempotencyWindow)
-	n := 0
-	for n < len(a.Idempotency) && a.Idempotency[n].At <= cutoff {
-		n++
+// makeRoomPerPrincipal makes room for one more record of principal who.
+// A full queue gives up its own oldest record, never another principal's.
+// Before a new queue starts, the queues of revoked keys go (their records
+// can never be replayed), which bounds the queues by the live principals:
+// every live key, the owner and the system.
+func (a *Account) makeRoomPerPrincipal(who string) {
+	rs := &a.Idempotency
+	q := rs.queue(who)
+	if q == nil {
+		if len(rs.queues) >= idempotencyPrincipalsMax {
+			for _, dead := range slices.Clone(rs.queues) {
+				if !a.livePrincipal(dead.principal) {
+					rs.dropQueue(dead)
+				}
+			}
+		}
+		return
 	}
-	if n > 0 {
-		a.Idempotency = a.Idempotency[n:]
+	if len(q.records) >= idempotencyRecordsPerPrincipalMax {
+		rs.dropOldest(q)
 	}
 }
+
+// livePrincipal reports whether a principal's records may still be
+// replayed: an API key's only while the key exists (a revoked key never
+// comes back, and apply refuses its commands before any lookup), the
+// owner's and the system's always.
+func (a *Account) livePrincipal(principal string) bool {
+	if keyID, isKey := strings.CutPrefix(principal, principalKeyPrefix); isKey {
+		return a.key(keyID) != nil
+	}
+	return true
+}
+
+// pruneIdempotency drops the records past the replay window.
+func (a *Account) pruneIdempotency(at int64) { a.Idempotency.prune(at - int64(idempotencyWindow)) }

@@ -15,7 +15,7 @@ const (
 )
 
 func createReq(token, body string) *IdempotencyRequest {
-	return &IdempotencyRequest{Token: token, Method: "POST", Path: "/v1/portfolio/cards", BodyHash: hashOf(body)}
+	return &IdempotencyRequest{Token: token, Method: "POST", Path: "/v1/portfolio/cards", BodyHash: hashOf(body), PerPrincipal: true}
 }
 
 // idem applies payload with an Idempotency-Key request attached.
@@ -205,15 +205,15 @@ func TestIdempotencyRecordsExpireAfter24Hours(t *testing.T) {
 	if res := ta.run(late); res.Err != nil || cardOf(t, res).ID != "card-1" {
 		t.Fatalf("replay just inside the window: %+v", res)
 	}
-	if len(ta.a.Idempotency) != 1 {
-		t.Fatalf("%d records inside the window", len(ta.a.Idempotency))
+	if ta.a.Idempotency.Len() != 1 {
+		t.Fatalf("%d records inside the window", ta.a.Idempotency.Len())
 	}
 	// At 24 hours it is a new request: here it meets the duplicate.
 	expired := ta.cmdAt(start+window, w, &CreatePortfolioCard{CardID: "card-2", Address: addrs[0]})
 	expired.Idempotency = req
 	wantCode(t, ta.run(expired), CodeDuplicateAddress)
-	if len(ta.a.Idempotency) != 0 {
-		t.Fatalf("expired record kept: %d records", len(ta.a.Idempotency))
+	if ta.a.Idempotency.Len() != 0 {
+		t.Fatalf("expired record kept: %d records", ta.a.Idempotency.Len())
 	}
 	// And the token may now name a different request without conflict.
 	fresh := ta.cmd(w, &CreatePortfolioCard{CardID: "card-3", Address: addrs[1]})
@@ -235,7 +235,7 @@ func TestIdempotencyPruningKeepsLiveRecords(t *testing.T) {
 	// Any command, even one without a token and even a failing one,
 	// prunes the expired prefix.
 	ta.run(ta.cmdAt(first.At+int64(24*time.Hour), w, &CreatePortfolioCard{CardID: "card-x", Address: "bad"}))
-	if len(ta.a.Idempotency) != 1 || ta.a.Idempotency[0].Request.Token != "token-bbbbbbbbbbbbbbbb" {
+	if ta.a.Idempotency.Len() != 1 || ta.a.Idempotency.inApplyOrder()[0].Request.Token != "token-bbbbbbbbbbbbbbbb" {
 		t.Fatalf("records after pruning: %+v", ta.a.Idempotency)
 	}
 }
@@ -316,7 +316,7 @@ func TestFailedRequestsAreNotRecorded(t *testing.T) {
 	wantCode(t, ta.idem(w, req, &CreatePortfolioCard{CardID: "card-x", Address: addrs[10]}), CodeOverviewFull)
 	wantCode(t, ta.idem(w, req, &CreatePortfolioCard{CardID: "card-x", Address: "garbage"}), CodeValidation)
 	wantCode(t, ta.idem(r, req, &CreatePortfolioCard{CardID: "card-x", Address: addrs[10]}), CodeForbidden)
-	if len(ta.a.Idempotency) != 0 {
+	if ta.a.Idempotency.Len() != 0 {
 		t.Fatalf("failed requests were recorded: %+v", ta.a.Idempotency)
 	}
 	// After making room, the same token and request is applied for real.
@@ -343,23 +343,171 @@ func TestReplayNeedsALiveCredential(t *testing.T) {
 	wantCode(t, ta.idem(w, req, &CreatePortfolioCard{CardID: "card-2", Address: addrs[0]}), CodeUnauthorized)
 }
 
-func TestIdempotencyRecordsAreBounded(t *testing.T) {
+// rememberAs stores a record for principal p as apply would, at the next
+// second, with a token made from i.
+func (ta *testAccount) rememberAs(p Principal, i int, perPrincipal bool) {
+	c := ta.cmd(p, &DeletePortfolioCard{})
+	c.Idempotency = &IdempotencyRequest{Token: fmt.Sprintf("token-%012d", i), Method: "DELETE", Path: "/v1/x", BodyHash: hashOf("b"), PerPrincipal: perPrincipal}
+	ta.a.remember(c, ok(DeletedView{Deleted: true}), ResourceRef{Kind: ResourceAccount})
+}
+
+func tokensOf(records []*IdempotencyRecord) []string {
+	out := make([]string, len(records))
+	for i, r := range records {
+		out[i] = r.Request.Token
+	}
+	return out
+}
+
+// A principal's records are bounded by what the spec's per-key limit lets
+// one key write in the replay window; a full queue gives up its own
+// oldest record and no one else's.
+func TestIdempotencyRecordsAreBoundedPerPrincipal(t *testing.T) {
+	if idempotencyRecordsPerPrincipalMax != 240+240*24*60 {
+		t.Fatalf("per-principal bound %d, want 240 + 240 × 1,440 (the spec's per-key limit over 24 hours)", idempotencyRecordsPerPrincipalMax)
+	}
 	ta := newTestAccount(t, PlanBase)
 	w := ta.addKey(LevelWrite)
-	for i := range idempotencyRecordsMax + 3 {
-		c := ta.cmd(w, &DeletePortfolioCard{})
-		c.Idempotency = createReq(fmt.Sprintf("token-%012d", i), "b")
-		ta.a.remember(c, ok(DeletedView{Deleted: true}), ResourceRef{Kind: ResourceAccount})
+	ta.rememberAs(ta.owner, -1, true)
+	// The records are made just under a quarter second apart, as a key at its limit
+	// makes them, so all stay inside the window.
+	for i := range idempotencyRecordsPerPrincipalMax + 3 {
+		ta.at += int64(time.Minute/AgentRequestsPerKeyPerMinute-time.Millisecond) - int64(time.Second)
+		ta.rememberAs(w, i, true)
 	}
-	if len(ta.a.Idempotency) != idempotencyRecordsMax {
-		t.Fatalf("%d records, bound is %d", len(ta.a.Idempotency), idempotencyRecordsMax)
+	ta.rememberAs(ta.owner, -2, true)
+	who := principalKey(w)
+	if got := ta.a.Idempotency.PrincipalLen(who); got != idempotencyRecordsPerPrincipalMax {
+		t.Fatalf("the key holds %d records, its bound is %d", got, idempotencyRecordsPerPrincipalMax)
 	}
-	if got := ta.a.Idempotency[0].Request.Token; got != fmt.Sprintf("token-%012d", 3) {
-		t.Fatalf("oldest kept record %s, the three oldest should be gone", got)
+	if got := ta.a.Idempotency.PrincipalLen("owner"); got != 2 {
+		t.Fatalf("the owner holds %d records after the key filled its queue, want its 2", got)
+	}
+	q := ta.a.Idempotency.queue(who)
+	if oldest := q.records[0].Request.Token; oldest != fmt.Sprintf("token-%012d", 3) {
+		t.Fatalf("the key's oldest record is %s; its three oldest should be gone", oldest)
+	}
+	for i := range 3 {
+		if ta.a.Idempotency.newest(who, fmt.Sprintf("token-%012d", i)) != nil {
+			t.Fatalf("evicted token %d still found", i)
+		}
+	}
+	all := ta.a.Idempotency.inApplyOrder()
+	if first, last := all[0].Request.Token, all[len(all)-1].Request.Token; first != "token--00000000001" || last != "token--00000000002" {
+		t.Fatalf("apply order runs from %s to %s, want the owner's first and last records at its ends", first, last)
 	}
 	var body map[string]bool
-	if err := json.Unmarshal(ta.a.Idempotency[0].Body, &body); err != nil || !body["deleted"] {
-		t.Fatalf("record body %s", ta.a.Idempotency[0].Body)
+	if err := json.Unmarshal(q.records[0].Body, &body); err != nil || !body["deleted"] {
+		t.Fatalf("record body %s", q.records[0].Body)
+	}
+}
+
+// Log entries written before issue 13 carry no per-principal flag. Their
+// records obey the bound they were applied under, 2,000 per account with
+// the account's oldest record going first whoever made it, so that a log
+// replayed after the upgrade reaches the state it reached before.
+func TestIdempotencyRecordsOfOldEntriesKeepTheAccountBound(t *testing.T) {
+	ta := newTestAccount(t, PlanBase)
+	w := ta.addKey(LevelWrite)
+	ta.rememberAs(w, -1, false)
+	for i := range idempotencyRecordsBefore13Max + 2 {
+		ta.rememberAs(ta.owner, i, false)
+	}
+	if ta.a.Idempotency.Len() != idempotencyRecordsBefore13Max || ta.a.Idempotency.PrincipalLen(principalKey(w)) != 0 {
+		t.Fatalf("%d records, the key's %d; the old bound keeps the account's 2,000 newest", ta.a.Idempotency.Len(), ta.a.Idempotency.PrincipalLen(principalKey(w)))
+	}
+	if got := ta.a.Idempotency.inApplyOrder()[0].Request.Token; got != fmt.Sprintf("token-%012d", 2) {
+		t.Fatalf("oldest kept record %s; the key's and the owner's two oldest should be gone", got)
+	}
+	// The old agent's replay, as the old code answered it, is a new request.
+	old := ta.cmd(w, &CreatePortfolioCard{CardID: "card-1", Address: addrs[0]})
+	old.Idempotency = &IdempotencyRequest{Token: "token--00000000001", Method: "DELETE", Path: "/v1/x", BodyHash: hashOf("b")}
+	if res := ta.run(old); res.Err != nil || cardOf(t, res).ID != "card-1" {
+		t.Fatalf("an evicted token under the old bound: %+v", res)
+	}
+	// A record made under the new rule joins the queues without evicting.
+	ta.rememberAs(ta.owner, -2, true)
+	if ta.a.Idempotency.Len() != idempotencyRecordsBefore13Max+1 {
+		t.Fatalf("%d records after a per-principal record", ta.a.Idempotency.Len())
+	}
+}
+
+// The queues are bounded by the live principals: before a new principal's
+// queue starts with the account at that bound, the queues of revoked keys
+// are dropped (a revoked key's records can never be replayed).
+func TestRevokedKeysRecordsMakeRoomForNewPrincipals(t *testing.T) {
+	ta := newTestAccount(t, PlanBase)
+	ta.rememberAs(systemP, 0, true)
+	ta.rememberAs(ta.owner, 0, true)
+	keys := make([]Principal, 0, keysMax)
+	for i := range keysMax {
+		k := ta.addKey(LevelWrite)
+		keys = append(keys, k)
+		ta.rememberAs(k, i, true)
+	}
+	if n := len(ta.a.Idempotency.queues); n != idempotencyPrincipalsMax {
+		t.Fatalf("%d queues, want %d", n, idempotencyPrincipalsMax)
+	}
+	// A revoked key's records stay until a new principal needs its place.
+	ta.mustOK(ta.owner, &RevokeKey{KeyID: keys[7].KeyID})
+	ta.rememberAs(keys[8], 1, true)
+	if ta.a.Idempotency.PrincipalLen(principalKey(keys[7])) != 1 {
+		t.Fatalf("a revoked key's record went before a new principal needed room")
+	}
+	fresh := ta.addKey(LevelWrite)
+	ta.rememberAs(fresh, 0, true)
+	if ta.a.Idempotency.PrincipalLen(principalKey(keys[7])) != 0 || len(ta.a.Idempotency.queues) != idempotencyPrincipalsMax {
+		t.Fatalf("after a new key's first record: revoked key holds %d, %d queues", ta.a.Idempotency.PrincipalLen(principalKey(keys[7])), len(ta.a.Idempotency.queues))
+	}
+	for _, who := range []string{"system", "owner", principalKey(keys[0]), principalKey(keys[99]), principalKey(fresh)} {
+		if ta.a.Idempotency.PrincipalLen(who) == 0 {
+			t.Fatalf("%s lost its records", who)
+		}
+	}
+	if ta.a.Idempotency.PrincipalLen(principalKey(keys[8])) != 2 || ta.a.Idempotency.Len() != idempotencyPrincipalsMax+1 {
+		t.Fatalf("%d records in all", ta.a.Idempotency.Len())
+	}
+}
+
+// Expiry is by command time, in apply order across all principals, and
+// the encoding (a snapshot's) keeps that order and every record.
+func TestIdempotencyRecordsRoundTripInApplyOrder(t *testing.T) {
+	ta := newTestAccount(t, PlanBase)
+	w := ta.addKey(LevelWrite)
+	for i := range 6 {
+		p := ta.owner
+		if i%3 == 1 {
+			p = w
+		}
+		ta.rememberAs(p, i, i != 5)
+	}
+	want := tokensOf(ta.a.Idempotency.inApplyOrder())
+	encoded := ta.snapshot()
+	var back Account
+	if err := json.Unmarshal(encoded, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := tokensOf(back.Idempotency.inApplyOrder()); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("decoded order %v, want %v", got, want)
+	}
+	again, err := json.Marshal(&back)
+	if err != nil || !bytes.Equal(again, encoded) {
+		t.Fatalf("the decoded account encodes differently (%v):\n%s\n%s", err, again, encoded)
+	}
+	if back.Idempotency.PrincipalLen("owner") != 4 || back.Idempotency.PrincipalLen(principalKey(w)) != 2 {
+		t.Fatalf("decoded queues: owner %d, key %d", back.Idempotency.PrincipalLen("owner"), back.Idempotency.PrincipalLen(principalKey(w)))
+	}
+	// The records were made a second apart: 24 hours after the third, the
+	// three oldest (two of the owner's and one of the key's) have expired.
+	third := back.Idempotency.inApplyOrder()[2].At
+	back.pruneIdempotency(third + int64(idempotencyWindow))
+	if got := tokensOf(back.Idempotency.inApplyOrder()); strings.Join(got, ",") != strings.Join(want[3:], ",") {
+		t.Fatalf("after expiry %v, want %v", got, want[3:])
+	}
+	// An account encoded with no records (null) decodes to none.
+	var empty Account
+	if err := json.Unmarshal([]byte(`{"idempotency":null}`), &empty); err != nil || empty.Idempotency.Len() != 0 {
+		t.Fatalf("null records: %v, %d", err, empty.Idempotency.Len())
 	}
 }
 
@@ -384,7 +532,47 @@ func TestIdempotentReplayOfABodilessResult(t *testing.T) {
 	if sys.Err != nil || ta.a.key(k2.KeyID) != nil {
 		t.Fatalf("system request with the owner's token: %+v", sys)
 	}
-	if len(ta.a.Idempotency) != 2 || ta.a.Idempotency[0].Principal == ta.a.Idempotency[1].Principal {
+	if ta.a.Idempotency.Len() != 2 || ta.a.Idempotency.inApplyOrder()[0].Principal == ta.a.Idempotency.inApplyOrder()[1].Principal {
 		t.Fatalf("records %+v", ta.a.Idempotency)
+	}
+}
+
+// Issue 13: the owner's 2,002 idempotent writes pushed an agent's record
+// out of a store capped at 2,000 per account, and the agent's retry of a
+// token from a minute earlier created a second card. Records are now
+// bounded per principal, so another principal's writes cannot evict them.
+func TestOwnerWritesDoNotEvictAnAgentsRecords(t *testing.T) {
+	ta := newTestAccount(t, PlanBase)
+	agent := ta.addKey(LevelWrite)
+	req := createReq(token1, `{"address":"`+addrs[0]+`"}`)
+	first := ta.idem(agent, req, &CreatePortfolioCard{CardID: "card-agent", Address: addrs[0], CardFields: CardFields{Name: ptr("agent's")}})
+	if first.Err != nil {
+		t.Fatal(first.Err)
+	}
+	// The owner creates and deletes a card 1,001 times: 2,002 idempotent
+	// writes, each with a token of its own, within the replay window.
+	const ownerWrites = 2002
+	for i := 0; i < ownerWrites; i += 2 {
+		id := fmt.Sprintf("card-owner-%d", i)
+		create := &IdempotencyRequest{Token: fmt.Sprintf("owner-create-%08d", i), Method: "POST", Path: "/owner/v1/portfolio/cards", BodyHash: hashOf(id), PerPrincipal: true}
+		card := cardOf(t, ta.idem(ta.owner, create, &CreatePortfolioCard{CardID: id, Address: addrs[1]}))
+		del := &IdempotencyRequest{Token: fmt.Sprintf("owner-delete-%08d", i), Method: "DELETE", Path: "/owner/v1/portfolio/cards/" + id, BodyHash: hashOf(card.Version), PerPrincipal: true}
+		if res := ta.idem(ta.owner, del, &DeletePortfolioCard{CardID: id, ExpectedVersion: card.Version}); res.Err != nil {
+			t.Fatalf("owner delete %d: %v", i, res.Err)
+		}
+	}
+	if ta.at-t0 >= int64(idempotencyWindow) {
+		t.Fatalf("the owner's writes took %v, past the replay window", time.Duration(ta.at-t0))
+	}
+	seq := ta.a.Seq
+	again := ta.idem(agent, req, &CreatePortfolioCard{CardID: "card-agent-retry", Address: addrs[0], CardFields: CardFields{Name: ptr("agent's")}})
+	if again.Err != nil {
+		t.Fatalf("the agent's replay after %d owner writes: %v", ownerWrites, again.Err)
+	}
+	if bodyJSON(t, again.Body) != bodyJSON(t, first.Body) || again.Status != first.Status {
+		t.Fatalf("the agent's replay gave %d %s, first was %d %s", again.Status, bodyJSON(t, again.Body), first.Status, bodyJSON(t, first.Body))
+	}
+	if len(ta.a.Portfolio) != 1 || ta.a.Seq != seq || ta.card("card-agent-retry") != nil {
+		t.Fatalf("the replay changed the account: cards %v, seq %d→%d", ta.portfolioIDs(), seq, ta.a.Seq)
 	}
 }

@@ -199,10 +199,11 @@ func idempotencyRequest(ctx *fasthttp.RequestCtx) (*actors.IdempotencyRequest, *
 		return nil, err.(*actors.Error)
 	}
 	return &actors.IdempotencyRequest{
-		Token:    token,
-		Method:   string(ctx.Method()),
-		Path:     string(ctx.Path()),
-		BodyHash: canonicalBodyHash(ctx.PostBody()),
+		Token:        token,
+		Method:       string(ctx.Method()),
+		Path:         string(ctx.Path()),
+		BodyHash:     canonicalBodyHash(ctx.PostBody()),
+		PerPrincipal: true,
 	}, nil
 }
 

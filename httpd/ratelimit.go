@@ -27,7 +27,7 @@ var (
 	regularRate   = bucketRate{every: 2 * time.Second, burst: 20}
 	sheetIPRate   = bucketRate{every: 3 * time.Second, burst: 20}
 	sheetAllRate  = bucketRate{every: time.Second / 20, burst: 20}
-	authRate      = bucketRate{every: time.Minute / 240, burst: 240}
+	authRate      = bucketRate{every: time.Minute / actors.AgentRequestsPerKeyPerMinute, burst: actors.AgentRequestsPerKeyPerMinute}
 	bucketIdleMax = 2 * time.Minute // an idle bucket is full again and can go
 )
 

@@ -136,7 +136,7 @@ func fpAgentCredential(id string) actors.Credential {
 // fpIdem is the Idempotency-Key an agent sends with a create.
 func fpIdem(seed, path string) *actors.IdempotencyRequest {
 	h := fpHash("idem/" + seed)
-	return &actors.IdempotencyRequest{Token: "idem-" + hex.EncodeToString(h[:16]), Method: "POST", Path: path, BodyHash: fpHash("body/" + seed)}
+	return &actors.IdempotencyRequest{Token: "idem-" + hex.EncodeToString(h[:16]), Method: "POST", Path: path, BodyHash: fpHash("body/" + seed), PerPrincipal: true}
 }
 
 // fpBuilder drives one account through actors.Apply, as its actor does.
@@ -437,7 +437,7 @@ func TestFullExtendedAccountIsFull(t *testing.T) {
 		t.Fatalf("restored account encodes differently (%d bytes, built %d)", len(again), len(encoded))
 	}
 	t.Logf("snapshot encoding: %d bytes; seq %d, %d audit events, %d idempotency records, %d Sheet writes in the budget window",
-		len(encoded), a.Seq, len(a.Audit), len(a.Idempotency), len(a.SheetWrites))
+		len(encoded), a.Seq, len(a.Audit), a.Idempotency.Len(), len(a.SheetWrites))
 }
 
 // fpAssertFull checks that a really is a full extended-plan account, so
@@ -724,7 +724,7 @@ func fpBreakdown(b *testing.B, accounts []*actors.Account) {
 		}},
 		{"sheet-rows", func(a *actors.Account) int { return jsonLen(fpSheetSpace(a).Sheet.Rows) }, func(a *actors.Account) { fpSheetSpace(a).Sheet.Rows = nil }},
 		{"audit", func(a *actors.Account) int { return jsonLen(a.Audit) }, func(a *actors.Account) { a.Audit = nil }},
-		{"idempotency", func(a *actors.Account) int { return jsonLen(a.Idempotency) }, func(a *actors.Account) { a.Idempotency = nil }},
+		{"idempotency", func(a *actors.Account) int { return jsonLen(a.Idempotency) }, func(a *actors.Account) { a.Idempotency = actors.IdempotencyRecords{} }},
 		{"notes", func(a *actors.Account) int { return jsonLen(a.Notes) }, func(a *actors.Account) { a.Notes = nil }},
 		{"bookmark-cards", func(a *actors.Account) int {
 			size := 0

@@ -30,8 +30,14 @@ const (
 )
 
 // snapshotAccountBytesMax bounds one account's encoding on read, so that
-// a corrupt length cannot make a restore allocate without limit.
-const snapshotAccountBytesMax = 256 << 20
+// a corrupt length fails at once. It must stay above the largest account
+// the rules allow, or a node could not restore its own snapshot: since
+// issue 13 an account may hold every idempotency record its principals'
+// rate limits allow, some 35 million, up to about 265 GB in the worst
+// case (actors/DESIGN.md). A corrupt length below the bound cannot make a
+// restore allocate more than the snapshot holds: next grows its buffer
+// with the bytes that arrive.
+const snapshotAccountBytesMax = 1 << 40
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 

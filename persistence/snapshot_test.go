@@ -91,7 +91,7 @@ func jsonOf(t testing.TB, v any) string {
 
 func TestSnapshotRoundTrip(t *testing.T) {
 	accounts := []*actors.Account{buildAccount(t, "acct-a", 3), buildAccount(t, "acct-b", 0), buildAccount(t, "acct-c", 1)}
-	if len(accounts[0].Idempotency) == 0 || len(accounts[0].Audit) == 0 || len(accounts[0].Keys) == 0 || len(accounts[0].Sessions) == 0 {
+	if accounts[0].Idempotency.Len() == 0 || len(accounts[0].Audit) == 0 || len(accounts[0].Keys) == 0 || len(accounts[0].Sessions) == 0 {
 		t.Fatalf("fixture account lacks some state: %s", jsonOf(t, accounts[0]))
 	}
 	got, err := ReadSnapshot(bytes.NewReader(writeSnapshot(t, accounts)))
@@ -258,7 +258,7 @@ func TestReadSnapshotRejectsWellSummedNonsense(t *testing.T) {
 		{"no terminator", head},
 		{"unterminated length", append(append([]byte{}, head...), 0x80)},
 		{"length beyond input", append(append([]byte{}, head...), 0x10, '{', '}', 0)},
-		{"length above the bound", append(append([]byte{}, head...), 0x80, 0x80, 0x80, 0x80, 0x02, 0)},
+		{"length above the bound", append(append([]byte{}, head...), 0x80, 0x80, 0x80, 0x80, 0x80, 0x40, 0)},
 		{"account is not JSON", append(append([]byte{}, head...), 2, 'x', 'y', 0)},
 		{"account is an array", append(append([]byte{}, head...), 2, '[', ']', 0)},
 		{"bad hash in account", accountRecord(head, `{"owner_secret_hash":"abcd"}`)},

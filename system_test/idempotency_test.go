@@ -2,6 +2,7 @@ package system_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -310,4 +311,67 @@ func TestIdempotencyKeyOnCardRoutes(t *testing.T) {
 		}
 		apSameSet(t, "listed addresses", addrs, []string{addr, apAddress("failed-2")})
 	})
+}
+
+// TestIdempotencyRecordsAreKeptPerPrincipal is issue 13's reproduction:
+// the owner makes 2,002 idempotent writes (more than the 2,000 records the
+// account once held in all), then the agent retries a create it made
+// before them. The retry must replay the agent's result and create
+// nothing: one principal's writes never push out another's records.
+func TestIdempotencyRecordsAreKeptPerPrincipal(t *testing.T) {
+	t.Parallel()
+	s := apStartServer(t)
+	e := apSetup(t, s, "base")
+	const idem = "Idempotency-Key"
+	agentBody := map[string]any{"address": apAddress("evict-agent"), "name": "Agent's card"}
+	first := do(t, "POST", s.URL+"/v1/portfolio/cards", e.write, agentBody, idem, "agent-token-before-owner")
+	expect(t, first, http.StatusCreated, "")
+
+	// The owner creates and deletes cards, each write with a token of its
+	// own: 2,002 writes by a few clients at once (the base plan holds 10
+	// cards, one of them the agent's).
+	const ownerWrites, clients = 2002, 7
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			address := apAddress(fmt.Sprintf("evict-owner-%d", c))
+			for i := c * 2; i < ownerWrites; i += clients * 2 {
+				r, err := apRaw("POST", s.URL+"/owner/v1/portfolio/cards", e.acct.OwnerSecret, []byte(`{"address":"`+address+`"}`), "application/json", idem, fmt.Sprintf("owner-create-%06d", i))
+				if err != nil || r.Status != http.StatusCreated {
+					errs <- fmt.Errorf("owner create %d: %v %d %s", i, err, r.Status, r.Body)
+					return
+				}
+				var created struct{ Card map[string]any }
+				if err := json.Unmarshal(r.Body, &created); err != nil {
+					errs <- err
+					return
+				}
+				body := []byte(`{"expected_version":"` + created.Card["version"].(string) + `"}`)
+				r, err = apRaw("DELETE", s.URL+"/owner/v1/portfolio/cards/"+apID(created.Card), e.acct.OwnerSecret, body, "application/json", idem, fmt.Sprintf("owner-delete-%06d", i+1))
+				if err != nil || r.Status != http.StatusOK {
+					errs <- fmt.Errorf("owner delete %d: %v %d %s", i+1, err, r.Status, r.Body)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+
+	again := do(t, "POST", s.URL+"/v1/portfolio/cards", e.write, agentBody, idem, "agent-token-before-owner")
+	if again.Status != first.Status || !bytes.Equal(again.Body, first.Body) {
+		t.Fatalf("the agent's retry after %d owner writes answered %d %s, want the replay %d %s", ownerWrites, again.Status, again.Body, first.Status, first.Body)
+	}
+	if l := apList(t, s, e.write); len(l.ids) != 1 || l.ids[0] != apID(apCardOf(t, first)) {
+		t.Fatalf("after the retry the agent sees %s, want only its first card", l.raw)
+	}
+	if owner := apOwnerList(t, s, e.acct); bytes.Count(owner, []byte(`"id"`)) != 1 {
+		t.Fatalf("after the retry the account holds %s, want one card", owner)
+	}
 }

@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -61,9 +62,30 @@ func eventsQuery(ctx *fasthttp.RequestCtx) (actors.EventsQuery, *actors.Error) {
 	if perr != nil {
 		return q, actors.Errorf(actors.CodeValidation, "since must be a next_since cursor or an RFC 3339 time with a time zone")
 	}
-	at := t.UnixNano()
+	at := unixNanoClamped(t)
 	q.SinceTime = &at
 	return q, nil
+}
+
+// Event times are Unix nanoseconds, which end in 1677 and 2262.
+var (
+	unixNanoFirst = time.Unix(0, math.MinInt64)
+	unixNanoLast  = time.Unix(0, math.MaxInt64)
+)
+
+// unixNanoClamped is t in Unix nanoseconds, clamped to the ends of their
+// range. The spec takes any RFC 3339 time as since, and RFC 3339 runs from
+// year 0000 to 9999: a time past the end still means "after every event"
+// and one before the start "every event kept", where t.UnixNano would wrap
+// around (2300-01-01 became 1715, and the feed showed every event).
+func unixNanoClamped(t time.Time) int64 {
+	switch {
+	case t.Before(unixNanoFirst):
+		return math.MinInt64
+	case t.After(unixNanoLast):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
 }
 
 func (s *Server) registerEvents(r routeAdder, prefix string, aud audience) {

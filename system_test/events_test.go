@@ -63,3 +63,44 @@ func TestChangeFeed(t *testing.T) {
 	}
 	expect(t, do(t, "GET", s.URL+"/v1/events", "", nil), http.StatusUnauthorized, "UNAUTHORIZED")
 }
+
+// TestChangeFeedSinceOutsideTheClockRange: an RFC 3339 since is valid for
+// any year, but Unix nanoseconds end in 1677 and 2262. A since after the
+// end shows no events (2300-01-01 once wrapped around and showed them
+// all), and one before the start shows every event kept (year 1000 once
+// wrapped to 2169 and showed none).
+func TestChangeFeedSinceOutsideTheClockRange(t *testing.T) {
+	t.Parallel()
+	s := apStartServer(t)
+	a := s.createAccount(t, "base")
+	w := s.createKey(t, a, "write")
+	for _, addr := range []string{"1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa", "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy"} {
+		expect(t, do(t, "POST", s.URL+"/v1/portfolio/cards", w, map[string]any{"address": addr}), http.StatusCreated, "")
+	}
+	latest := do(t, "GET", s.URL+"/v1/events", w, nil)
+	expect(t, latest, http.StatusOK, "")
+	cursor := latest.JSON(t)["next_since"]
+	cases := []struct {
+		since  string
+		events int
+	}{
+		{"2300-01-01T00:00:00Z", 0},
+		{"2262-04-11T23:47:16.854775807Z", 0},
+		{"2262-04-11T23:47:16.854775808Z", 0},
+		{"2262-04-12T00:00:00+01:00", 0},
+		{"9999-12-31T23:59:59.999999999Z", 0},
+		{"1677-09-21T00:12:43.145224192Z", 2},
+		{"1677-09-21T00:12:43.145224191Z", 2},
+		{"1000-01-01T00:00:00Z", 2},
+		{"0001-01-01T00:00:00Z", 2},
+		{"0000-01-01T00:00:00-23:59", 2},
+	}
+	for _, tc := range cases {
+		r := do(t, "GET", s.URL+"/v1/events?since="+url.QueryEscape(tc.since), w, nil)
+		expect(t, r, http.StatusOK, "")
+		page := r.JSON(t)
+		if n := len(page["events"].([]any)); n != tc.events || page["has_more"] != false || page["next_since"] != cursor {
+			t.Errorf("since=%s: %s; want %d events, has_more false and next_since %v", tc.since, r.Body, tc.events, cursor)
+		}
+	}
+}

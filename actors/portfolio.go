@@ -20,7 +20,7 @@ func (f CardFields) validate() *Error {
 	if f.Name != nil && (!utf8.ValidString(*f.Name) || charCount(*f.Name) > cardNameCharsMax || !isPrintable(*f.Name)) {
 		return Errorf(CodeValidation, "name must be at most %d printable characters", cardNameCharsMax)
 	}
-	if f.Note != nil && (!utf8.ValidString(*f.Note) || charCount(*f.Note) > cardNoteCharsMax || !isNoteText(*f.Note)) {
+	if f.Note != nil && (!utf8.ValidString(*f.Note) || charCount(*f.Note) > cardNoteCharsMax || !isPlainText(*f.Note)) {
 		return Errorf(CodeValidation, "note must be at most %d characters of text", cardNoteCharsMax)
 	}
 	if f.ColorKey != nil && !slices.Contains(ColorKeys, *f.ColorKey) {

@@ -2,9 +2,12 @@ package actors
 
 import "time"
 
-// The Sheet-write budget: 30 changed writes per minute per account. It is
-// part of the account state, so every replica counts the same writes at the
-// same (leader) times and agrees on every refusal.
+// The Sheet-write budget: 30 changed writes per minute per account, by the
+// account's agents. It is part of the account state, so every replica
+// counts the same writes at the same (leader) times and agrees on every
+// refusal. The owner's writes neither spend nor meet it: the edge does not
+// set EnforceBudget on them (SheetWrite), so agents cannot lock the owner
+// out of a Sheet, nor the owner's work lock the agents out.
 
 const (
 	sheetWritesPerWindow = 30

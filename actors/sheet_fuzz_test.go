@@ -216,7 +216,7 @@ func (r *sheetFuzzRun) sw(fl writeFlags) SheetWrite {
 			rev++
 		}
 	}
-	return SheetWrite{SpaceID: r.fx.id, ExpectedRevision: rev, EnforceBudget: fl.budget}
+	return SheetWrite{SpaceID: r.fx.id, ExpectedRevision: rev, EnforceBudget: fl.budget, PlainTextCells: true}
 }
 
 // exec runs a write and checks a refusal against want: the code, the

@@ -6,8 +6,9 @@ import (
 
 // Sheet write rules. Every write needs a write-capable key, write on the
 // Space and the Sheet's current revision; an accepted write bumps the
-// revision once and, when EnforceBudget is set (the server runs with the
-// spec's limits), spends one unit of the account's Sheet-write budget.
+// revision once and, when EnforceBudget is set (an agent's write on a
+// server with the spec's limits), spends one unit of the account's
+// Sheet-write budget.
 
 // The spec's exact CONFLICT messages; clients are told not to branch on them.
 const (
@@ -21,16 +22,17 @@ type SheetRowInput struct {
 	Cells []string `json:"cells"`
 }
 
-// sheetCells checks a row's cells: exactly five strings of plain text, each
-// at most sheetCellCharsMax characters.
-func sheetCells(cells []string) ([sheetColumnCount]string, *Error) {
+// sheetCells checks a row's cells: exactly five strings, each at most
+// sheetCellCharsMax characters of plain text (isPlainText) when the write
+// asks for plain text, as every write since issue 13 does.
+func (w SheetWrite) sheetCells(cells []string) ([sheetColumnCount]string, *Error) {
 	var out [sheetColumnCount]string
 	if len(cells) != sheetColumnCount {
 		return out, Errorf(CodeValidation, "cells must be exactly %d strings", sheetColumnCount)
 	}
 	for i, c := range cells {
-		if !utf8.ValidString(c) || charCount(c) > sheetCellCharsMax {
-			return out, Errorf(CodeValidation, "cell %d must be at most %d characters", i, sheetCellCharsMax)
+		if !utf8.ValidString(c) || charCount(c) > sheetCellCharsMax || w.PlainTextCells && !isPlainText(c) {
+			return out, Errorf(CodeValidation, "cell %d must be at most %d characters of plain text (printable characters, newline and tab)", i, sheetCellCharsMax)
 		}
 		out[i] = c
 	}
@@ -64,12 +66,22 @@ func (a *Account) sheetSpace(id string, who Principal, capability Level, forWrit
 }
 
 // SheetWrite is what every Sheet write carries besides its own fields.
-// EnforceBudget is set by a server running with the spec's limits, so
-// that every replica applies the same budget decision.
+// The edge decides the two flags and the command carries them, so that
+// every replica, and every replay of the log, decides alike:
+//
+//   - EnforceBudget: the write spends and meets the account's Sheet-write
+//     budget. The edge sets it for an agent's write on a server running
+//     with the spec's limits; the budget is the agents', so an owner's
+//     write does not carry it (since issue 13; older entries did).
+//   - PlainTextCells: the cells must be plain text. Every edge sets it
+//     since issue 13; older entries lack it and are applied as they were
+//     then, when any valid UTF-8 was taken, so a replayed log reaches the
+//     state it reached.
 type SheetWrite struct {
 	SpaceID          string `json:"space_id"`
 	ExpectedRevision int64  `json:"expected_revision"`
 	EnforceBudget    bool   `json:"enforce_budget,omitempty"`
+	PlainTextCells   bool   `json:"plain_text_cells,omitempty"`
 }
 
 // begin runs the checks every Sheet write shares, in order: access, then the
@@ -133,7 +145,7 @@ func (p *PatchSheet) validate() (headers *[sheetColumnCount]string, rows map[int
 		if _, dup := rows[r.Index]; dup {
 			return nil, nil, Errorf(CodeValidation, "row index %d appears more than once", r.Index)
 		}
-		cells, err := sheetCells(r.Cells)
+		cells, err := p.sheetCells(r.Cells)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -216,7 +228,7 @@ func (p *PutSheetRow) apply(a *Account, c *Command, capability Level) Result {
 	if err != nil {
 		return fail(err)
 	}
-	cells, err := sheetCells(p.Cells)
+	cells, err := p.sheetCells(p.Cells)
 	if err != nil {
 		return fail(err)
 	}

@@ -54,7 +54,7 @@ func (f *sheetFixture) rev() int64    { return f.sheet().Revision }
 func (f *sheetFixture) sw() SheetWrite { return f.swOf(f.id) }
 
 func (f *sheetFixture) swOf(id string) SheetWrite {
-	return SheetWrite{SpaceID: id, ExpectedRevision: f.sheetOf(id).Revision}
+	return SheetWrite{SpaceID: id, ExpectedRevision: f.sheetOf(id).Revision, PlainTextCells: true}
 }
 
 func (f *sheetFixture) patch(rows ...SheetRowInput) *PatchSheet {

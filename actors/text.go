@@ -16,9 +16,12 @@ func isPrintable(s string) bool {
 	return true
 }
 
-// isNoteText reports whether s is acceptable free text for a card note:
-// printable characters plus newline and tab.
-func isNoteText(s string) bool {
+// isPlainText reports whether s is plain text, the rule for card notes and
+// Sheet cells: printable characters plus newline and tab. Like names, it
+// refuses control characters (a terminal escape starts with one) and
+// invisible format characters (bidi overrides, zero-width spaces), which
+// would make stored text show differently from what it holds.
+func isPlainText(s string) bool {
 	for _, r := range s {
 		if r != '\n' && r != '\t' && !unicode.IsPrint(r) {
 			return false

@@ -150,7 +150,7 @@ func TestErrors(t *testing.T) {
 
 func TestTextRules(t *testing.T) {
 	for _, s := range []string{"", "abc", "a b", "ünï €", "🪙"} {
-		if !isPrintable(s) || !isNoteText(s) {
+		if !isPrintable(s) || !isPlainText(s) {
 			t.Fatalf("%q should be printable", s)
 		}
 	}
@@ -159,8 +159,8 @@ func TestTextRules(t *testing.T) {
 			t.Fatalf("%q passes isPrintable", s)
 		}
 	}
-	if !isNoteText("a\nb\tc") || isNoteText("a\rb") || isNoteText("\x00") {
-		t.Fatalf("isNoteText allows only newline and tab beyond printable text")
+	if !isPlainText("a\nb\tc") || isPlainText("a\rb") || isPlainText("\x00") {
+		t.Fatalf("isPlainText allows only newline and tab beyond printable text")
 	}
 	if charCount("héllo🪙") != 6 {
 		t.Fatalf("charCount counts bytes, not code points")

@@ -217,11 +217,20 @@ func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
 }
 
 // sheetWrite is the write path of a Sheet route: the payload carries the
-// Space and whether the Sheet-write budget applies on this server.
+// Space and the rules the write is applied under (sheetWriteRules).
 func (s *Server) sheetWrite(aud audience, build func(*fasthttp.RequestCtx, actors.SheetWrite) (actors.Payload, *actors.Error)) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
-			return build(ctx, actors.SheetWrite{SpaceID: pathParam(ctx, "space_id"), EnforceBudget: s.sheetBudget})
+			w := s.sheetWriteRules(aud)
+			w.SpaceID = pathParam(ctx, "space_id")
+			return build(ctx, w)
 		}})
 	}
+}
+
+// sheetWriteRules are the rules a Sheet write of aud is applied under. The
+// Sheet-write budget is the agents' (when this server enforces it): the
+// owner API's writes neither spend nor meet it. Cells must be plain text.
+func (s *Server) sheetWriteRules(aud audience) actors.SheetWrite {
+	return actors.SheetWrite{EnforceBudget: s.sheetBudget && aud == audienceAgent, PlainTextCells: true}
 }

@@ -1074,6 +1074,59 @@ func TestSheetsEndToEnd(t *testing.T) {
 // writes per minute per account, shared by every key and the owner; the
 // 31st is 429 RATE_LIMITED with Retry-After, while reads and an
 // already-compact POST still work and refused writes spend nothing.
+// TestSheetCellsArePlainText: a cell is plain text (spec: Sheet), as a
+// card note is: printable characters, newlines and tabs. Terminal escapes,
+// bidi overrides and other control or invisible format characters, which
+// names, notes and headings already refuse, are refused in cells too
+// (issue 13), for the agent and the owner, by PATCH and by PUT, and
+// nothing of the refused request is stored or echoed.
+func TestSheetCellsArePlainText(t *testing.T) {
+	t.Parallel()
+	s := shStartServer(t)
+	e := shSetup(t, s)
+	refused := map[string]string{
+		"terminal escape":        "\u001b[2J",
+		"bidi override":          "\u202Eevil",
+		"NUL":                    "a\x00b",
+		"carriage return":        "a\rb",
+		"DEL":                    "a\x7fb",
+		"C1 control (NEL)":       "a\u0085b",
+		"zero-width space":       "a\u200bb",
+		"line separator":         "a\u2028b",
+		"byte order mark":        "\ufeffa",
+		"escape in the key cell": "\u001b]0;title\u0007",
+	}
+	accepted := []string{"line 1\nline 2", "a\tb", "é ü 漢字 🙂", "=SUM(A1:A9)", "<b>not markup</b> & 'quotes'", " spaced "}
+	for _, c := range e.both(t) {
+		before := c.state(t)
+		rev := c.rev(t)
+		for what, bad := range refused {
+			r := c.do(t, "PATCH", "", map[string]any{"expected_revision": rev, "rows": []shRow{{3, shCells("addr", "chain", "", "", bad)}}})
+			spCheck(t, c.String()+" PATCH with "+what, r, http.StatusUnprocessableEntity, "VALIDATION")
+			if msg, _ := r.JSON(t)["error"].(string); strings.Contains(msg, bad) {
+				t.Fatalf("%s: the refusal of a cell with %s echoes it: %q", c, what, msg)
+			}
+			r = c.do(t, "PUT", "", map[string]any{"expected_revision": rev, "cells": shCells(bad, "chain", "", "", "")})
+			spCheck(t, c.String()+" PUT with "+what, r, http.StatusUnprocessableEntity, "VALIDATION")
+		}
+		if after := c.state(t); after != before {
+			t.Fatalf("%s: refused cells changed the Sheet:\nbefore %s\nafter  %s", c, before, after)
+		}
+		for i, text := range accepted {
+			c.setRows(t, shRow{i, shCells("addr-"+strconv.Itoa(i), "chain", "", "", text)})
+			if p := c.put(t, c.rev(t), "put-"+strconv.Itoa(i), "chain", text, "", ""); p.Cells[2] != text {
+				t.Fatalf("%s: PUT stored %q, sent %q", c, p.Cells[2], text)
+			}
+		}
+		v := c.get(t, "view=sparse")
+		for i, text := range accepted {
+			if v.Rows[i].Cells[4] != text {
+				t.Fatalf("%s: slot %d holds %q, sent %q", c, i, v.Rows[i].Cells[4], text)
+			}
+		}
+	}
+}
+
 func TestSheetsWriteBudget(t *testing.T) {
 	t.Parallel()
 	s := shStartServer(t, "--limits", "account")
@@ -1101,10 +1154,21 @@ func TestSheetsWriteBudget(t *testing.T) {
 		if cp := b.compact(t, bRev); cp.MovedRows != 0 || cp.Revision != bRev {
 			t.Fatalf("already-compact POST answered %+v", cp)
 		}
-		ok("owner headers PATCH", ao.do(t, "PATCH", "", map[string]any{"expected_revision": ao.rev(t), "headers": []string{"Address", "Blockchain", "Transaction ID", "Date", "Memo"}}))
-		ok("owner unchanged PATCH", ao.do(t, "PATCH", "", map[string]any{"expected_revision": ao.rev(t), "rows": []shRow{{0, shCells("a", "x", "", "", "")}}}))
+		ok("agent headers PATCH", a.do(t, "PATCH", "", map[string]any{"expected_revision": a.rev(t), "headers": []string{"Address", "Blockchain", "Transaction ID", "Date", "Memo"}}))
+		ok("agent unchanged PATCH", a.do(t, "PATCH", "", map[string]any{"expected_revision": a.rev(t), "rows": []shRow{{0, shCells("a", "x", "", "", "")}}}))
 		for range 7 {
-			ok("owner identical PUT", bo.do(t, "PUT", "", map[string]any{"expected_revision": bo.rev(t), "cells": shCells("addr-0", "x", "", "", "")}))
+			ok("agent identical PUT", b.do(t, "PUT", "", map[string]any{"expected_revision": b.rev(t), "cells": shCells("addr-0", "x", "", "", "")}))
+		}
+		// The owner's writes, of every kind, are not counted.
+		ownerOK := func(what string, r response) {
+			t.Helper()
+			if r.Status != http.StatusOK {
+				t.Fatalf("owner %s: %d %s", what, r.Status, r.Body)
+			}
+		}
+		ownerOK("headers PATCH", ao.do(t, "PATCH", "", map[string]any{"expected_revision": ao.rev(t), "headers": []string{"Address", "Blockchain", "Transaction ID", "Date", "Owner's"}}))
+		for range 5 {
+			ownerOK("identical PUT", bo.do(t, "PUT", "", map[string]any{"expected_revision": bo.rev(t), "cells": shCells("addr-0", "x", "", "", "")}))
 		}
 		ok("agent DELETE of a blank slot", a.do(t, "DELETE", "", map[string]any{"expected_revision": a.rev(t), "index": 3}))
 		ok("agent PATCH", a.do(t, "PATCH", "", map[string]any{"expected_revision": a.rev(t), "rows": []shRow{{9, shCells("c", "x", "", "", "")}}}))
@@ -1112,7 +1176,7 @@ func TestSheetsWriteBudget(t *testing.T) {
 		ok("agent PATCH making a gap", a.do(t, "PATCH", "", map[string]any{"expected_revision": a.rev(t), "rows": []shRow{{7, shCells("d", "x", "", "", "")}}}))
 		// B stays compact: rows 0-9 from the PUTs, then 10, 11, ...
 		for slot := 10; writes < 30; slot++ {
-			ok("owner PATCH", bo.do(t, "PATCH", "", map[string]any{"expected_revision": bo.rev(t), "rows": []shRow{{slot, shCells("o", strconv.Itoa(slot), "", "", "")}}}))
+			ok("agent PATCH", b.do(t, "PATCH", "", map[string]any{"expected_revision": b.rev(t), "rows": []shRow{{slot, shCells("o", strconv.Itoa(slot), "", "", "")}}}))
 		}
 
 		before := a.state(t) + b.state(t)
@@ -1124,13 +1188,10 @@ func TestSheetsWriteBudget(t *testing.T) {
 		}{
 			{"agent PATCH", a, shWrite{"PATCH", map[string]any{"expected_revision": aRev, "rows": []shRow{{1, shCells("late", "x", "", "", "")}}}}},
 			{"agent headers PATCH", a, shWrite{"PATCH", map[string]any{"expected_revision": aRev, "headers": []string{"Address", "Blockchain", "Transaction ID", "Date", "Late"}}}},
-			{"owner PATCH", ao, shWrite{"PATCH", map[string]any{"expected_revision": aRev, "rows": []shRow{{1, shCells("late", "x", "", "", "")}}}}},
 			{"second key PATCH", shClient{c: e.agent(e.write2), id: b.id}, shWrite{"PATCH", map[string]any{"expected_revision": bRev, "rows": []shRow{{1, shCells("late", "x", "", "", "")}}}}},
 			{"agent new PUT", b, shWrite{"PUT", map[string]any{"expected_revision": bRev, "cells": shCells("late", "x", "", "", "")}}},
-			{"owner identical PUT", bo, shWrite{"PUT", map[string]any{"expected_revision": bRev, "cells": shCells("addr-0", "x", "", "", "")}}},
 			{"agent DELETE", a, shWrite{"DELETE", map[string]any{"expected_revision": aRev, "index": 0}}},
 			{"agent compaction that would move rows", a, shWrite{"POST", map[string]any{"expected_revision": aRev}}},
-			{"owner compaction that would move rows", ao, shWrite{"POST", map[string]any{"expected_revision": aRev}}},
 		}
 		for _, rf := range refused {
 			r := rf.c.do(t, rf.w.method, "", rf.w.body)
@@ -1161,6 +1222,49 @@ func TestSheetsWriteBudget(t *testing.T) {
 		other := shSetup(t, s)
 		oc := other.agentSheet(t)
 		oc.setRows(t, shRow{0, shCells("other", "account", "", "", "")})
+		// With the agents' budget spent, the owner still writes.
+		ownerOK("PATCH", ao.do(t, "PATCH", "", map[string]any{"expected_revision": ao.rev(t), "rows": []shRow{{1, shCells("late", "x", "", "", "")}}}))
+		ownerOK("identical PUT", bo.do(t, "PUT", "", map[string]any{"expected_revision": bo.rev(t), "cells": shCells("addr-0", "x", "", "", "")}))
+		ownerOK("compaction that moves rows", ao.do(t, "POST", "", map[string]any{"expected_revision": ao.rev(t)}))
+		spCheck(t, "agent write after the owner's", a.do(t, "PATCH", "", map[string]any{"expected_revision": a.rev(t), "rows": []shRow{{2, shCells("late", "x", "", "", "")}}}), http.StatusTooManyRequests, "RATE_LIMITED")
+	})
+
+	// Issue 13: the budget is the agents'. The owner's writes neither
+	// spend it nor meet it, so agents cannot lock the owner out of a Sheet
+	// for a minute, and the owner's work does not lock the agents out.
+	t.Run("owner_writes_are_outside_the_budget", func(t *testing.T) {
+		t.Parallel()
+		e := shSetup(t, s)
+		agent := e.agentSheet(t)
+		owner := shClient{c: e.owner(), id: agent.id}
+		write := func(c shClient, what string, slot int) response {
+			t.Helper()
+			return c.do(t, "PATCH", "", map[string]any{"expected_revision": c.rev(t), "rows": []shRow{{slot, shCells(what, strconv.Itoa(slot), "", "", "")}}})
+		}
+		// The owner writes more than the budget holds: every write is taken.
+		for i := range 35 {
+			if r := write(owner, "owner", i); r.Status != http.StatusOK {
+				t.Fatalf("owner write %d with the budget unspent: %d %s", i+1, r.Status, r.Body)
+			}
+		}
+		// The agents still have all 30 writes of the minute.
+		for i := range 30 {
+			if r := write(agent, "agent", 100+i); r.Status != http.StatusOK {
+				t.Fatalf("agent write %d after 35 owner writes: %d %s", i+1, r.Status, r.Body)
+			}
+		}
+		r := write(agent, "agent", 200)
+		spCheck(t, "31st agent write", r, http.StatusTooManyRequests, "RATE_LIMITED")
+		shRetryAfter(t, "31st agent write", r)
+		// With the agents' budget spent, the owner still writes, with
+		// every kind of Sheet write.
+		if r := write(owner, "owner", 300); r.Status != http.StatusOK {
+			t.Fatalf("owner PATCH with the agents' budget spent: %d %s", r.Status, r.Body)
+		}
+		owner.put(t, owner.rev(t), "owner-put", "x", "", "", "")
+		owner.delete(t, owner.rev(t), 300)
+		owner.compact(t, owner.rev(t))
+		spCheck(t, "agent write after the owner's", write(agent, "agent", 201), http.StatusTooManyRequests, "RATE_LIMITED")
 	})
 
 	t.Run("refused_writes_spend_nothing", func(t *testing.T) {

@@ -1,9 +1,13 @@
 package actors
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"slices"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // IdempotencyRecords are an account's replay records: one queue per
@@ -136,16 +140,46 @@ func (rs IdempotencyRecords) MarshalJSON() ([]byte, error) { return json.Marshal
 // UnmarshalJSON decodes a list of records in apply order (also null, as
 // an account without records was once encoded).
 func (rs *IdempotencyRecords) UnmarshalJSON(data []byte) error {
+	return rs.UnmarshalJSONFrom(jsontext.NewDecoder(bytes.NewReader(data)))
+}
+
+// UnmarshalJSONFrom is UnmarshalJSON for the v2 decoder package
+// persistence reads snapshots with: the records are decoded in the same
+// pass as the account around them (a restart is mostly decoding).
+func (rs *IdempotencyRecords) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	var all []*IdempotencyRecord
-	if err := json.Unmarshal(data, &all); err != nil {
+	if err := jsonv2.UnmarshalDecode(dec, &all); err != nil {
 		return err
 	}
+	rs.restore(all)
+	return nil
+}
+
+// restore replaces the records with all, in apply order. Each queue and
+// its index are made at their final size, so that a restart allocates
+// once per queue rather than once per growth.
+func (rs *IdempotencyRecords) restore(all []*IdempotencyRecord) {
 	*rs = IdempotencyRecords{}
+	var sizes []int // per queue, in rs.queues order
 	for _, r := range all {
 		if r == nil {
 			continue
 		}
-		rs.add(r)
+		i := slices.IndexFunc(rs.queues, func(q *replayQueue) bool { return q.principal == r.Principal })
+		if i < 0 {
+			i = len(rs.queues)
+			rs.queues = append(rs.queues, &replayQueue{principal: r.Principal})
+			sizes = append(sizes, 0)
+		}
+		sizes[i]++
 	}
-	return nil
+	for i, q := range rs.queues {
+		q.records = make([]*IdempotencyRecord, 0, sizes[i])
+		q.byToken = make(map[string]*IdempotencyRecord, sizes[i])
+	}
+	for _, r := range all {
+		if r != nil {
+			rs.add(r)
+		}
+	}
 }

@@ -10,8 +10,15 @@ import (
 )
 
 // startCluster starts n addrwatchd processes that bootstrap one raft
-// cluster from the same --peers list.
-func startCluster(t *testing.T, n int) []*server {
+// cluster from the same --peers list; every node also gets extra.
+func startCluster(t *testing.T, n int, extra ...string) []*server {
+	t.Helper()
+	return startClusterWith(t, n, func(int) []string { return extra })
+}
+
+// startClusterWith is startCluster with each node's own extra arguments
+// (node i of 0..n-1).
+func startClusterWith(t *testing.T, n int, extra func(i int) []string) []*server {
 	t.Helper()
 	nodes := make([]*server, n)
 	var peers []string
@@ -23,7 +30,7 @@ func startCluster(t *testing.T, n int) []*server {
 		peers = append(peers, fmt.Sprintf("n%d=%s", i+1, s.raftAddr))
 	}
 	for i, s := range nodes {
-		s.extra = []string{"--node-id", fmt.Sprintf("n%d", i+1), "--peers", strings.Join(peers, ",")}
+		s.extra = append([]string{"--node-id", fmt.Sprintf("n%d", i+1), "--peers", strings.Join(peers, ",")}, extra(i)...)
 		s.launch(s.extra...)
 		t.Cleanup(s.stop)
 	}

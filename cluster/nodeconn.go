@@ -45,8 +45,9 @@ const (
 	// byte, and how long a taken connection waits to be accepted.
 	nodeHandshakeTimeout = 10 * time.Second
 	// nodeHandshakesMax bounds the connections being set up at once; past
-	// it new ones are closed (a node retries; a flood cannot pile up).
-	nodeHandshakesMax = 128
+	// it new ones are closed (a node retries; a flood cannot pile up). A
+	// follower opens up to one per request in flight when load arrives.
+	nodeHandshakesMax = 1024
 	// acceptRetryDelay spaces retries when accepting fails (out of file
 	// descriptors, say).
 	acceptRetryDelay = 50 * time.Millisecond
@@ -67,7 +68,7 @@ type nodeMux struct {
 	log        *slog.Logger
 	handshakes chan struct{} // a slot per connection being set up
 	refused    atomic.Uint64
-	refusedLog rate.Sometimes
+	refusedLog rate.Sometimes // refusals and accept errors, now and then
 	closed     chan struct{}
 	closeOnce  sync.Once
 }
@@ -106,7 +107,7 @@ func (m *nodeMux) serve() {
 				return
 			default:
 			}
-			m.log.Warn("node listener: accept failed", "err", err)
+			m.refusedLog.Do(func() { m.log.Warn("node listener: accept failed", "err", err) })
 			time.Sleep(acceptRetryDelay)
 			continue
 		}

@@ -2,13 +2,16 @@ package system_test
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // forwardingSecret matches the forwarding secret that nodes used to keep in
@@ -102,4 +105,56 @@ func filesHolding(t *testing.T, dir string, re *regexp.Regexp) []string {
 		t.Fatalf("walk %s: %v", dir, err)
 	}
 	return found
+}
+
+// startTLSCluster starts n nodes that talk mutual TLS, with certificates
+// made by addrwatch cluster certs.
+func startTLSCluster(t *testing.T, n int, extra ...string) []*server {
+	t.Helper()
+	owBuildCLI(t)
+	certs := filepath.Join(t.TempDir(), "certs")
+	var ids []string
+	for i := range n {
+		ids = append(ids, fmt.Sprintf("n%d", i+1))
+	}
+	if r := owCLI(t, nil, "cluster", "certs", "--out", certs, "--nodes", strings.Join(ids, ",")); r.code != 0 {
+		t.Fatalf("addrwatch cluster certs: exit %d\n%s", r.code, r.stderr)
+	}
+	return startClusterWith(t, n, func(i int) []string {
+		return append([]string{"--cluster-ca", filepath.Join(certs, "ca.crt"),
+			"--cluster-cert", filepath.Join(certs, ids[i]+".crt"), "--cluster-key", filepath.Join(certs, ids[i]+".key")}, extra...)
+	})
+}
+
+// TestServerRefusesPlainNodeTrafficOffLoopback: a node whose raft traffic
+// would leave the machine unauthenticated does not start, and says how to
+// fix it; --insecure-cluster lets it start and says what it gives up.
+func TestServerRefusesPlainNodeTrafficOffLoopback(t *testing.T) {
+	out, err := exec.Command(serverBinary, "--data", t.TempDir(), "--raft", "192.0.2.10:7000").CombinedOutput()
+	if err == nil {
+		t.Fatalf("addrwatchd with a LAN --raft and no TLS started:\n%s", out)
+	}
+	for _, flag := range []string{"--cluster-ca", "--cluster-cert", "--cluster-key", "--insecure-cluster"} {
+		if !bytes.Contains(out, []byte(flag)) {
+			t.Errorf("the refusal does not name %s:\n%s", flag, out)
+		}
+	}
+
+	s := &server{t: t, Dir: t.TempDir(), AdminToken: "insecure-cluster-token"}
+	s.httpAddr, s.adminAddr, s.raftAddr = freeAddr(t), freeAddr(t), freeAddr(t)
+	s.URL, s.AdminURL = "http://"+s.httpAddr, "http://"+s.adminAddr
+	s.launch("--node-id", "n1", "--peers", "n1="+s.raftAddr+",n2=192.0.2.10:7000", "--insecure-cluster")
+	t.Cleanup(s.stop)
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(s.logs.String(), "level=WARN msg=\"--insecure-cluster: node-to-node traffic is plain") {
+		select {
+		case <-s.exited:
+			t.Fatalf("addrwatchd --insecure-cluster exited:\n%s", s.logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no warning about --insecure-cluster:\n%s", s.logs.String())
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
 }

@@ -55,7 +55,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&c.Data, "data", env("data", "./data"), "directory for the raft log, stable store and snapshots")
 	fs.StringVar(&c.AdminToken, "admin-token", env("admin-token", ""), "operator bearer token; when unset it is generated on first start and written to <data>/admin-token")
 	fs.StringVar(&c.NodeID, "node-id", env("node-id", "node1"), "this node's raft id")
-	fs.StringVar(&c.Raft, "raft", env("raft", "127.0.0.1:7000"), "raft transport address")
+	fs.StringVar(&c.Raft, "raft", env("raft", "127.0.0.1:7000"), "raft transport address: where other nodes reach this one, for raft and for the requests followers forward to the leader; a non-loopback address needs --cluster-ca, --cluster-cert and --cluster-key (or --insecure-cluster)")
 	fs.StringVar(&peers, "peers", env("peers", ""), "id=raftaddr,... of all voters when bootstrapping a cluster; empty means a one-node cluster")
 	fs.StringVar(&clusterTLS.CA, "cluster-ca", env("cluster-ca", ""), "PEM file of the cluster CA: nodes talk mutual TLS and accept only peers with a certificate from it (addrwatch cluster certs makes one); with --cluster-cert and --cluster-key, required when --raft or a peer is not a loopback address")
 	fs.StringVar(&clusterTLS.Cert, "cluster-cert", env("cluster-cert", ""), "PEM file of this node's certificate from the cluster CA")

@@ -48,7 +48,7 @@ bench: ## load-test one local node with bench/ (auth-reads, reads, sheet-put, ba
 	$(GO) test ./actors ./persistence -run '^$$' -bench . -benchmem -benchtime 300ms
 
 .PHONY: cluster cluster-clean
-cluster: ## run three local nodes on ./cluster-data in the foreground, with a demo account; Ctrl-C stops them
+cluster: ## run three local nodes over mutual TLS on ./cluster-data in the foreground, with a demo account; Ctrl-C stops them
 	@MAKE='$(MAKE)' GO='$(GO)' ./scripts/cluster.sh
 
 cluster-clean: ## remove ./cluster-data

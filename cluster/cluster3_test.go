@@ -25,8 +25,9 @@ import (
 type member struct {
 	id       string
 	raftAddr string
-	addrs    NodeAddrs
 	dir      string
+	tls      *NodeTLS // nil: plain node connections
+	dial     DialFunc // nil: dial directly
 	node     *Node
 	accounts *actors.Registry
 }
@@ -46,27 +47,37 @@ func (m *member) stop(t *testing.T) {
 
 type testCluster struct {
 	t       *testing.T
+	opts    clusterOptions
 	peers   []Peer // the bootstrap list every initial member was started with
 	members []*member
 }
 
-func newMember(t *testing.T, id string) *member {
-	t.Helper()
-	return &member{
-		id:       id,
-		raftAddr: freeRaftAddr(t),
-		// Fake listeners: nothing dials them, they only travel through
-		// the directory.
-		addrs: NodeAddrs{HTTP: "http." + id + ".invalid:8080", Admin: "admin." + id + ".invalid:8081"},
-		dir:   t.TempDir(),
+// clusterOptions vary how a test cluster's nodes reach each other.
+type clusterOptions struct {
+	// certs, when set, is a directory for nodecert files: every member
+	// gets a certificate from its CA and talks mutual TLS.
+	certs string
+	// dial, when set, gives each member its Config.Dial.
+	dial func(from *member) DialFunc
+}
+
+func (c *testCluster) newMember(id string) *member {
+	c.t.Helper()
+	m := &member{id: id, raftAddr: freeRaftAddr(c.t), dir: c.t.TempDir()}
+	if c.opts.certs != "" {
+		m.tls = issueNodeTLS(c.t, c.opts.certs, id)
 	}
+	if c.opts.dial != nil {
+		m.dial = c.opts.dial(m)
+	}
+	return m
 }
 
 // open starts m with the given bootstrap peers.
 func (c *testCluster) open(m *member, peers []Peer) {
 	c.t.Helper()
 	accounts := actors.NewRegistry(discardLogger())
-	n, err := Open(Config{NodeID: m.id, RaftAddr: m.raftAddr, DataDir: m.dir, Peers: peers, Logger: discardLogger(), Addrs: m.addrs}, accounts)
+	n, err := Open(Config{NodeID: m.id, RaftAddr: m.raftAddr, DataDir: m.dir, Peers: peers, Logger: discardLogger(), TLS: m.tls, Dial: m.dial}, accounts)
 	if err != nil {
 		accounts.Shutdown()
 		c.t.Fatalf("Open %s: %v", m.id, err)
@@ -78,7 +89,7 @@ func (c *testCluster) open(m *member, peers []Peer) {
 func (c *testCluster) openJoining(m *member) {
 	c.t.Helper()
 	accounts := actors.NewRegistry(discardLogger())
-	n, err := Open(Config{NodeID: m.id, RaftAddr: m.raftAddr, DataDir: m.dir, Logger: discardLogger(), Addrs: m.addrs, Join: true}, accounts)
+	n, err := Open(Config{NodeID: m.id, RaftAddr: m.raftAddr, DataDir: m.dir, Logger: discardLogger(), TLS: m.tls, Dial: m.dial, Join: true}, accounts)
 	if err != nil {
 		accounts.Shutdown()
 		c.t.Fatalf("Open %s: %v", m.id, err)
@@ -90,7 +101,7 @@ func (c *testCluster) openJoining(m *member) {
 // opens it.
 func (c *testCluster) add(id string) *member {
 	c.t.Helper()
-	m := newMember(c.t, id)
+	m := c.newMember(id)
 	c.members = append(c.members, m)
 	return m
 }
@@ -98,9 +109,14 @@ func (c *testCluster) add(id string) *member {
 // startCluster opens three nodes bootstrapped from the same peer list.
 func startCluster(t *testing.T) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t}
+	return startClusterWith(t, clusterOptions{})
+}
+
+func startClusterWith(t *testing.T, opts clusterOptions) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t, opts: opts}
 	for i := 1; i <= 3; i++ {
-		m := newMember(t, fmt.Sprintf("n%d", i))
+		m := c.newMember(fmt.Sprintf("n%d", i))
 		c.members = append(c.members, m)
 		c.peers = append(c.peers, Peer{ID: m.id, RaftAddr: m.raftAddr})
 	}
@@ -341,26 +357,27 @@ func TestThreeNodeReplication(t *testing.T) {
 	}
 }
 
-func TestThreeNodeDirectory(t *testing.T) {
+// TestThreeNodeFollowersKnowTheLeader: followers learn the leader's raft
+// address from raft itself, which is where they forward requests to.
+func TestThreeNodeFollowersKnowTheLeader(t *testing.T) {
 	c := startCluster(t)
 	leader := c.leader()
-	// Serving means the leader has announced itself; followers learn it
-	// through the log.
 	for _, m := range c.members {
-		eventually(t, m.id+" to know the leader's addresses", func() (bool, string) {
-			addrs, known := m.node.Leader()
-			return known && addrs == leader.addrs, fmt.Sprintf("Leader() = %+v, %v; want %+v", addrs, known, leader.addrs)
-		})
+		knowsLeader(t, m, leader)
 	}
-	secret := leader.node.ForwardSecret()
-	if len(secret) != 64 {
-		t.Fatalf("forward secret %q, want 32 random bytes in hex", secret)
-	}
-	for _, m := range c.members {
-		if got := m.node.ForwardSecret(); got != secret {
-			t.Fatalf("%s forward secret %q, leader %q", m.id, got, secret)
+}
+
+// knowsLeader waits until m names leader's raft address as the leader's
+// (the leader itself names none: it forwards nowhere).
+func knowsLeader(t *testing.T, m, leader *member) {
+	t.Helper()
+	eventually(t, m.id+" to know the leader", func() (bool, string) {
+		addr, known := m.node.Leader()
+		if m == leader {
+			return !known, fmt.Sprintf("the leader names %q as the leader", addr)
 		}
-	}
+		return known && addr == leader.raftAddr, fmt.Sprintf("Leader() = %q, %v; want %q", addr, known, leader.raftAddr)
+	})
 }
 
 // shrinkLog makes the leader keep no log behind its snapshots, so that a
@@ -434,13 +451,7 @@ func TestThreeNodeJoinCatchesUpFromSnapshot(t *testing.T) {
 	if got := cardsOf(t, joiner.accounts, "acct-1"); !slices.Equal(got, cards) {
 		t.Fatalf("joiner lists %v, want %v", got, cards)
 	}
-	if got, want := joiner.node.ForwardSecret(), leader.node.ForwardSecret(); got != want || got == "" {
-		t.Fatalf("joiner forward secret %q, leader %q", got, want)
-	}
-	eventually(t, "the joiner to know the leader's addresses", func() (bool, string) {
-		addrs, known := joiner.node.Leader()
-		return known && addrs == leader.addrs, fmt.Sprintf("%+v %v", addrs, known)
-	})
+	knowsLeader(t, joiner, leader)
 	s := leader.status(t)
 	if len(s.Nodes) != 4 {
 		t.Fatalf("leader sees %+v, want 4 voters", s.Nodes)
@@ -456,18 +467,9 @@ func TestThreeNodeJoinCatchesUpFromSnapshot(t *testing.T) {
 	c.converge(leader, without(c.members, leader))
 }
 
-// TestThreeNodeJoinWithoutPeers starts a joiner the way --peers documents
-// for a node that is not bootstrapping a multi-node cluster: with no peers.
-// A node that is to be added must wait for the leader; instead Open
-// bootstraps a one-voter cluster of its own on the empty data dir, which
-// elects the joiner, lets it serve, and has it announce its own forwarding
-// secret. Once added, raft sees the joiner's entries 1..4 (its bootstrap,
-// no-op, barrier and announcement, in term 2) as the cluster's entries 1..4
-// (same indexes, same term, other contents) and keeps them: the joiner's
-// directory holds its own secret and never learns the leader's addresses.
 // TestThreeNodeJoin starts a fourth node in join mode: it must not
 // bootstrap a cluster of its own, and once added it shares the cluster's
-// log, directory and secret.
+// log and follows its leader.
 func TestThreeNodeJoin(t *testing.T) {
 	c := startCluster(t)
 	leader := c.leader()
@@ -477,20 +479,14 @@ func TestThreeNodeJoin(t *testing.T) {
 	c.openJoining(joiner)
 	time.Sleep(2 * time.Second) // several election timeouts
 	if s := joiner.status(t); s.State != "follower" || joiner.node.Serving() {
-		t.Errorf("before AddVoter the joiner is %s (term %d, serving %v, its own secret %q): it bootstrapped a cluster of its own",
-			s.State, s.Term, joiner.node.Serving(), joiner.node.ForwardSecret())
+		t.Errorf("before AddVoter the joiner is %s (term %d, serving %v): it bootstrapped a cluster of its own",
+			s.State, s.Term, joiner.node.Serving())
 	}
 	if err := leader.node.AddVoter(joiner.id, joiner.raftAddr); err != nil {
 		t.Fatalf("AddVoter: %v", err)
 	}
 	c.converge(leader, without(c.members, leader))
-	if got, want := joiner.node.ForwardSecret(), leader.node.ForwardSecret(); got != want {
-		t.Errorf("after AddVoter the joiner's forward secret is %q, the cluster's %q", got, want)
-	}
-	eventually(t, "the joiner to know the leader's addresses", func() (bool, string) {
-		addrs, known := joiner.node.Leader()
-		return known && addrs == leader.addrs, fmt.Sprintf("Leader() = %+v, %v; want %+v", addrs, known, leader.addrs)
-	})
+	knowsLeader(t, joiner, leader)
 }
 
 // concurrentAddresses returns n addresses that differ from addresses.
@@ -575,10 +571,7 @@ func TestThreeNodeTransferLeadership(t *testing.T) {
 	mustSucceed(t, res, 200)
 	c.converge(target, without(c.members, target))
 	for _, m := range c.members {
-		eventually(t, m.id+" to know the new leader's addresses", func() (bool, string) {
-			addrs, known := m.node.Leader()
-			return known && addrs == target.addrs, fmt.Sprintf("%+v %v", addrs, known)
-		})
+		knowsLeader(t, m, target)
 	}
 }
 

@@ -94,13 +94,19 @@ type testNode struct {
 // until it leads and has applied everything in its log.
 func startNode(t testing.TB, dir, addr string) *testNode {
 	t.Helper()
+	return startNodeWith(t, Config{NodeID: "node1", RaftAddr: addr, DataDir: dir, Logger: discardLogger()})
+}
+
+// startNodeWith is startNode with the whole Config given.
+func startNodeWith(t testing.TB, cfg Config) *testNode {
+	t.Helper()
 	accounts := actors.NewRegistry(discardLogger())
-	n, err := Open(Config{NodeID: "node1", RaftAddr: addr, DataDir: dir, Logger: discardLogger()}, accounts)
+	n, err := Open(cfg, accounts)
 	if err != nil {
 		accounts.Shutdown()
 		t.Fatalf("Open: %v", err)
 	}
-	tn := &testNode{t: t, dir: dir, addr: addr, node: n, accounts: accounts}
+	tn := &testNode{t: t, dir: cfg.DataDir, addr: cfg.RaftAddr, node: n, accounts: accounts}
 	t.Cleanup(tn.close)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()

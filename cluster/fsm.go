@@ -19,10 +19,9 @@ const snapshotVisitTimeout = 30 * time.Second
 // fsm applies committed entries to the account actors. raft calls it from
 // one goroutine, which runs each account's share in that account's actor.
 type fsm struct {
-	accounts  *actors.Registry
-	directory directory
-	log       *slog.Logger
-	metrics   *applyMetrics
+	accounts *actors.Registry
+	log      *slog.Logger
+	metrics  *applyMetrics
 }
 
 var _ raft.BatchingFSM = (*fsm)(nil)
@@ -43,7 +42,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 			continue
 		}
 		if body, isDirectory := persistence.ClusterEntry(l.Data); isDirectory {
-			if err := f.directory.apply(body); err != nil {
+			if err := checkLegacyAnnouncement(body); err != nil {
 				panic(fmt.Sprintf("cluster: log entry %d, stopping rather than diverge: %v", l.Index, err))
 			}
 			continue
@@ -88,23 +87,17 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: snapshot: %w", err)
 	}
-	meta, err := f.directory.encode()
-	if err != nil {
-		return nil, fmt.Errorf("cluster: snapshot directory: %w", err)
-	}
-	return &fsmSnapshot{accounts: encoded, meta: meta}, nil
+	return &fsmSnapshot{accounts: encoded}, nil
 }
 
 // Restore replaces every account with the snapshot's. A snapshot that fails
-// its checks is an error, and raft refuses to start on it.
+// its checks is an error, and raft refuses to start on it. The cluster
+// metadata of an old snapshot (the node directory) is dropped.
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	accounts, meta, err := persistence.ReadSnapshotWithMeta(rc)
+	accounts, err := persistence.ReadSnapshot(rc)
 	if err != nil {
 		return fmt.Errorf("cluster: restore: %w", err)
-	}
-	if err := f.directory.restore(meta); err != nil {
-		return err
 	}
 	f.accounts.Restore(accounts)
 	f.log.Info("restored snapshot", "accounts", len(accounts))
@@ -113,7 +106,6 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 
 type fsmSnapshot struct {
 	accounts [][]byte
-	meta     []byte
 }
 
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
@@ -135,7 +127,7 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 			return err
 		}
 	}
-	return sw.CloseWithMeta(s.meta)
+	return sw.Close()
 }
 
 func (s *fsmSnapshot) Release() {}

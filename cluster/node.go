@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -62,9 +61,13 @@ type Config struct {
 	DataDir  string
 	Peers    []Peer // empty: bootstrap a one-voter cluster of this node
 	Logger   *slog.Logger
-	// Addrs are this node's public and admin listeners, announced to the
-	// cluster when it leads so that followers can forward to it.
-	Addrs NodeAddrs
+	// TLS, when set, makes every node connection mutual TLS with the
+	// cluster CA; nil means plain TCP (loopback only, or --insecure-cluster).
+	TLS *NodeTLS
+	// Dial, when set, opens the TCP connection under every connection this
+	// node makes to another (raft's and forwarded requests'), so a test can
+	// put a proxy between each pair of nodes. nil dials directly.
+	Dial DialFunc
 	// Join starts a new node that waits to be added to a running cluster
 	// (POST /admin/v1/cluster/nodes on its leader) instead of bootstrapping
 	// one of its own; the leader then sends it a snapshot and the log.
@@ -77,6 +80,8 @@ type Node struct {
 	fsm       *fsm
 	stores    *persistence.Stores
 	transport *raft.NetworkTransport
+	nodes     *nodeMux
+	dialer    *nodeDialer
 	proposer  *proposer
 	accounts  *actors.Registry
 	metrics   *applyMetrics
@@ -113,11 +118,20 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 		stores.Close()
 		return nil, fmt.Errorf("cluster: raft address: %w", err)
 	}
-	transport, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, transportPool, transportTimeout, hlog)
+	if addr.IP == nil || addr.IP.IsUnspecified() {
+		// Other nodes would be told to dial "0.0.0.0".
+		stores.Close()
+		return nil, fmt.Errorf("cluster: raft address %s names no host other nodes can dial", cfg.RaftAddr)
+	}
+	nodes, err := listenNodes(cfg.RaftAddr, addr, cfg.TLS, cfg.Logger)
 	if err != nil {
 		stores.Close()
 		return nil, fmt.Errorf("cluster: raft transport: %w", err)
 	}
+	dialer := newNodeDialer(cfg.TLS, cfg.Dial)
+	transport := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: raftLayer{streamListener: nodes.streams[streamRaft], dialer: dialer}, MaxPool: transportPool, Timeout: transportTimeout, Logger: hlog,
+	})
 	metrics := &applyMetrics{}
 	f := &fsm{accounts: accounts, log: cfg.Logger, metrics: metrics}
 	rc := raftConfig(cfg.NodeID, hlog)
@@ -126,10 +140,11 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 	r, err := raft.NewRaft(rc, f, stores.Log, stores.Stable, stores.Snapshot, transport)
 	if err != nil {
 		transport.Close()
+		nodes.close()
 		stores.Close()
 		return nil, fmt.Errorf("cluster: start raft: %w", err)
 	}
-	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, accounts: accounts, metrics: metrics, log: cfg.Logger, cfg: cfg,
+	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, nodes: nodes, dialer: dialer, accounts: accounts, metrics: metrics, log: cfg.Logger, cfg: cfg,
 		leaderCh: leaderCh, done: make(chan struct{}), check: &leaderCheck{raft: r}}
 	go n.watchLeadership()
 	if !existing && !cfg.Join {
@@ -190,9 +205,6 @@ func (n *Node) watchLeadership() {
 				n.log.Warn("leader barrier failed; not serving until the next leadership change", "err", err)
 				continue
 			}
-			if err := n.announce(); err != nil {
-				n.log.Warn("could not announce this leader's addresses", "err", err)
-			}
 			// Leadership may have moved on meanwhile.
 			n.leaderReady.Store(n.raft.State() == raft.Leader)
 		case <-n.done:
@@ -201,36 +213,19 @@ func (n *Node) watchLeadership() {
 	}
 }
 
-// announce writes this node's listeners (and, on a new cluster, the
-// forwarding secret) to the directory through the log.
-func (n *Node) announce() error {
-	body, err := json.Marshal(announcement{NodeID: n.cfg.NodeID, Addrs: n.cfg.Addrs, Secret: newSecret()})
-	if err != nil {
-		return err
-	}
-	return n.raft.Apply(persistence.EncodeClusterEntry(body), raftApplyTimeout).Error()
-}
-
 // Serving reports whether this node answers requests itself: it leads and
 // has applied its log.
 func (n *Node) Serving() bool { return n.serving() }
 
-// Leader returns the current leader's listeners, or false while no leader
-// is known (or it has not announced itself yet).
-func (n *Node) Leader() (NodeAddrs, bool) {
-	_, id := n.raft.LeaderWithID()
-	if id == "" {
-		return NodeAddrs{}, false
+// Leader returns the raft address of the leader when another node leads,
+// as raft itself knows it (never from replicated state), or false while
+// no leader is known or this node leads.
+func (n *Node) Leader() (string, bool) {
+	addr, id := n.raft.LeaderWithID()
+	if addr == "" || string(id) == n.cfg.NodeID {
+		return "", false
 	}
-	addrs, _ := n.fsm.directory.lookup(string(id))
-	return addrs, addrs.HTTP != ""
-}
-
-// ForwardSecret authenticates requests forwarded between nodes; empty until
-// the first leader has announced itself.
-func (n *Node) ForwardSecret() string {
-	_, secret := n.fsm.directory.lookup("")
-	return secret
+	return string(addr), true
 }
 
 // serving reports whether this node may answer reads and accept writes.
@@ -401,6 +396,7 @@ func (n *Node) Close() error {
 	}
 	err := n.raft.Shutdown().Error()
 	n.transport.Close()
+	n.nodes.close()
 	if cerr := n.stores.Close(); err == nil {
 		err = cerr
 	}

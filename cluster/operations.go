@@ -42,8 +42,8 @@ func (n *Node) TransferLeadership(id string) error {
 var ErrUnknownServer = errors.New("cluster: unknown server")
 
 // Backup takes a snapshot now and streams it to w: a consistent file of
-// every account and the node directory, with the snapshot format's
-// checksum, that Restore (or addrwatchd --restore) accepts.
+// every account, with the snapshot format's checksum, that Restore (or
+// addrwatchd --restore) accepts.
 func (n *Node) Backup(w io.Writer) error {
 	if err := n.raft.Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
 		return err

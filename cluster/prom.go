@@ -58,5 +58,8 @@ func (n *Node) Collectors() []prometheus.Collector {
 			return 0
 		}),
 		gauge("addrwatch_accounts", "Account actors held by this node.", func() float64 { return float64(n.accounts.Len()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "addrwatch_node_connections_refused_total",
+			Help: "Connections to the raft address refused before serving: no TLS or no certificate of the cluster CA, a bad stream byte, too slow, or too many at once."},
+			func() float64 { return float64(n.nodes.refused.Load()) }),
 	}
 }

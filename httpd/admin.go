@@ -74,12 +74,13 @@ func (s *Server) admin(h handlerFunc) fasthttp.RequestHandler { return handle(h)
 // adminGate checks the operator token on every admin operation (a route
 // and method the router serves, health probes aside) before anything else
 // happens to it, forwarding included. OPTIONS, 405 and 307 answers need no
-// token. A request forwarded by another node was checked there (nodes may
-// have different admin tokens).
+// token. A request another node forwarded over a node connection was
+// checked there (nodes may have different admin tokens); nothing else
+// stands in for the token.
 func (s *Server) adminGate(r *router.Router, next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		path := string(ctx.Path())
-		if path == "/healthz" || path == "/readyz" || ctx.UserValue(forwardedKey) != nil || !strings.HasPrefix(path, adminPrefix+"/") {
+		if path == "/healthz" || path == "/readyz" || forwarded(ctx) || !strings.HasPrefix(path, adminPrefix+"/") {
 			next(ctx)
 			return
 		}

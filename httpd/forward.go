@@ -1,7 +1,6 @@
 package httpd
 
 import (
-	"crypto/subtle"
 	"errors"
 	"net"
 	"sync"
@@ -16,72 +15,139 @@ import (
 type Cluster interface {
 	// Serving reports whether this node answers requests itself.
 	Serving() bool
-	// Leader returns the leader's public and admin listeners, or false
-	// while none is known.
-	Leader() (public, admin string, known bool)
-	// ForwardSecret authenticates requests forwarded between nodes.
-	ForwardSecret() string
+	// Leading reports whether this node leads, serving or not yet (a new
+	// leader first applies the log of earlier terms).
+	Leading() bool
+	// Leader returns the node address of the leader, or false while none
+	// is known or this node leads.
+	Leader() (addr string, known bool)
+	// DialNode opens a node connection to addr that the node there serves
+	// as forwarded admin requests when admin is set, public ones otherwise.
+	// Only nodes can open one (mutual TLS with the cluster CA). An error
+	// means nothing was sent.
+	DialNode(addr string, admin bool, timeout time.Duration) (net.Conn, error)
 }
 
-// Forwarding: a follower serves every request by passing it to the leader
-// over a pooled connection and relaying the answer, so a client never needs
-// to know which node leads. During an election a request waits a bounded
-// time for a leader; with none it fails with a clear 503.
+// Forwarding: a follower serves every request it cannot answer itself by
+// passing it to the leader over a pooled node connection and relaying the
+// answer, so a client never needs to know which node leads. The leader
+// serves such requests on listeners only nodes reach (ForwardedPublicHandler
+// and ForwardedAdminHandler), and that alone marks them forwarded: nothing a
+// request carries can. During an election a request waits a bounded time
+// for a leader; with none it fails with a clear 503.
 const (
-	forwardedHeader = "X-Addrwatch-Forwarded"
-	leaderWaitMax   = 5 * time.Second
-	leaderPoll      = 10 * time.Millisecond
-	forwardTimeout  = 30 * time.Second
-	forwardConnsMax = 512
+	leaderWaitMax      = 5 * time.Second
+	leaderPoll         = 10 * time.Millisecond
+	forwardTimeout     = 30 * time.Second
+	forwardDialTimeout = 5 * time.Second
+	forwardConnsMax    = 512
 )
 
-// forwardedKey marks, on the leader, a request a follower forwarded: its
-// client was already rate limited there.
-const forwardedKey = "addrwatch.forwarded"
+// Headers only a node connection may carry. clientIPHeader names the
+// client of a forwarded request, as the follower's edge saw it, so that the
+// leader's per-client limits see that client rather than the follower.
+// legacyForwardedHeader once carried a secret that made a request count as
+// forwarded; it means nothing now. A client's own copies are dropped.
+const (
+	clientIPHeader        = "X-Addrwatch-Client-IP"
+	legacyForwardedHeader = "X-Addrwatch-Forwarded"
+)
+
+// forwardedKey marks a request that arrived over a node connection: its
+// client was rate limited, and its admin token checked, by the node that
+// forwarded it (nodes may have different admin tokens).
+// forwardedClientKey holds the client IP that node named.
+const (
+	forwardedKey       = "addrwatch.forwarded"
+	forwardedClientKey = "addrwatch.forwarded_client"
+)
+
+// forwarded reports whether the request arrived over a node connection.
+func forwarded(ctx *fasthttp.RequestCtx) bool { return ctx.UserValue(forwardedKey) != nil }
+
+// ignoreNodeHeaders drops, on a listener clients reach, the headers that
+// only mean something on a node connection.
+func ignoreNodeHeaders(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		ctx.Request.Header.Del(clientIPHeader)
+		ctx.Request.Header.Del(legacyForwardedHeader)
+		next(ctx)
+	}
+}
+
+// receiveForwarded marks a request that arrived over a node connection as
+// forwarded and takes its client's IP from the node that sent it.
+func receiveForwarded(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		ctx.SetUserValue(forwardedKey, true)
+		if ip := net.ParseIP(string(ctx.Request.Header.Peek(clientIPHeader))); ip != nil {
+			ctx.SetUserValue(forwardedClientKey, ip.String())
+		}
+		ctx.Request.Header.Del(clientIPHeader)
+		ctx.Request.Header.Del(legacyForwardedHeader)
+		next(ctx)
+	}
+}
+
+// forwardTarget is one leader's listener of one kind of forwarded request.
+type forwardTarget struct {
+	addr  string
+	admin bool
+}
 
 type forwarder struct {
 	cluster Cluster
+	trusted []*net.IPNet // for the client IP a forwarded request names
 	mu      sync.Mutex
-	clients map[string]*fasthttp.HostClient
+	clients map[forwardTarget]*fasthttp.HostClient
 }
 
-func (f *forwarder) client(addr string) *fasthttp.HostClient {
+func (f *forwarder) client(target forwardTarget) *fasthttp.HostClient {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c := f.clients[addr]
+	c := f.clients[target]
 	if c == nil {
 		// One attempt only: fasthttp would otherwise resend a GET or PUT
 		// whose connection broke, and a PUT the leader had already
 		// applied would run twice. Retrying is decided in send(), where
 		// only a failed dial (nothing sent) is retried.
-		c = &fasthttp.HostClient{Addr: addr, MaxConns: forwardConnsMax, ReadTimeout: forwardTimeout, WriteTimeout: forwardTimeout,
+		c = &fasthttp.HostClient{Addr: target.addr, MaxConns: forwardConnsMax, ReadTimeout: forwardTimeout, WriteTimeout: forwardTimeout,
 			NoDefaultUserAgentHeader: true, DisablePathNormalizing: true, MaxIdemponentCallAttempts: 1,
-			RetryIfErr: func(*fasthttp.Request, int, error) (bool, bool) { return false, false }}
-		f.clients[addr] = c
+			RetryIfErr: func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
+			DialTimeout: func(addr string, timeout time.Duration) (net.Conn, error) {
+				if timeout <= 0 || timeout > forwardDialTimeout {
+					timeout = forwardDialTimeout
+				}
+				conn, err := f.cluster.DialNode(addr, target.admin, timeout)
+				if err != nil {
+					return nil, &dialError{err}
+				}
+				return conn, nil
+			}}
+		f.clients[target] = c
 	}
 	return c
 }
 
-// receive recognises a request forwarded by another node (and drops a
-// forged forwarding header).
-func (f *forwarder) receive(next fasthttp.RequestHandler) fasthttp.RequestHandler {
-	return func(ctx *fasthttp.RequestCtx) {
-		if given := ctx.Request.Header.Peek(forwardedHeader); given != nil {
-			secret := f.cluster.ForwardSecret()
-			if secret != "" && subtle.ConstantTimeCompare(given, []byte(secret)) == 1 {
-				ctx.SetUserValue(forwardedKey, true)
-			}
-			ctx.Request.Header.Del(forwardedHeader)
-		}
-		next(ctx)
-	}
-}
+// dialError is a node connection that could not be opened: nothing was
+// sent, so the request may go to the next leader.
+type dialError struct{ err error }
+
+func (e *dialError) Error() string { return "dial the leader: " + e.err.Error() }
+func (e *dialError) Unwrap() error { return e.err }
 
 // send passes a request this node cannot serve to the leader. admin picks
-// the leader's admin listener. local lists paths always served here.
+// the leader's forwarded admin requests. local lists paths always served
+// here. A forwarded request is never forwarded again: if this node has just
+// become leader it waits for its log to apply, and otherwise it answers.
 func (f *forwarder) send(admin bool, local func(path []byte) bool, next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		if f.cluster.Serving() || local(ctx.Path()) || ctx.UserValue(forwardedKey) != nil {
+		if forwarded(ctx) {
+			f.awaitServing()
+			next(ctx)
+			return
+		}
+		if f.cluster.Serving() || local(ctx.Path()) {
 			next(ctx)
 			return
 		}
@@ -91,14 +157,10 @@ func (f *forwarder) send(admin bool, local func(path []byte) bool, next fasthttp
 				next(ctx)
 				return
 			}
-			if public, adminAddr, known := f.cluster.Leader(); known {
-				addr := public
-				if admin {
-					addr = adminAddr
-				}
+			if addr, known := f.cluster.Leader(); known {
 				// A leader that cannot be dialled is usually one that just
 				// died: nothing was sent, so wait for the next one.
-				if sent := f.forward(ctx, addr, time.Now().Before(deadline)); sent {
+				if sent := f.forward(ctx, forwardTarget{addr: addr, admin: admin}, time.Now().Before(deadline)); sent {
 					return
 				}
 			}
@@ -111,23 +173,64 @@ func (f *forwarder) send(admin bool, local func(path []byte) bool, next fasthttp
 	}
 }
 
-// forward relays the request to addr. It reports false, having written
-// nothing, when the leader could not be dialled and retry is allowed.
-func (f *forwarder) forward(ctx *fasthttp.RequestCtx, addr string, retry bool) bool {
+// awaitServing waits, on a node that leads but does not serve yet, until
+// it does: followers forward to a new leader as soon as raft names it.
+func (f *forwarder) awaitServing() {
+	deadline := time.Now().Add(leaderWaitMax)
+	for !f.cluster.Serving() && f.cluster.Leading() && time.Now().Before(deadline) {
+		time.Sleep(leaderPoll)
+	}
+}
+
+// forward relays the request to the leader. It reports false, having
+// written nothing, when the leader could not be dialled and retry is
+// allowed.
+func (f *forwarder) forward(ctx *fasthttp.RequestCtx, target forwardTarget, retry bool) bool {
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
 	ctx.Request.CopyTo(req)
-	req.SetHost(addr)
-	req.Header.Set(forwardedHeader, f.cluster.ForwardSecret())
-	err := f.client(addr).DoTimeout(req, &ctx.Response, forwardTimeout)
+	// The hop is plain HTTP inside the node connection, whatever the
+	// client's scheme; the client's Host is kept.
+	req.URI().SetScheme("http")
+	req.Header.Set(clientIPHeader, clientIP(ctx, f.trusted))
+	err := f.client(target).DoTimeout(req, &ctx.Response, forwardTimeout)
 	if err == nil {
 		return true
 	}
 	ctx.Response.Reset()
-	var op *net.OpError
-	if retry && errors.As(err, &op) && op.Op == "dial" {
+	var dial *dialError
+	if retry && errors.As(err, &dial) {
 		return false
 	}
 	writeError(ctx, actors.Errorf(actors.CodeHTTPError, "the leader could not be reached; a write may or may not have been applied, so re-read before retrying"))
 	return true
+}
+
+// NewNodeHTTPServer returns the server for requests other nodes forward
+// over node connections: the public listener's limits, or the admin
+// listener's when admin is set (a restore's backup file may be forwarded).
+// It applies no per-client connection limit: all of a follower's clients
+// share its few pooled connections.
+func NewNodeHTTPServer(name string, handler fasthttp.RequestHandler, admin bool) *fasthttp.Server {
+	bodyMax := bodyBytesMax
+	if admin {
+		bodyMax = adminBodyBytesMax
+	}
+	srv := newHTTPServer(name, handler, bodyMax)
+	srv.MaxConnsPerIP = 0
+	return srv
+}
+
+// ForwardedPublicHandler serves public requests other nodes forward (on
+// the node's forwarded public listener): the same routes as PublicHandler,
+// without this node's edge limits (the forwarding node applied its own).
+func (s *Server) ForwardedPublicHandler() fasthttp.RequestHandler {
+	return receiveForwarded(s.publicRoutes())
+}
+
+// ForwardedAdminHandler serves admin requests other nodes forward (on the
+// node's forwarded admin listener): the same routes as AdminHandler; the
+// forwarding node checked the caller's admin token.
+func (s *Server) ForwardedAdminHandler() fasthttp.RequestHandler {
+	return receiveForwarded(s.adminRoutes())
 }

@@ -147,7 +147,7 @@ var (
 // check takes the request's tokens, all or none.
 func (e *edgeLimits) check(ctx *fasthttp.RequestCtx) *actors.Error {
 	path := ctx.Path()
-	if ctx.UserValue(forwardedKey) != nil {
+	if forwarded(ctx) {
 		return nil // limited on the node that received it
 	}
 	if !bytes.HasPrefix(path, agentPathPrefix) || bytes.HasPrefix(path, docsPathPrefix) || bytes.Equal(path, openAPIPath) {
@@ -216,33 +216,5 @@ func bearerKeyID(header []byte) string {
 	return "invalid:" + truncate(token)
 }
 
-// clientIP is the socket's peer, or, when that peer is a trusted proxy,
-// the right-most address of X-Forwarded-For that is not itself a trusted
-// proxy (the nearest client a trusted hop vouches for).
-func (e *edgeLimits) clientIP(ctx *fasthttp.RequestCtx) string {
-	peer := ctx.RemoteIP()
-	if !e.isTrusted(peer) {
-		return peer.String()
-	}
-	xff := ctx.Request.Header.Peek(fasthttp.HeaderXForwardedFor)
-	hops := bytes.Split(xff, []byte(","))
-	for i := len(hops) - 1; i >= 0; i-- {
-		ip := net.ParseIP(string(bytes.TrimSpace(hops[i])))
-		if ip == nil {
-			break
-		}
-		if !e.isTrusted(ip) {
-			return ip.String()
-		}
-	}
-	return peer.String()
-}
-
-func (e *edgeLimits) isTrusted(ip net.IP) bool {
-	for _, n := range e.trusted {
-		if n.Contains(ip) {
-			return true
-		}
-	}
-	return false
-}
+// clientIP names the request's client (clientip.go).
+func (e *edgeLimits) clientIP(ctx *fasthttp.RequestCtx) string { return clientIP(ctx, e.trusted) }

@@ -70,7 +70,7 @@ func New(cfg Config) *Server {
 		s.limits = newEdgeLimits(cfg.TrustedProxies, s.now)
 	}
 	if cfg.Cluster != nil {
-		s.forward = &forwarder{cluster: cfg.Cluster, clients: map[string]*fasthttp.HostClient{}}
+		s.forward = &forwarder{cluster: cfg.Cluster, trusted: cfg.TrustedProxies, clients: map[forwardTarget]*fasthttp.HostClient{}}
 	}
 	if cfg.Metrics != nil {
 		s.registry, s.metrics = cfg.Metrics, newRequestMetrics(cfg.Metrics)
@@ -109,13 +109,16 @@ func onlyMethods(r routeAdder, path string, allowed ...string) {
 	}
 }
 
-// PublicHandler serves the agent API (/v1) and the owner API (/owner/v1).
-func (s *Server) PublicHandler() fasthttp.RequestHandler {
+// PublicHandler serves the agent API (/v1) and the owner API (/owner/v1)
+// to clients.
+func (s *Server) PublicHandler() fasthttp.RequestHandler { return ignoreNodeHeaders(s.publicRoutes()) }
+
+// publicRoutes is the public API. Outside in: limit the client, pass what
+// this node cannot serve to the leader, measure, route.
+func (s *Server) publicRoutes() fasthttp.RequestHandler {
 	r := s.newRouter()
 	s.registerAgent(r)
 	s.registerOwner(r)
-	// Outside in: recognise a forwarded request, limit the client, pass
-	// what this node cannot serve to the leader, measure, route.
 	h := r.Handler
 	if s.metrics != nil {
 		h = s.metrics.wrap(h)
@@ -126,21 +129,22 @@ func (s *Server) PublicHandler() fasthttp.RequestHandler {
 	if s.limits != nil {
 		h = s.limits.wrap(h)
 	}
-	if s.forward != nil {
-		h = s.forward.receive(h)
-	}
 	return h
 }
 
-// AdminHandler serves the admin API and the health endpoints.
-func (s *Server) AdminHandler() fasthttp.RequestHandler {
+// AdminHandler serves the admin API and the health endpoints to clients.
+func (s *Server) AdminHandler() fasthttp.RequestHandler { return ignoreNodeHeaders(s.adminRoutes()) }
+
+// adminRoutes is the admin API: the token is checked before anything else,
+// forwarding to the leader included.
+func (s *Server) adminRoutes() fasthttp.RequestHandler {
 	r := s.newRouter()
 	s.registerAdmin(r)
-	h := s.adminGate(r, r.Handler)
+	h := r.Handler
 	if s.forward != nil {
-		h = s.forward.receive(s.adminGate(r, s.forward.send(true, adminServedLocally, r.Handler)))
+		h = s.forward.send(true, adminServedLocally, h)
 	}
-	return h
+	return s.adminGate(r, h)
 }
 
 // servedLocally lists public paths every node answers itself: the

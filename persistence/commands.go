@@ -117,13 +117,9 @@ func DecodeCommands(b []byte) ([]*actors.Command, error) {
 }
 
 // entryFormatCluster marks a log entry that carries cluster metadata (a
-// node announcing its addresses) instead of account commands.
+// leader announcing its addresses to the old node directory) instead of
+// account commands. Nodes no longer write such entries; old logs hold them.
 const entryFormatCluster byte = 2
-
-// EncodeClusterEntry wraps a cluster metadata body as a log entry.
-func EncodeClusterEntry(body []byte) []byte {
-	return append([]byte{entryFormatCluster}, body...)
-}
 
 // ClusterEntry returns the body of a cluster metadata entry, or false when
 // the entry carries account commands.

@@ -18,10 +18,10 @@ import (
 
 // A snapshot is: the magic, a format byte, then per account a uvarint
 // length and its JSON, then a zero length as terminator; format 2 adds a
-// uvarint length and the cluster metadata (the node directory); last comes
-// a CRC-32C of everything before it. The terminator and checksum let a
-// restore tell a complete snapshot from a truncated or damaged one before
-// loading it.
+// uvarint length and the cluster metadata (the old node directory, empty
+// in the snapshots nodes write now); last comes a CRC-32C of everything
+// before it. The terminator and checksum let a restore tell a complete
+// snapshot from a truncated or damaged one before loading it.
 var snapshotMagic = []byte("AWSNAP")
 
 const (

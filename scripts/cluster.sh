@@ -3,13 +3,16 @@
 # cluster`). Node N (1..3) listens on http 127.0.0.1:818N, admin
 # 127.0.0.1:819N and raft 127.0.0.1:710N, keeps its data (and its generated
 # admin token) in ./cluster-data/nN and logs to ./cluster-data/nN.log.
-# A new ./cluster-data gets a demo account with a read key; a rerun reuses
-# the data and skips that. Ctrl-C stops all three nodes.
+# The nodes talk mutual TLS with certificates from ./cluster-data/certs
+# (made by `addrwatch cluster certs` when missing). A new ./cluster-data
+# gets a demo account with a read key; a rerun reuses the data and skips
+# that. Ctrl-C stops all three nodes.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
 DATA=./cluster-data
+CERTS=$DATA/certs
 BIN=./bin
 PEERS=n1=127.0.0.1:7101,n2=127.0.0.1:7102,n3=127.0.0.1:7103
 NODES=(1 2 3)
@@ -53,6 +56,18 @@ done
 mkdir -p "$DATA"
 chmod 700 "$DATA"
 
+# Node certificates: the cluster CA signs one per node; a node accepts
+# another only with a certificate from that CA. Any that are missing (all of
+# them on a fresh start) are made now.
+missing=()
+for n in "${NODES[@]}"; do
+	[ -f "$CERTS/n$n.crt" ] || missing+=("n$n")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	"$BIN/addrwatch" cluster certs --out "$CERTS" --nodes "$(IFS=,; echo "${missing[*]}")" >/dev/null
+	echo "cluster: made node certificates for ${missing[*]} in $CERTS"
+fi
+
 pids=()
 stopping=false
 stop_nodes() {
@@ -77,9 +92,11 @@ trap 'stop_nodes' EXIT
 for n in "${NODES[@]}"; do
 	"$BIN/addrwatchd" --node-id "n$n" --data "$DATA/n$n" \
 		--http "$(http_addr "$n")" --admin "$(admin_addr "$n")" --raft "$(raft_addr "$n")" \
-		--peers "$PEERS" >>"$DATA/n$n.log" 2>&1 &
+		--peers "$PEERS" \
+		--cluster-ca "$CERTS/ca.crt" --cluster-cert "$CERTS/n$n.crt" --cluster-key "$CERTS/n$n.key" \
+		>>"$DATA/n$n.log" 2>&1 &
 	pids+=($!)
-	echo "cluster: started n$n (pid $!): http $(http_addr "$n"), admin $(admin_addr "$n"), raft $(raft_addr "$n"), log $DATA/n$n.log"
+	echo "cluster: started n$n (pid $!): http $(http_addr "$n"), admin $(admin_addr "$n"), raft $(raft_addr "$n") (mutual TLS), log $DATA/n$n.log"
 done
 
 deadline=$((SECONDS + READY_WAIT))

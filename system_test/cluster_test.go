@@ -1,6 +1,7 @@
 package system_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,8 +11,15 @@ import (
 )
 
 // startCluster starts n addrwatchd processes that bootstrap one raft
-// cluster from the same --peers list.
-func startCluster(t *testing.T, n int) []*server {
+// cluster from the same --peers list; every node also gets extra.
+func startCluster(t *testing.T, n int, extra ...string) []*server {
+	t.Helper()
+	return startClusterWith(t, n, func(int) []string { return extra })
+}
+
+// startClusterWith is startCluster with each node's own extra arguments
+// (node i of 0..n-1).
+func startClusterWith(t *testing.T, n int, extra func(i int) []string) []*server {
 	t.Helper()
 	nodes := make([]*server, n)
 	var peers []string
@@ -23,7 +31,7 @@ func startCluster(t *testing.T, n int) []*server {
 		peers = append(peers, fmt.Sprintf("n%d=%s", i+1, s.raftAddr))
 	}
 	for i, s := range nodes {
-		s.extra = []string{"--node-id", fmt.Sprintf("n%d", i+1), "--peers", strings.Join(peers, ",")}
+		s.extra = append([]string{"--node-id", fmt.Sprintf("n%d", i+1), "--peers", strings.Join(peers, ",")}, extra(i)...)
 		s.launch(s.extra...)
 		t.Cleanup(s.stop)
 	}
@@ -53,19 +61,33 @@ func statusOf(t *testing.T, s *server) clusterStatus {
 	return st
 }
 
-// TestThreeNodeClusterForwardsAndFailsOver writes through every node (the
-// followers forward to the leader), kills the leader with SIGKILL, keeps
-// writing through the survivors, restarts the dead node and checks that
-// every node applies the same log and that no acknowledged write is lost.
+// TestThreeNodeClusterForwardsAndFailsOver runs three nodes over mutual
+// TLS, writes and reads through every node (the followers forward to the
+// leader), kills the leader with SIGKILL, keeps writing through the
+// survivors, restarts the dead node and checks that every node applies the
+// same log and that no acknowledged write is lost.
 func TestThreeNodeClusterForwardsAndFailsOver(t *testing.T) {
-	nodes := startCluster(t, 3)
+	nodes := startTLSCluster(t, 3)
 	leader := statusOf(t, nodes[0]).Leader
 	if leader == "" {
 		t.Fatal("no leader")
 	}
+	for i, s := range nodes {
+		if !strings.Contains(s.logs.String(), "node-to-node traffic is mutual TLS") {
+			t.Fatalf("n%d does not say it uses mutual TLS:\n%s", i+1, s.logs.String())
+		}
+	}
 	// Each node has its own admin token: a forwarded admin request is
-	// checked where it arrives.
-	a := nodes[1].createAccount(t, "base")
+	// checked where it arrives, on every follower.
+	var a account
+	for _, s := range nodes {
+		a = s.createAccount(t, "base")
+		backup := do(t, "GET", s.AdminURL+"/admin/v1/backup", s.AdminToken, nil)
+		expect(t, backup, http.StatusOK, "")
+		if !bytes.HasPrefix(backup.Body, []byte("AWSNAP")) || !bytes.Contains(backup.Body, []byte(a.ID)) {
+			t.Fatalf("backup through %s lacks the account just created", s.AdminURL)
+		}
+	}
 	key := nodes[2].createKey(t, a, "write")
 	var acked []string
 	// write retries a 503 (no leader yet, or an outcome the follower could

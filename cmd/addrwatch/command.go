@@ -32,12 +32,13 @@ type command struct {
 type action func(ctx context.Context, a *app, args []string) error
 
 // apiKind says which of the two HTTP APIs a command talks to; it decides the
-// base URL and the bearer credential.
+// base URL and the bearer credential. An offline command talks to none.
 type apiKind int
 
 const (
 	adminAPI apiKind = iota
 	ownerAPI
+	offline
 )
 
 // commands is every command in the order the top-level help lists them:
@@ -52,6 +53,7 @@ var commands = []*command{
 	clusterBackupCommand,
 	clusterRestoreCommand,
 	snapshotCommand,
+	clusterCertsCommand,
 	keyCreateCommand,
 	keyListCommand,
 	keyRevokeCommand,

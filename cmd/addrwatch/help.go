@@ -17,6 +17,8 @@ Usage:
 Operator commands (admin API, admin token):
 `)
 	printCommandList(w, adminAPI)
+	fmt.Fprint(w, "\nOperator commands that need no server:\n")
+	printCommandList(w, offline)
 	fmt.Fprint(w, "\nOwner commands (owner API, owner secret or session token):\n")
 	printCommandList(w, ownerAPI)
 	fmt.Fprint(w, "\nGlobal flags (accepted before or after the command):\n")

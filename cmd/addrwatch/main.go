@@ -4,7 +4,10 @@
 // the admin token) and the owner API (/owner/v1 on the public listener, with
 // the owner secret or a session token). It deliberately imports nothing from
 // the server's packages, so it exercises the same contract any other client
-// sees and cannot come to depend on internals.
+// sees and cannot come to depend on internals. The one exception is
+// cluster/nodecert, which needs only the standard library: "cluster certs"
+// makes node certificates offline, and must make them exactly as nodes
+// check them.
 package main
 
 import (

@@ -26,7 +26,14 @@ type config struct {
 	TrustedProxies []*net.IPNet
 	Demo           bool
 	Join           bool
+	// ClusterTLS names the files of mutual TLS between nodes; nil means
+	// node traffic is plain TCP.
+	ClusterTLS      *clusterTLSFiles
+	InsecureCluster bool
 }
+
+// clusterTLSFiles are --cluster-ca, --cluster-cert and --cluster-key.
+type clusterTLSFiles struct{ CA, Cert, Key string }
 
 func parseConfig(args []string, getenv func(string) string) (config, error) {
 	fs := flag.NewFlagSet("addrwatchd", flag.ContinueOnError)
@@ -42,13 +49,17 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	}
 	var c config
 	var peers, proxies string
+	var clusterTLS clusterTLSFiles
 	fs.StringVar(&c.HTTP, "http", env("http", "127.0.0.1:8080"), "public listener: agent API at /v1, owner API at /owner/v1")
 	fs.StringVar(&c.Admin, "admin", env("admin", "127.0.0.1:8081"), "operator listener: /admin/v1, /healthz, /readyz")
 	fs.StringVar(&c.Data, "data", env("data", "./data"), "directory for the raft log, stable store and snapshots")
 	fs.StringVar(&c.AdminToken, "admin-token", env("admin-token", ""), "operator bearer token; when unset it is generated on first start and written to <data>/admin-token")
 	fs.StringVar(&c.NodeID, "node-id", env("node-id", "node1"), "this node's raft id")
-	fs.StringVar(&c.Raft, "raft", env("raft", "127.0.0.1:7000"), "raft transport address")
+	fs.StringVar(&c.Raft, "raft", env("raft", "127.0.0.1:7000"), "raft transport address: where other nodes reach this one, for raft and for the requests followers forward to the leader; a non-loopback address needs --cluster-ca, --cluster-cert and --cluster-key (or --insecure-cluster)")
 	fs.StringVar(&peers, "peers", env("peers", ""), "id=raftaddr,... of all voters when bootstrapping a cluster; empty means a one-node cluster")
+	fs.StringVar(&clusterTLS.CA, "cluster-ca", env("cluster-ca", ""), "PEM file of the cluster CA: nodes talk mutual TLS and accept only peers with a certificate from it (addrwatch cluster certs makes one); with --cluster-cert and --cluster-key, required when --raft or a peer is not a loopback address")
+	fs.StringVar(&clusterTLS.Cert, "cluster-cert", env("cluster-cert", ""), "PEM file of this node's certificate from the cluster CA")
+	fs.StringVar(&clusterTLS.Key, "cluster-key", env("cluster-key", ""), "PEM file of this node's private key (keep it 0600: it lets its holder act as a node)")
 	fs.StringVar(&c.Upstream, "upstream", env("upstream", "sim"), "history upstream: sim (embedded simulated chain) or an Esplora base URL")
 	fs.StringVar(&c.Limits, "limits", env("limits", "spec"), "spec enforces the spec's rate limits; off disables edge and Sheet-write limits; account keeps only the per-account Sheet-write budget (edge limits left to a proxy in front)")
 	fs.StringVar(&proxies, "trusted-proxies", env("trusted-proxies", ""), "CIDRs whose X-Forwarded-For names the client IP for rate limits")
@@ -62,6 +73,11 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("ADDRWATCH_JOIN: %w", err)
 	}
 	fs.BoolVar(&c.Join, "join", joinDefault, "on a new data dir, wait to be added to a running cluster (addrwatch cluster add) instead of bootstrapping one")
+	insecureDefault, err := parseBool(env("insecure-cluster", "false"))
+	if err != nil {
+		return c, fmt.Errorf("ADDRWATCH_INSECURE_CLUSTER: %w", err)
+	}
+	fs.BoolVar(&c.InsecureCluster, "insecure-cluster", insecureDefault, "labs only: allow plain TCP between nodes on a non-loopback --raft without the --cluster-* files; anyone who can reach the raft port can then rewrite the raft log, install a snapshot and act as any node, admin API included")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -98,7 +114,58 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if c.NodeID == "" {
 		return c, fmt.Errorf("--node-id must not be empty")
 	}
+	if c.ClusterTLS, err = checkNodeTraffic(clusterTLS, c.InsecureCluster, c.Raft, c.Peers); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// checkNodeTraffic applies "secure by default" to node-to-node traffic: it
+// is mutual TLS when the three files are given, and plain TCP only on
+// loopback unless --insecure-cluster accepts it elsewhere.
+func checkNodeTraffic(files clusterTLSFiles, insecure bool, raft string, peers []cluster.Peer) (*clusterTLSFiles, error) {
+	given := 0
+	for _, f := range []string{files.CA, files.Cert, files.Key} {
+		if f != "" {
+			given++
+		}
+	}
+	switch {
+	case given == 3 && insecure:
+		return nil, fmt.Errorf("--insecure-cluster contradicts --cluster-ca, --cluster-cert and --cluster-key: give one or the other")
+	case given == 3:
+		return &files, nil
+	case given > 0:
+		return nil, fmt.Errorf("--cluster-ca, --cluster-cert and --cluster-key go together: give all three or none")
+	case insecure:
+		return nil, nil
+	}
+	addrs := []string{raft}
+	for _, p := range peers {
+		addrs = append(addrs, p.RaftAddr)
+	}
+	for _, addr := range addrs {
+		if !isLoopback(addr) {
+			return nil, fmt.Errorf("raft address %s is not a loopback address, and node-to-node traffic must then be authenticated: "+
+				"give --cluster-ca, --cluster-cert and --cluster-key (addrwatch cluster certs makes them), "+
+				"or --insecure-cluster to run it over plain TCP (labs only: anyone who can reach the raft port can rewrite the log and act as any node)", addr)
+		}
+	}
+	return nil, nil
+}
+
+// isLoopback reports whether host:port names this machine only: a
+// loopback IP or "localhost". An empty host listens on every interface.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func parseBool(s string) (bool, error) {

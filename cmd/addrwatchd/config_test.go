@@ -117,3 +117,65 @@ func TestAdminTokenEmptyFileIsAnError(t *testing.T) {
 		t.Fatal("an empty admin-token file was accepted")
 	}
 }
+
+// TestParseConfigRefusesPlainNodeTrafficOffLoopback: node-to-node traffic
+// leaves the machine only over mutual TLS unless --insecure-cluster says
+// otherwise, and the refusal names both ways out.
+func TestParseConfigRefusesPlainNodeTrafficOffLoopback(t *testing.T) {
+	refused := map[string][]string{
+		"raft on a LAN address":  {"--raft", "10.0.0.5:7000"},
+		"raft on all interfaces": {"--raft", ":7000"},
+		"raft by host name":      {"--raft", "node1.example:7000"},
+		"a peer off loopback":    {"--peers", "node1=127.0.0.1:7000,n2=10.0.0.6:7000"},
+	}
+	for name, args := range refused {
+		t.Run(name, func(t *testing.T) {
+			_, err := parseConfig(args, env(nil))
+			if err == nil {
+				t.Fatalf("%v accepted without TLS", args)
+			}
+			for _, flag := range []string{"--cluster-ca", "--cluster-cert", "--cluster-key", "--insecure-cluster"} {
+				if !strings.Contains(err.Error(), flag) {
+					t.Errorf("the refusal does not name %s: %v", flag, err)
+				}
+			}
+		})
+	}
+	for _, args := range [][]string{
+		{"--raft", "127.0.0.1:7000"},
+		{"--raft", "localhost:7000"},
+		{"--raft", "[::1]:7000", "--peers", "node1=[::1]:7000,n2=127.0.0.2:7000"},
+	} {
+		c, err := parseConfig(args, env(nil))
+		if err != nil {
+			t.Fatalf("%v on loopback refused: %v", args, err)
+		}
+		if c.ClusterTLS != nil || c.InsecureCluster {
+			t.Fatalf("%v: %+v", args, c)
+		}
+	}
+	c, err := parseConfig([]string{"--raft", "10.0.0.5:7000", "--insecure-cluster"}, env(nil))
+	if err != nil || !c.InsecureCluster {
+		t.Fatalf("--insecure-cluster: %+v, %v", c, err)
+	}
+	c, err = parseConfig(nil, env(map[string]string{"ADDRWATCH_RAFT": "10.0.0.5:7000", "ADDRWATCH_CLUSTER_CA": "ca.crt",
+		"ADDRWATCH_CLUSTER_CERT": "n1.crt", "ADDRWATCH_CLUSTER_KEY": "n1.key"}))
+	if err != nil || c.ClusterTLS == nil || c.ClusterTLS.CA != "ca.crt" || c.ClusterTLS.Cert != "n1.crt" || c.ClusterTLS.Key != "n1.key" {
+		t.Fatalf("TLS from the environment: %+v, %v", c, err)
+	}
+}
+
+func TestParseConfigClusterTLSFlagsGoTogether(t *testing.T) {
+	for name, args := range map[string][]string{
+		"ca only":          {"--cluster-ca", "ca.crt"},
+		"no key":           {"--cluster-ca", "ca.crt", "--cluster-cert", "n1.crt"},
+		"no ca":            {"--cluster-cert", "n1.crt", "--cluster-key", "n1.key"},
+		"tls and insecure": {"--cluster-ca", "ca.crt", "--cluster-cert", "n1.crt", "--cluster-key", "n1.key", "--insecure-cluster"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := parseConfig(args, env(nil)); err == nil {
+				t.Fatalf("%v accepted", args)
+			}
+		})
+	}
+}

@@ -62,10 +62,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
+	nodeTLS, err := loadNodeTLS(cfg, logger)
+	if err != nil {
+		return err
+	}
+
 	accounts := actors.NewRegistry(logger)
 	defer accounts.Shutdown()
 	node, err := cluster.Open(cluster.Config{NodeID: cfg.NodeID, RaftAddr: cfg.Raft, DataDir: cfg.Data, Peers: cfg.Peers, Logger: logger,
-		Addrs: cluster.NodeAddrs{HTTP: cfg.HTTP, Admin: cfg.Admin}, Join: cfg.Join}, accounts)
+		TLS: nodeTLS, Join: cfg.Join}, accounts)
 	if err != nil {
 		return err
 	}
@@ -95,6 +100,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer shutdown(admin)
+	// Requests other nodes forward arrive over node connections.
+	forwardedPublic := httpd.NewNodeHTTPServer("addrwatch", api.ForwardedPublicHandler(), false)
+	go forwardedPublic.Serve(node.ForwardedListener(false))
+	defer shutdown(forwardedPublic)
+	forwardedAdmin := httpd.NewNodeHTTPServer("addrwatch-admin", api.ForwardedAdminHandler(), true)
+	go forwardedAdmin.Serve(node.ForwardedListener(true))
+	defer shutdown(forwardedAdmin)
 	logger.Info("addrwatchd serving", "http", cfg.HTTP, "admin", cfg.Admin, "raft", cfg.Raft, "node_id", cfg.NodeID, "data", cfg.Data)
 
 	if cfg.Demo {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"time"
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/cluster"
@@ -56,10 +58,10 @@ func translate(err error) error {
 	return err
 }
 
-func (s nodeStore) Serving() bool         { return s.node.Serving() }
-func (s nodeStore) ForwardSecret() string { return s.node.ForwardSecret() }
+func (s nodeStore) Serving() bool                     { return s.node.Serving() }
+func (s nodeStore) Leading() bool                     { return s.node.IsLeader() }
+func (s nodeStore) Leader() (addr string, known bool) { return s.node.Leader() }
 
-func (s nodeStore) Leader() (public, admin string, known bool) {
-	addrs, known := s.node.Leader()
-	return addrs.HTTP, addrs.Admin, known
+func (s nodeStore) DialNode(addr string, admin bool, timeout time.Duration) (net.Conn, error) {
+	return s.node.DialForward(addr, admin, timeout)
 }

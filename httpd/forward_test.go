@@ -1,0 +1,84 @@
+package httpd
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// leaderCluster is a follower's view of a cluster whose leader listens for
+// node connections on addr.
+type leaderCluster struct{ addr string }
+
+func (c leaderCluster) Serving() bool          { return false }
+func (c leaderCluster) Leading() bool          { return false }
+func (c leaderCluster) Leader() (string, bool) { return c.addr, true }
+func (c leaderCluster) DialNode(addr string, _ bool, timeout time.Duration) (net.Conn, error) {
+	return net.DialTimeout("tcp", addr, timeout)
+}
+
+// serveLoopback serves h on a loopback port until the test ends.
+func serveLoopback(t *testing.T, h fasthttp.RequestHandler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &fasthttp.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Shutdown() })
+	return ln.Addr().String()
+}
+
+// seenBy answers what the handler believes about the request: its client
+// IP, whether it was forwarded, and any node header left in it.
+func seenBy(ctx *fasthttp.RequestCtx) {
+	ctx.WriteString(strings.Join([]string{clientIP(ctx, nil), boolWord(forwarded(ctx)),
+		string(ctx.Request.Header.Peek(clientIPHeader)), string(ctx.Request.Header.Peek(legacyForwardedHeader))}, "|"))
+}
+
+func boolWord(b bool) string {
+	if b {
+		return "forwarded"
+	}
+	return "direct"
+}
+
+func get(t *testing.T, addr string, headers ...string) string {
+	t.Helper()
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI("http://" + addr + "/v1/me")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	if err := fasthttp.DoTimeout(req, resp, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return string(resp.Body())
+}
+
+// TestForwardedRequestNamesItsClient: a follower behind a trusted proxy
+// forwards a request; the leader's node listener sees the client the
+// follower's edge saw, not the follower, and not what the client claimed.
+// On a listener clients reach, the node headers mean nothing.
+func TestForwardedRequestNamesItsClient(t *testing.T) {
+	leader := serveLoopback(t, receiveForwarded(seenBy))
+	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
+	f := &forwarder{cluster: leaderCluster{leader}, trusted: []*net.IPNet{loopback}, clients: map[forwardTarget]*fasthttp.HostClient{}}
+	follower := serveLoopback(t, ignoreNodeHeaders(f.send(false, func([]byte) bool { return false }, seenBy)))
+
+	got := get(t, follower, "X-Forwarded-For", "198.51.100.7", clientIPHeader, "192.0.2.66", legacyForwardedHeader, "anything")
+	if want := "198.51.100.7|forwarded||"; got != want {
+		t.Errorf("the leader saw %q through the follower, want %q", got, want)
+	}
+	public := serveLoopback(t, ignoreNodeHeaders(seenBy))
+	got = get(t, public, clientIPHeader, "192.0.2.66", legacyForwardedHeader, "anything")
+	if want := "127.0.0.1|direct||"; got != want {
+		t.Errorf("a client's own node headers: the handler saw %q, want %q", got, want)
+	}
+}

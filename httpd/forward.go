@@ -116,7 +116,7 @@ func (f *forwarder) send(admin bool, local func(path []byte) bool, next fasthttp
 func (f *forwarder) forward(ctx *fasthttp.RequestCtx, addr string, retry bool) bool {
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
-	ctx.Request.CopyTo(req)
+	copyRequest(req, ctx)
 	req.SetHost(addr)
 	req.Header.Set(forwardedHeader, f.cluster.ForwardSecret())
 	err := f.client(addr).DoTimeout(req, &ctx.Response, forwardTimeout)

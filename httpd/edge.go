@@ -105,8 +105,13 @@ func refuseBadHeads(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 // headerReceived runs once a request's head is parsed, before its body is
 // read. A refused head gets no body read at all (its length is taken as
 // zero) and its connection closes; an HTTP/1.x request of a later minor
-// version is served as HTTP/1.1 (RFC 9112 section 2.3). On the admin
-// listener a restore gets the long read timeout its upload may need.
+// version is served as HTTP/1.1 (RFC 9112 section 2.3).
+//
+// On the admin listener, which streams bodies, fasthttp still reads the
+// smaller of the body limit and 8 KiB before the handler runs, and would
+// wait for that much; a limit of one byte (zero means the default) leaves
+// the reading to the handlers, after the token check. A restore also gets
+// the long read timeout its upload may need.
 func headerReceived(h *fasthttp.RequestHeader, admin bool) fasthttp.RequestConfig {
 	if servedAsHTTP11(h.Protocol()) {
 		h.SetProtocol("HTTP/1.1")
@@ -116,10 +121,14 @@ func headerReceived(h *fasthttp.RequestHeader, admin bool) fasthttp.RequestConfi
 		h.SetContentLength(0)
 		return fasthttp.RequestConfig{}
 	}
-	if admin && isRestore(h.Method(), h.RequestURI()) {
-		return fasthttp.RequestConfig{ReadTimeout: restoreReadTimeout}
+	if !admin {
+		return fasthttp.RequestConfig{}
 	}
-	return fasthttp.RequestConfig{}
+	config := fasthttp.RequestConfig{MaxRequestBodySize: 1}
+	if isRestore(h.Method(), h.RequestURI()) {
+		config.ReadTimeout = restoreReadTimeout
+	}
+	return config
 }
 
 // readError is the answer to a request fasthttp could not read. fasthttp

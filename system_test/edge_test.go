@@ -460,7 +460,7 @@ func TestEdgeRestoreChecksTheTokenBeforeTheBody(t *testing.T) {
 		before := edgeRSS(t, s)
 		answer, sent := edgeUpload(t, s, c.bearer, size, c.chunked)
 		grown := edgeRSS(t, s) - before
-		t.Logf("%s: %d answered after %d MiB of %d MiB sent; RSS grew %d MiB", c.name, answer.Status, sent>>20, size>>20, grown>>20)
+		t.Logf("%s: %d answered after %d KiB of %d MiB sent; RSS grew %d MiB", c.name, answer.Status, sent>>10, size>>20, grown>>20)
 		if answer.Status != http.StatusUnauthorized || answer.errorCode() != "UNAUTHORIZED" {
 			t.Fatalf("%s: %d %s", c.name, answer.Status, answer.Body)
 		}

@@ -9,8 +9,10 @@ import (
 // for each code lives in one table in package httpd.
 type Code string
 
-// The codes of the spec's Errors table, plus Internal for a recovered
-// programmer error (which must never be seen).
+// The codes of the spec's Errors table; the HTTP framing codes for a
+// request refused before it reaches an operation (BAD_REQUEST and the three
+// after METHOD_NOT_ALLOWED, each named after its HTTP status); plus Internal
+// for a recovered programmer error (which must never be seen).
 const (
 	CodeUnauthorized        Code = "UNAUTHORIZED"
 	CodeForbidden           Code = "FORBIDDEN"
@@ -28,6 +30,9 @@ const (
 	CodeHTTPError           Code = "HTTP_ERROR"
 	CodeBadRequest          Code = "BAD_REQUEST"
 	CodeMethodNotAllowed    Code = "METHOD_NOT_ALLOWED"
+	CodeURITooLong          Code = "URI_TOO_LONG"
+	CodeHeadersTooLarge     Code = "REQUEST_HEADER_FIELDS_TOO_LARGE"
+	CodeVersionNotSupported Code = "HTTP_VERSION_NOT_SUPPORTED"
 	CodeInternal            Code = "INTERNAL"
 )
 

@@ -3,8 +3,6 @@ package httpd
 import (
 	"bytes"
 	"crypto/subtle"
-	"errors"
-	"os"
 	"strings"
 
 	"github.com/fasthttp/router"
@@ -45,7 +43,7 @@ func (s *Server) registerAdmin(r routeAdder) {
 		return nil
 	}))
 	if s.registry != nil {
-		r.GET("/metrics", metricsHandler(s.registry))
+		r.GET("/metrics", s.metricsGate(metricsHandler(s.registry)))
 	}
 	// Profiles for operators and for the bench work: CPU, heap, goroutines.
 	// They show the command line, so they need the operator token.
@@ -178,31 +176,5 @@ func (s *Server) backup(ctx *fasthttp.RequestCtx) *actors.Error {
 	ctx.Response.Header.SetContentType("application/octet-stream")
 	ctx.Response.Header.Set(fasthttp.HeaderContentDisposition, `attachment; filename="addrwatch-backup.snap"`)
 	ctx.SetBody(buf.Bytes())
-	return nil
-}
-
-// restore replaces the cluster's state with an uploaded backup file. The
-// file is checked whole before anything is replaced.
-func (s *Server) restore(ctx *fasthttp.RequestCtx) *actors.Error {
-	body := ctx.PostBody()
-	if len(body) == 0 {
-		return actors.Errorf(actors.CodeValidation, "the request body must be a backup file from GET /admin/v1/backup")
-	}
-	f, err := os.CreateTemp("", "addrwatch-restore-*.snap")
-	if err != nil {
-		return actors.Errorf(actors.CodeInternal, "internal error")
-	}
-	defer os.Remove(f.Name())
-	_, werr := f.Write(body)
-	if cerr := f.Close(); werr != nil || cerr != nil {
-		return actors.Errorf(actors.CodeInternal, "internal error")
-	}
-	if err := s.op.Restore(f.Name()); err != nil {
-		if errors.Is(err, ErrNotLeader) || errors.Is(err, ErrOutcomeUnknown) {
-			return storeError(err)
-		}
-		return actors.Errorf(actors.CodeValidation, "the backup was not restored: %v", err)
-	}
-	writeJSON(ctx, fasthttp.StatusOK, map[string]bool{"restored": true})
 	return nil
 }

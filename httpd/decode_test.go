@@ -471,6 +471,9 @@ func TestStatusOfEveryCode(t *testing.T) {
 		actors.CodeHTTPError:           503,
 		actors.CodeBadRequest:          400,
 		actors.CodeMethodNotAllowed:    405,
+		actors.CodeURITooLong:          414,
+		actors.CodeHeadersTooLarge:     431,
+		actors.CodeVersionNotSupported: 505,
 		actors.CodeInternal:            500,
 	}
 	for code, status := range want {

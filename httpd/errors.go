@@ -29,6 +29,9 @@ var statusOf = map[actors.Code]int{
 	actors.CodeHTTPError:           fasthttp.StatusServiceUnavailable,
 	actors.CodeBadRequest:          fasthttp.StatusBadRequest,
 	actors.CodeMethodNotAllowed:    fasthttp.StatusMethodNotAllowed,
+	actors.CodeURITooLong:          fasthttp.StatusRequestURITooLong,
+	actors.CodeHeadersTooLarge:     fasthttp.StatusRequestHeaderFieldsTooLarge,
+	actors.CodeVersionNotSupported: fasthttp.StatusHTTPVersionNotSupported,
 	actors.CodeInternal:            fasthttp.StatusInternalServerError,
 }
 

@@ -188,7 +188,7 @@ func (f *forwarder) awaitServing() {
 func (f *forwarder) forward(ctx *fasthttp.RequestCtx, target forwardTarget, retry bool) bool {
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
-	ctx.Request.CopyTo(req)
+	copyRequest(req, ctx)
 	// The hop is plain HTTP inside the node connection, whatever the
 	// client's scheme; the client's Host is kept.
 	req.URI().SetScheme("http")
@@ -207,17 +207,14 @@ func (f *forwarder) forward(ctx *fasthttp.RequestCtx, target forwardTarget, retr
 }
 
 // NewNodeHTTPServer returns the server for requests other nodes forward
-// over node connections: the public listener's limits, or the admin
-// listener's when admin is set (a restore's backup file may be forwarded).
-// It applies no per-client connection limit: all of a follower's clients
-// share its few pooled connections.
-func NewNodeHTTPServer(name string, handler fasthttp.RequestHandler, admin bool) *fasthttp.Server {
-	bodyMax := bodyBytesMax
-	if admin {
-		bodyMax = adminBodyBytesMax
-	}
-	srv := newHTTPServer(name, handler, bodyMax)
-	srv.MaxConnsPerIP = 0
+// over node connections: the public listener's edge rules, or the admin
+// listener's when admin is set (a restore's backup file may be forwarded,
+// streamed). It has no per-client connection cap: all of a follower's
+// clients share its pooled connections, and a node connection is already
+// a proven node.
+func (s *Server) NewNodeHTTPServer(name string, handler fasthttp.RequestHandler, admin bool) *HTTPServer {
+	srv := s.newHTTPServer(name, handler, admin)
+	srv.conns = nil
 	return srv
 }
 

@@ -40,8 +40,13 @@ type Config struct {
 	// the leader.
 	Cluster Cluster
 	// TrustedProxies are the peers whose X-Forwarded-For names the client
-	// IP for the edge rate limits.
+	// IP for the edge rate limits. Their connections are not capped.
 	TrustedProxies []*net.IPNet
+	// SpoolDir holds an uploaded backup until the restore has read it;
+	// empty means the system's temporary directory.
+	SpoolDir string
+	// OpenMetrics serves /metrics without the operator token.
+	OpenMetrics bool
 }
 
 // Server holds the public and admin handlers.
@@ -58,6 +63,10 @@ type Server struct {
 	forward        *forwarder  // nil without a cluster
 	metrics        *requestMetrics
 	registry       *prometheus.Registry
+	openMetrics    bool
+	spoolDir       string
+	connsPerClient int               // 0: no connection cap
+	connCapExempt  func(net.IP) bool // addresses whose connections are not counted
 }
 
 // New builds a Server.
@@ -68,7 +77,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.EdgeLimits {
 		s.limits = newEdgeLimits(cfg.TrustedProxies, s.now)
+		s.connsPerClient = connsPerClientMax
+		s.connCapExempt = func(ip net.IP) bool {
+			return isTrusted(cfg.TrustedProxies, ip)
+		}
 	}
+	s.openMetrics, s.spoolDir = cfg.OpenMetrics, cfg.SpoolDir
 	if cfg.Cluster != nil {
 		s.forward = &forwarder{cluster: cfg.Cluster, trusted: cfg.TrustedProxies, clients: map[forwardTarget]*fasthttp.HostClient{}}
 	}
@@ -179,15 +193,11 @@ func (s *Server) newRouter() *router.Router {
 		writeError(ctx, actors.Errorf(actors.CodeMethodNotAllowed, "method %s is not allowed here; see the Allow header", ctx.Method()))
 	}
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
-		// The route is looked up by the decoded path, as the router
-		// matches, but the Location keeps the client's own encoding.
-		path, original := string(ctx.Path()), string(ctx.URI().PathOriginal())
+		// The route is looked up by the normalised path, as the router
+		// matches, and the Location is built from it (edge_path.go).
+		path := string(ctx.Path())
 		if trimmed := strings.TrimRight(path, "/"); trimmed != path && trimmed != "" && routeExists(r, trimmed, ctx) {
-			target := strings.TrimRight(original, "/")
-			if q := ctx.URI().QueryString(); len(q) > 0 {
-				target += "?" + string(q)
-			}
-			ctx.Response.Header.Set(fasthttp.HeaderLocation, target)
+			ctx.Response.Header.Set(fasthttp.HeaderLocation, redirectTarget(trimmed, ctx.URI().QueryString()))
 			ctx.SetStatusCode(fasthttp.StatusTemporaryRedirect)
 			return
 		}
@@ -210,40 +220,4 @@ func routeExists(r *router.Router, path string, ctx *fasthttp.RequestCtx) bool {
 		}
 	}
 	return false
-}
-
-// adminBodyBytesMax lets a backup file be uploaded for a restore.
-const adminBodyBytesMax = 1 << 30
-
-// NewHTTPServer returns the public listener's fasthttp server with the
-// product's limits. An oversized body or a malformed request gets the error
-// shape too.
-func NewHTTPServer(name string, handler fasthttp.RequestHandler) *fasthttp.Server {
-	return newHTTPServer(name, handler, bodyBytesMax)
-}
-
-// NewAdminHTTPServer returns the admin listener's server, which accepts
-// backup files.
-func NewAdminHTTPServer(name string, handler fasthttp.RequestHandler) *fasthttp.Server {
-	return newHTTPServer(name, handler, adminBodyBytesMax)
-}
-
-func newHTTPServer(name string, handler fasthttp.RequestHandler, bodyMax int) *fasthttp.Server {
-	return &fasthttp.Server{
-		Handler:               handler,
-		Name:                  name,
-		NoDefaultServerHeader: true,
-		MaxRequestBodySize:    bodyMax,
-		ReadTimeout:           30 * time.Second,
-		WriteTimeout:          30 * time.Second,
-		IdleTimeout:           2 * time.Minute,
-		ReadBufferSize:        16 << 10,
-		ErrorHandler: func(ctx *fasthttp.RequestCtx, err error) {
-			if strings.Contains(err.Error(), "body size exceeds") {
-				writeError(ctx, actors.Errorf(actors.CodeValidation, "request body exceeds %d bytes", bodyMax))
-				return
-			}
-			writeError(ctx, actors.Errorf(actors.CodeBadRequest, "malformed HTTP request"))
-		},
-	}
 }

@@ -8,7 +8,7 @@ import (
 
 // TestMetricsOnTheAdminListener checks that /metrics serves raft state,
 // apply latency, commit batch sizes, per-route request counts and actor
-// counts, and that no secret or ID reaches a label.
+// counts to the operator token, and that no secret or ID reaches a label.
 func TestMetricsOnTheAdminListener(t *testing.T) {
 	s := startServer(t)
 	a := s.createAccount(t, "base")
@@ -18,7 +18,7 @@ func TestMetricsOnTheAdminListener(t *testing.T) {
 	id := r.JSON(t)["card"].(map[string]any)["id"].(string)
 	expect(t, do(t, "GET", s.URL+"/v1/portfolio/cards/"+id, key, nil), http.StatusOK, "")
 
-	m := do(t, "GET", s.AdminURL+"/metrics", "", nil)
+	m := do(t, "GET", s.AdminURL+"/metrics", s.AdminToken, nil)
 	expect(t, m, http.StatusOK, "")
 	body := string(m.Body)
 	for _, want := range []string{

@@ -30,6 +30,7 @@ type config struct {
 	// node traffic is plain TCP.
 	ClusterTLS      *clusterTLSFiles
 	InsecureCluster bool
+	OpenMetrics     bool
 }
 
 // clusterTLSFiles are --cluster-ca, --cluster-cert and --cluster-key.
@@ -51,8 +52,8 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	var peers, proxies string
 	var clusterTLS clusterTLSFiles
 	fs.StringVar(&c.HTTP, "http", env("http", "127.0.0.1:8080"), "public listener: agent API at /v1, owner API at /owner/v1")
-	fs.StringVar(&c.Admin, "admin", env("admin", "127.0.0.1:8081"), "operator listener: /admin/v1, /healthz, /readyz")
-	fs.StringVar(&c.Data, "data", env("data", "./data"), "directory for the raft log, stable store and snapshots")
+	fs.StringVar(&c.Admin, "admin", env("admin", "127.0.0.1:8081"), "operator listener: /admin/v1, /metrics (admin token), /healthz, /readyz")
+	fs.StringVar(&c.Data, "data", env("data", "./data"), "directory for the raft log, stable store and snapshots (and a backup upload while it is restored)")
 	fs.StringVar(&c.AdminToken, "admin-token", env("admin-token", ""), "operator bearer token; when unset it is generated on first start and written to <data>/admin-token")
 	fs.StringVar(&c.NodeID, "node-id", env("node-id", "node1"), "this node's raft id")
 	fs.StringVar(&c.Raft, "raft", env("raft", "127.0.0.1:7000"), "raft transport address: where other nodes reach this one, for raft and for the requests followers forward to the leader; a non-loopback address needs --cluster-ca, --cluster-cert and --cluster-key (or --insecure-cluster)")
@@ -61,8 +62,8 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&clusterTLS.Cert, "cluster-cert", env("cluster-cert", ""), "PEM file of this node's certificate from the cluster CA")
 	fs.StringVar(&clusterTLS.Key, "cluster-key", env("cluster-key", ""), "PEM file of this node's private key (keep it 0600: it lets its holder act as a node)")
 	fs.StringVar(&c.Upstream, "upstream", env("upstream", "sim"), "history upstream: sim (embedded simulated chain) or an Esplora base URL")
-	fs.StringVar(&c.Limits, "limits", env("limits", "spec"), "spec enforces the spec's rate limits; off disables edge and Sheet-write limits; account keeps only the per-account Sheet-write budget (edge limits left to a proxy in front)")
-	fs.StringVar(&proxies, "trusted-proxies", env("trusted-proxies", ""), "CIDRs whose X-Forwarded-For names the client IP for rate limits")
+	fs.StringVar(&c.Limits, "limits", env("limits", "spec"), "spec enforces the spec's rate limits and caps each client address at 64 connections per listener; off disables edge, connection and Sheet-write limits; account keeps only the per-account Sheet-write budget (edge limits left to a proxy in front)")
+	fs.StringVar(&proxies, "trusted-proxies", env("trusted-proxies", ""), "CIDRs whose X-Forwarded-For names the client IP for rate limits; their connections are not capped")
 	demoDefault, err := parseBool(env("demo", "false"))
 	if err != nil {
 		return c, fmt.Errorf("ADDRWATCH_DEMO: %w", err)
@@ -72,6 +73,11 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if err != nil {
 		return c, fmt.Errorf("ADDRWATCH_JOIN: %w", err)
 	}
+	openMetricsDefault, err := parseBool(env("open-metrics", "false"))
+	if err != nil {
+		return c, fmt.Errorf("ADDRWATCH_OPEN_METRICS: %w", err)
+	}
+	fs.BoolVar(&c.OpenMetrics, "open-metrics", openMetricsDefault, "serve /metrics on the admin listener without the admin token: anyone who reaches that listener reads the request counts, account count and write rates")
 	fs.BoolVar(&c.Join, "join", joinDefault, "on a new data dir, wait to be added to a running cluster (addrwatch cluster add) instead of bootstrapping one")
 	insecureDefault, err := parseBool(env("insecure-cluster", "false"))
 	if err != nil {

@@ -89,24 +89,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	store := nodeStore{node: node}
 	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken,
 		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, TrustedProxies: cfg.TrustedProxies,
-		Cluster: store, Metrics: metrics})
-	public, err := serve(cfg.HTTP, httpd.NewHTTPServer("addrwatch", api.PublicHandler()))
+		Cluster: store, Metrics: metrics, SpoolDir: cfg.Data, OpenMetrics: cfg.OpenMetrics})
+	public, err := serve(cfg.HTTP, api.NewHTTPServer("addrwatch", api.PublicHandler()))
 	if err != nil {
 		return err
 	}
 	defer shutdown(public)
-	admin, err := serve(cfg.Admin, httpd.NewAdminHTTPServer("addrwatch-admin", api.AdminHandler()))
+	admin, err := serve(cfg.Admin, api.NewAdminHTTPServer("addrwatch-admin", api.AdminHandler()))
 	if err != nil {
 		return err
 	}
 	defer shutdown(admin)
 	// Requests other nodes forward arrive over node connections.
-	forwardedPublic := httpd.NewNodeHTTPServer("addrwatch", api.ForwardedPublicHandler(), false)
+	forwardedPublic := api.NewNodeHTTPServer("addrwatch", api.ForwardedPublicHandler(), false)
 	go forwardedPublic.Serve(node.ForwardedListener(false))
-	defer shutdown(forwardedPublic)
-	forwardedAdmin := httpd.NewNodeHTTPServer("addrwatch-admin", api.ForwardedAdminHandler(), true)
+	defer shutdown(forwardedPublic.Server)
+	forwardedAdmin := api.NewNodeHTTPServer("addrwatch-admin", api.ForwardedAdminHandler(), true)
 	go forwardedAdmin.Serve(node.ForwardedListener(true))
-	defer shutdown(forwardedAdmin)
+	defer shutdown(forwardedAdmin.Server)
 	logger.Info("addrwatchd serving", "http", cfg.HTTP, "admin", cfg.Admin, "raft", cfg.Raft, "node_id", cfg.NodeID, "data", cfg.Data)
 
 	if cfg.Demo {
@@ -130,11 +130,11 @@ func shutdown(srv *fasthttp.Server) {
 }
 
 // serve starts srv on addr and returns once it is listening.
-func serve(addr string, srv *fasthttp.Server) (*fasthttp.Server, error) {
+func serve(addr string, srv *httpd.HTTPServer) (*fasthttp.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", addr, err)
 	}
 	go srv.Serve(ln)
-	return srv, nil
+	return srv.Server, nil
 }

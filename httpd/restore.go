@@ -1,0 +1,131 @@
+package httpd
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// The admin listener streams request bodies (NewAdminHTTPServer), so that
+// the operator token is checked before a backup upload is read. Every
+// route but the restore has a small JSON body: readAdminBody reads it
+// whole, up to adminBodyBytesMax, before the handlers run, and they use
+// ctx.PostBody as usual. A restore reads its upload itself, straight to a
+// file.
+const (
+	// adminBodyBytesMax bounds the JSON bodies of the admin API.
+	adminBodyBytesMax = 64 << 10
+	// restoreBytesMax bounds a backup file uploaded for a restore.
+	restoreBytesMax = 1 << 30
+	// restoreReadTimeout is the time a restore upload may take.
+	restoreReadTimeout = 10 * time.Minute
+	restorePath        = adminPrefix + "/restore"
+)
+
+// isRestore reports whether a request is a restore, from its method and
+// request target (the path as sent, which is all there is before the
+// URI is parsed).
+func isRestore(method, requestURI []byte) bool {
+	path, _, _ := bytes.Cut(requestURI, []byte("?"))
+	return bytes.Equal(method, []byte(fasthttp.MethodPost)) && bytes.Equal(path, []byte(restorePath))
+}
+
+// readAdminBody reads the body of every admin request but a restore
+// before next runs. A restore's upload is left on the connection for the
+// restore handler, or unread when the token check refuses it: so its
+// connection closes after the answer, whatever was read of it.
+func readAdminBody(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if ctx.IsPost() && string(ctx.Path()) == restorePath {
+			next(ctx)
+			closeAfterAnswer(ctx)
+			return
+		}
+		stream := ctx.RequestBodyStream()
+		if stream == nil {
+			next(ctx)
+			return
+		}
+		tooLarge := actors.Errorf(actors.CodeValidation, "request body exceeds %d bytes", adminBodyBytesMax)
+		if ctx.Request.Header.ContentLength() > adminBodyBytesMax {
+			writeError(ctx, tooLarge)
+			closeAfterAnswer(ctx)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(stream, adminBodyBytesMax+1))
+		switch {
+		case err != nil:
+			writeError(ctx, actors.Errorf(actors.CodeBadRequest, "malformed HTTP request"))
+			closeAfterAnswer(ctx)
+			return
+		case len(body) > adminBodyBytesMax:
+			writeError(ctx, tooLarge)
+			closeAfterAnswer(ctx)
+			return
+		}
+		ctx.Request.SetBody(body)
+		next(ctx)
+	}
+}
+
+// restore replaces the cluster's state with an uploaded backup file. The
+// upload goes to a file in the spool directory as it arrives, is checked
+// whole there, and only then replaces anything.
+func (s *Server) restore(ctx *fasthttp.RequestCtx) *actors.Error {
+	f, err := os.CreateTemp(s.spoolDir, ".addrwatch-restore-*.snap")
+	if err != nil {
+		s.log.Error("restore: spool file", "err", err)
+		return actors.Errorf(actors.CodeInternal, "internal error")
+	}
+	defer os.Remove(f.Name())
+	n, err := io.Copy(f, io.LimitReader(requestBody(ctx), restoreBytesMax+1))
+	if cerr := f.Close(); err == nil && cerr != nil {
+		s.log.Error("restore: spool file", "err", cerr)
+		return actors.Errorf(actors.CodeInternal, "internal error")
+	}
+	var pathErr *os.PathError
+	switch {
+	case errors.As(err, &pathErr):
+		s.log.Error("restore: spool file", "err", err)
+		return actors.Errorf(actors.CodeInternal, "internal error")
+	case err != nil:
+		return actors.Errorf(actors.CodeBadRequest, "the upload broke off before its end")
+	case n > restoreBytesMax:
+		return actors.Errorf(actors.CodeValidation, "the backup file exceeds %d bytes", restoreBytesMax)
+	case n == 0:
+		return actors.Errorf(actors.CodeValidation, "the request body must be a backup file from GET /admin/v1/backup")
+	}
+	if err := s.op.Restore(f.Name()); err != nil {
+		if errors.Is(err, ErrNotLeader) || errors.Is(err, ErrOutcomeUnknown) {
+			return storeError(err)
+		}
+		return actors.Errorf(actors.CodeValidation, "the backup was not restored: %v", err)
+	}
+	writeJSON(ctx, fasthttp.StatusOK, map[string]bool{"restored": true})
+	return nil
+}
+
+// requestBody reads the request's body: its stream on a streaming server,
+// else the body fasthttp has read.
+func requestBody(ctx *fasthttp.RequestCtx) io.Reader {
+	if stream := ctx.RequestBodyStream(); stream != nil {
+		return stream
+	}
+	return bytes.NewReader(ctx.PostBody())
+}
+
+// copyRequest copies a request to be forwarded, its streamed body
+// included: fasthttp's CopyTo takes only the part of a streamed body read
+// so far.
+func copyRequest(dst *fasthttp.Request, src *fasthttp.RequestCtx) {
+	src.Request.CopyTo(dst)
+	if stream := src.RequestBodyStream(); stream != nil {
+		dst.SetBodyStream(stream, src.Request.Header.ContentLength())
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -58,6 +59,10 @@ type Server struct {
 	forward        *forwarder  // nil without a cluster
 	metrics        *requestMetrics
 	registry       *prometheus.Registry
+
+	// The owner credential limits apply whatever --limits says.
+	owner   *ownerLimits
+	hashing *hashSlots
 }
 
 // New builds a Server.
@@ -69,6 +74,7 @@ func New(cfg Config) *Server {
 	if cfg.EdgeLimits {
 		s.limits = newEdgeLimits(cfg.TrustedProxies, s.now)
 	}
+	s.owner, s.hashing = newOwnerLimits(cfg.TrustedProxies, s.now), newHashSlots(runtime.GOMAXPROCS(0))
 	if cfg.Cluster != nil {
 		s.forward = &forwarder{cluster: cfg.Cluster, clients: map[string]*fasthttp.HostClient{}}
 	}

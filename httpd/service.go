@@ -40,7 +40,13 @@ func (s *Server) hashPassword(password string) (string, *actors.Error) {
 	if cost == 0 {
 		cost = bcrypt.DefaultCost
 	}
-	h, err := bcrypt.GenerateFromPassword([]byte(password), cost)
+	var (
+		h   []byte
+		err error
+	)
+	if busy := s.hashing.run(func() { h, err = bcrypt.GenerateFromPassword([]byte(password), cost) }); busy != nil {
+		return "", busy
+	}
 	if err != nil {
 		return "", actors.Errorf(actors.CodeInternal, "internal error")
 	}
@@ -119,11 +125,19 @@ func (s *Server) checkPassword(ctx context.Context, cred actors.Credential, pass
 	if res.Err == nil {
 		stored = res.Body.(string)
 	}
-	if bcrypt.CompareHashAndPassword([]byte(stored), []byte(password)) != nil || res.Err != nil {
-		return "", actors.Errorf(actors.CodeUnauthorized, "wrong account or password")
+	var mismatch error
+	if busy := s.hashing.run(func() { mismatch = bcrypt.CompareHashAndPassword([]byte(stored), []byte(password)) }); busy != nil {
+		return "", busy
+	}
+	if mismatch != nil || res.Err != nil {
+		return "", errWrongAccountOrPassword
 	}
 	return stored, nil
 }
+
+// errWrongAccountOrPassword refuses a password check without saying which
+// part was wrong.
+var errWrongAccountOrPassword = actors.Errorf(actors.CodeUnauthorized, "wrong account or password")
 
 // dummyPasswordHash is compared against when the account does not exist.
 var dummyPasswordHash = func() string {

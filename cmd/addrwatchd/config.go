@@ -50,7 +50,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&c.Raft, "raft", env("raft", "127.0.0.1:7000"), "raft transport address")
 	fs.StringVar(&peers, "peers", env("peers", ""), "id=raftaddr,... of all voters when bootstrapping a cluster; empty means a one-node cluster")
 	fs.StringVar(&c.Upstream, "upstream", env("upstream", "sim"), "history upstream: sim (embedded simulated chain) or an Esplora base URL")
-	fs.StringVar(&c.Limits, "limits", env("limits", "spec"), "spec enforces the spec's rate limits; off disables edge and Sheet-write limits; account keeps only the per-account Sheet-write budget (edge limits left to a proxy in front)")
+	fs.StringVar(&c.Limits, "limits", env("limits", "spec"), "spec enforces the spec's rate limits; off disables edge and Sheet-write limits; account keeps only the per-account Sheet-write budget (edge limits left to a proxy in front); the owner credential limits apply whatever this says")
 	fs.StringVar(&proxies, "trusted-proxies", env("trusted-proxies", ""), "CIDRs whose X-Forwarded-For names the client IP for rate limits")
 	demoDefault, err := parseBool(env("demo", "false"))
 	if err != nil {

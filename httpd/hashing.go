@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"context"
 	"time"
 
 	"github.com/addrwatch/addrwatch/actors"
@@ -12,7 +13,10 @@ import (
 // quarter of a second behind them. So at most half the cores hash at a time
 // (at least one), a bounded queue waits for them, and past the queue or the
 // wait the request is turned away at once with 503 and Retry-After: the
-// rest of the server keeps the other half of the machine.
+// rest of the server keeps the other half of the machine. The operator's
+// account creations (behind the admin token, so not untrusted load) wait
+// for a slot as long as their request may last instead of being turned
+// away: a bulk creation queues up but still never runs more hashes at once.
 const (
 	// hashWaitersPerSlot is how many hashes may wait for each running one.
 	hashWaitersPerSlot = 8
@@ -67,6 +71,19 @@ func (h *hashSlots) run(hash func()) *actors.Error {
 		case <-wait.C:
 			return errHashingBusy
 		}
+	}
+	defer func() { <-h.running }()
+	hash()
+	return nil
+}
+
+// runForOperator runs hash in a slot, waiting for one as long as c allows
+// however many other hashes wait.
+func (h *hashSlots) runForOperator(c context.Context, hash func()) *actors.Error {
+	select {
+	case h.running <- struct{}{}:
+	case <-c.Done():
+		return errHashingBusy
 	}
 	defer func() { <-h.running }()
 	hash()

@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -78,5 +79,28 @@ func TestHashSlotsWaitIsBounded(t *testing.T) {
 	}
 	if len(h.queued) != 0 {
 		t.Fatal("a turned-away hash kept its place in the queue")
+	}
+}
+
+// The operator's hashes are not turned away by a full queue: they wait for
+// a slot as long as their request may, and still run one per slot.
+func TestHashSlotsOperatorWaitsPastAFullQueue(t *testing.T) {
+	h := newHashSlots(1)
+	for range cap(h.queued) {
+		h.queued <- struct{}{} // the public queue is full
+	}
+	h.running <- struct{}{} // and the slot is busy
+	done := make(chan *actors.Error)
+	ran := false
+	go func() { done <- h.runForOperator(context.Background(), func() { ran = true }) }()
+	<-h.running // the slot frees up
+	if err := <-done; err != nil || !ran {
+		t.Fatalf("operator hash: %v, ran %v", err, ran)
+	}
+	h.running <- struct{}{}
+	c, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := h.runForOperator(c, func() { t.Error("ran after its request ended") }); err != errHashingBusy {
+		t.Fatalf("operator hash after its request ended: %v", err)
 	}
 }

@@ -35,7 +35,14 @@ func validatePassword(field, password string) *actors.Error {
 	return nil
 }
 
+// hashPassword hashes a password from the public listener: the hash waits
+// in the bounded hashing queue (hashing.go).
 func (s *Server) hashPassword(password string) (string, *actors.Error) {
+	return s.hashPasswordIn(s.hashing.run, password)
+}
+
+// hashPasswordIn hashes password in a slot that run waits for.
+func (s *Server) hashPasswordIn(run func(hash func()) *actors.Error, password string) (string, *actors.Error) {
 	cost := s.passwordCost
 	if cost == 0 {
 		cost = bcrypt.DefaultCost
@@ -44,7 +51,7 @@ func (s *Server) hashPassword(password string) (string, *actors.Error) {
 		h   []byte
 		err error
 	)
-	if busy := s.hashing.run(func() { h, err = bcrypt.GenerateFromPassword([]byte(password), cost) }); busy != nil {
+	if busy := run(func() { h, err = bcrypt.GenerateFromPassword([]byte(password), cost) }); busy != nil {
 		return "", busy
 	}
 	if err != nil {
@@ -54,12 +61,13 @@ func (s *Server) hashPassword(password string) (string, *actors.Error) {
 }
 
 // CreateAccount creates an account with its first Space and returns its
-// owner secret.
+// owner secret. Only the operator creates accounts, so the password hash
+// waits for a slot as long as ctx allows.
 func (s *Server) CreateAccount(ctx context.Context, plan actors.Plan, password string) (AccountCreated, *actors.Error) {
 	if err := validatePassword("password", password); err != nil {
 		return AccountCreated{}, err
 	}
-	passwordHash, err := s.hashPassword(password)
+	passwordHash, err := s.hashPasswordIn(func(hash func()) *actors.Error { return s.hashing.runForOperator(ctx, hash) }, password)
 	if err != nil {
 		return AccountCreated{}, err
 	}

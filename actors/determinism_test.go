@@ -47,8 +47,11 @@ func script() []*Command {
 	add(ownerP, &CreateKey{KeyID: "kw2", Capability: LevelWrite, Hash: hashOf("kw2")}, nil)
 	add(Principal{Kind: PrincipalAgent, KeyID: "kw2"}, &CreatePortfolioCard{CardID: "cw2b", Address: addrs[9], CardFields: CardFields{ColorKey: ptr("cyan")}}, nil)
 	add(ownerP, &RotateOwnerSecret{NewHash: hashOf("os2")}, nil)
+	add(Principal{Kind: PrincipalOwner, SecretEpoch: 1}, &RotateOwnerSecret{NewHash: hashOf("os3"), ExpectedPasswordHash: "stale"}, nil)
 	add(ownerP, &SetPlan{Plan: PlanBase}, nil)
 	add(Principal{Kind: PrincipalOwner, SecretEpoch: 1}, &SetPlan{Plan: PlanBase}, nil)
+	add(sess, &ChangePassword{ExpectedPasswordHash: "pw2", NewPasswordHash: "pw3", NewOwnerSecretHash: ptr(hashOf("os4"))}, nil)
+	add(Principal{Kind: PrincipalOwner, SecretEpoch: 1}, &SetPlan{Plan: PlanExtended}, nil)
 	add(sess, &DeleteSession{}, nil)
 	add(Principal{Kind: PrincipalOwner, SecretEpoch: 1}, &DeletePortfolioCard{CardID: "co1", ExpectedVersion: "v12"}, nil)
 	return cmds

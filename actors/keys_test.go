@@ -136,6 +136,9 @@ func TestListKeysShowsNoSecrets(t *testing.T) {
 	ta.mustQuery(Credential{Kind: CredentialSession, ID: "s", Hash: hashOf("s")}, ListKeysQuery{})
 }
 
+// A ChangePassword without NewOwnerSecretHash is what every entry written
+// before the field existed looks like: it must keep the owner secret, as
+// it did when it was written.
 func TestPasswordChangeRevokesEveryKeyAndOtherSessions(t *testing.T) {
 	ta := newTestAccount(t, PlanBase)
 	w := ta.addKey(LevelWrite)
@@ -178,6 +181,43 @@ func TestPasswordChangeRevokesEveryKeyAndOtherSessions(t *testing.T) {
 	// New keys work again after the change.
 	w2 := ta.addKey(LevelWrite)
 	authOK(t, ta.a, ta.keyCred(w2))
+	if ta.a.OwnerSecretEpoch != 0 {
+		t.Fatalf("an entry without a new owner secret moved the owner secret epoch to %d", ta.a.OwnerSecretEpoch)
+	}
+}
+
+// With NewOwnerSecretHash a password change also replaces the owner
+// secret: the old one stops working at once, and a command authenticated
+// with it but applied after the change fails.
+func TestPasswordChangeReplacesTheOwnerSecret(t *testing.T) {
+	ta := newTestAccount(t, PlanBase)
+	w := ta.addKey(LevelWrite)
+	exp := ta.at + int64(time.Hour)
+	ta.mustOK(systemP, &CreateSession{SessionID: "s1", Hash: hashOf("t1"), ExpiresAt: exp, PasswordHash: testPasswordHash})
+	ta.mustOK(systemP, &CreateSession{SessionID: "s2", Hash: hashOf("t2"), ExpiresAt: exp, PasswordHash: testPasswordHash})
+	s1 := Principal{Kind: PrincipalOwner, SessionID: "s1"}
+	newSecret := hashOf("owner-secret-after-password-change")
+
+	// A stale expected hash fails and replaces nothing.
+	ta.mustFail(CodeUnauthorized, s1, &ChangePassword{ExpectedPasswordHash: "stale", NewPasswordHash: "new", NewOwnerSecretHash: &newSecret})
+	authOK(t, ta.a, ta.ownerCred())
+
+	res := ta.mustOK(s1, &ChangePassword{ExpectedPasswordHash: testPasswordHash, NewPasswordHash: "new-hash", NewOwnerSecretHash: &newSecret})
+	if res.Status != 200 {
+		t.Fatalf("status %d, want 200 (the edge adds the new owner secret)", res.Status)
+	}
+	authFails(t, ta.a, ta.ownerCred())
+	v := authOK(t, ta.a, Credential{Kind: CredentialOwnerSecret, AccountID: ta.id, Hash: newSecret})
+	if v.Principal.SecretEpoch != 1 {
+		t.Fatalf("new owner secret has epoch %d, want 1", v.Principal.SecretEpoch)
+	}
+	ta.mustFail(CodeUnauthorized, ta.owner, &SetPlan{Plan: PlanExtended})
+	authFails(t, ta.a, ta.keyCred(w))
+	authOK(t, ta.a, Credential{Kind: CredentialSession, ID: "s1", Hash: hashOf("t1"), Now: ta.at})
+	authFails(t, ta.a, Credential{Kind: CredentialSession, ID: "s2", Hash: hashOf("t2"), Now: ta.at})
+	if ta.a.PasswordHash != "new-hash" {
+		t.Fatalf("password hash %q", ta.a.PasswordHash)
+	}
 }
 
 func TestRotateOwnerSecretRevokesEveryKey(t *testing.T) {
@@ -193,6 +233,25 @@ func TestRotateOwnerSecretRevokesEveryKey(t *testing.T) {
 	authFails(t, ta.a, ta.keyCred(r))
 	ta.mustFail(CodeUnauthorized, r, &CreatePortfolioCard{CardID: "c", Address: addrs[0]})
 	wantCode(t, ta.query(ta.keyCred(r), MeQuery{}), CodeUnauthorized)
+}
+
+// A rotation carries the password hash the edge checked the current
+// password against: a password change that committed first makes it fail
+// and revoke nothing. An entry without it (written before rotation needed
+// the password) rotates as it did.
+func TestRotateOwnerSecretChecksThePassword(t *testing.T) {
+	ta := newTestAccount(t, PlanBase)
+	w := ta.addKey(LevelWrite)
+	ta.mustFail(CodeUnauthorized, ta.owner, &RotateOwnerSecret{NewHash: hashOf("next"), ExpectedPasswordHash: "changed since"})
+	authOK(t, ta.a, ta.ownerCred())
+	authOK(t, ta.a, ta.keyCred(w))
+
+	ta.mustOK(ta.owner, &RotateOwnerSecret{NewHash: hashOf("next"), ExpectedPasswordHash: testPasswordHash})
+	authFails(t, ta.a, ta.ownerCred())
+	authFails(t, ta.a, ta.keyCred(w))
+	next := Principal{Kind: PrincipalOwner, SecretEpoch: 1}
+	ta.mustOK(next, &RotateOwnerSecret{NewHash: hashOf("unchecked")})
+	authOK(t, ta.a, Credential{Kind: CredentialOwnerSecret, AccountID: ta.id, Hash: hashOf("unchecked")})
 }
 
 func TestPasswordHashQueryIsOwnerOnly(t *testing.T) {

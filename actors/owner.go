@@ -288,9 +288,15 @@ type PlanView struct {
 // ChangePassword replaces the password hash and revokes every API key and
 // every other session. The edge verified the current password against
 // ExpectedPasswordHash; a concurrent change makes this one fail.
+//
+// NewOwnerSecretHash, when set, also replaces the owner secret (the edge
+// shows the new secret once), so a password change locks out whoever held
+// the old one. Entries written before the field existed leave the owner
+// secret as it was: a replayed log applies as it did when it was written.
 type ChangePassword struct {
 	ExpectedPasswordHash string `json:"expected_password_hash"`
 	NewPasswordHash      string `json:"new_password_hash"`
+	NewOwnerSecretHash   *Hash  `json:"new_owner_secret_hash,omitempty"`
 }
 
 func (*ChangePassword) Kind() Kind { return KindChangePassword }
@@ -300,7 +306,7 @@ func (p *ChangePassword) apply(a *Account, c *Command, _ Level) Result {
 		return fail(err)
 	}
 	if p.ExpectedPasswordHash != a.PasswordHash {
-		return fail(Errorf(CodeUnauthorized, "current password is wrong"))
+		return fail(errWrongPassword)
 	}
 	a.PasswordHash = p.NewPasswordHash
 	a.revokeAllKeys()
@@ -312,12 +318,22 @@ func (p *ChangePassword) apply(a *Account, c *Command, _ Level) Result {
 	}
 	a.Sessions = kept
 	a.nextVersion()
-	return noContent()
+	if p.NewOwnerSecretHash == nil {
+		return noContent()
+	}
+	a.replaceOwnerSecret(*p.NewOwnerSecretHash)
+	return ok(struct{}{})
 }
 
 // RotateOwnerSecret replaces the owner secret and revokes every API key.
+//
+// ExpectedPasswordHash is the password hash the edge checked the owner's
+// current password against; a password change that commits first makes
+// the rotation fail. Entries written before rotation needed the password
+// carry none and rotate unchecked, as they did.
 type RotateOwnerSecret struct {
-	NewHash Hash `json:"new_hash"`
+	NewHash              Hash   `json:"new_hash"`
+	ExpectedPasswordHash string `json:"expected_password_hash,omitempty"`
 }
 
 func (*RotateOwnerSecret) Kind() Kind { return KindRotateOwnerSecret }
@@ -326,11 +342,24 @@ func (p *RotateOwnerSecret) apply(a *Account, c *Command, _ Level) Result {
 	if err := requireOwner(c); err != nil {
 		return fail(err)
 	}
-	a.OwnerSecretHash = p.NewHash
-	a.OwnerSecretEpoch++
+	if p.ExpectedPasswordHash != "" && p.ExpectedPasswordHash != a.PasswordHash {
+		return fail(errWrongPassword)
+	}
+	a.replaceOwnerSecret(p.NewHash)
 	a.revokeAllKeys()
 	a.nextVersion()
 	return ok(struct{}{})
+}
+
+// errWrongPassword refuses a command whose checked password is no longer
+// the account's.
+var errWrongPassword = Errorf(CodeUnauthorized, "current password is wrong")
+
+// replaceOwnerSecret installs a new owner secret. The epoch makes commands
+// already authenticated with the old secret fail at apply (stillLive).
+func (a *Account) replaceOwnerSecret(hash Hash) {
+	a.OwnerSecretHash = hash
+	a.OwnerSecretEpoch++
 }
 
 func (a *Account) revokeAllKeys() { a.Keys = a.Keys[:0] }

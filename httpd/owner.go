@@ -1,6 +1,8 @@
 package httpd
 
 import (
+	"context"
+
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
@@ -13,6 +15,7 @@ const ownerPrefix = "/owner/v1"
 const ownerBodyBytesMax = 16 << 10
 
 func (s *Server) registerOwner(r routeAdder) {
+	r = guardedRoutes{routes: r, guard: s.owner.guard}
 	r.POST(ownerPrefix+"/sessions", handle(s.signIn))
 	r.DELETE(ownerPrefix+"/sessions/current", func(ctx *fasthttp.RequestCtx) {
 		s.write(ctx, audienceOwner, writeSpec{payload: noBody(&actors.DeleteSession{})})
@@ -45,19 +48,7 @@ func (s *Server) registerOwner(r routeAdder) {
 		}})
 	})
 	r.POST(ownerPrefix+"/password", handle(s.changePassword))
-	r.POST(ownerPrefix+"/owner-secret", func(ctx *fasthttp.RequestCtx) {
-		var secret string
-		s.write(ctx, audienceOwner, writeSpec{
-			payload: func(_ *fasthttp.RequestCtx, account string) (actors.Payload, *actors.Error) {
-				var hash actors.Hash
-				secret, hash = newOwnerSecret(account)
-				return &actors.RotateOwnerSecret{NewHash: hash}, nil
-			},
-			decorate: func(res actors.Result) actors.Result {
-				return actors.Result{Status: fasthttp.StatusOK, Body: map[string]string{"owner_secret": secret}}
-			},
-		})
-	})
+	r.POST(ownerPrefix+"/owner-secret", handle(s.rotateOwnerSecret))
 	r.DELETE(ownerPrefix+"/account", func(ctx *fasthttp.RequestCtx) {
 		s.write(ctx, audienceOwner, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
 			var req struct {
@@ -118,7 +109,7 @@ func (s *Server) signIn(ctx *fasthttp.RequestCtx) *actors.Error {
 	c, cancel := s.context()
 	defer cancel()
 	system := actors.Credential{Kind: actors.CredentialSystem, AccountID: *req.AccountID}
-	stored, err := s.checkPassword(c, system, *req.Password)
+	stored, err := s.checkOwnerPassword(c, ctx, system, *req.Password)
 	if err != nil {
 		return err
 	}
@@ -167,6 +158,9 @@ func (s *Server) createKey(ctx *fasthttp.RequestCtx) *actors.Error {
 	return nil
 }
 
+// changePassword sets a new password and a new owner secret, which is
+// shown once in the answer. Keys, the old owner secret and every session
+// but the acting one stop working.
 func (s *Server) changePassword(ctx *fasthttp.RequestCtx) *actors.Error {
 	cred, err := s.credential(ctx, audienceOwner)
 	if err != nil {
@@ -190,11 +184,7 @@ func (s *Server) changePassword(ctx *fasthttp.RequestCtx) *actors.Error {
 	}
 	c, cancel := s.context()
 	defer cancel()
-	who, err := s.authorize(c, cred)
-	if err != nil {
-		return err
-	}
-	stored, err := s.checkPassword(c, cred, *req.Current)
+	who, stored, err := s.authorizeWithPassword(c, ctx, cred, *req.Current)
 	if err != nil {
 		return err
 	}
@@ -202,11 +192,61 @@ func (s *Server) changePassword(ctx *fasthttp.RequestCtx) *actors.Error {
 	if err != nil {
 		return err
 	}
-	res, err := s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
-		Payload: &actors.ChangePassword{ExpectedPasswordHash: stored, NewPasswordHash: newHash}})
+	secret, secretHash := newOwnerSecret(cred.AccountID)
+	_, err = s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
+		Payload: &actors.ChangePassword{ExpectedPasswordHash: stored, NewPasswordHash: newHash, NewOwnerSecretHash: &secretHash}})
 	if err != nil {
 		return err
 	}
-	writeResult(ctx, res)
+	writeJSON(ctx, fasthttp.StatusOK, map[string]string{"owner_secret": secret})
 	return nil
+}
+
+// rotateOwnerSecret replaces the owner secret, shown once in the answer,
+// and revokes every key. It needs the current password, so a stolen
+// session or secret alone cannot take the account over.
+func (s *Server) rotateOwnerSecret(ctx *fasthttp.RequestCtx) *actors.Error {
+	cred, err := s.credential(ctx, audienceOwner)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Current *string `json:"current_password"`
+	}
+	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
+		return err
+	}
+	if req.Current == nil {
+		return required("current_password")
+	}
+	c, cancel := s.context()
+	defer cancel()
+	who, stored, err := s.authorizeWithPassword(c, ctx, cred, *req.Current)
+	if err != nil {
+		return err
+	}
+	secret, secretHash := newOwnerSecret(cred.AccountID)
+	_, err = s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
+		Payload: &actors.RotateOwnerSecret{NewHash: secretHash, ExpectedPasswordHash: stored}})
+	if err != nil {
+		return err
+	}
+	writeJSON(ctx, fasthttp.StatusOK, map[string]string{"owner_secret": secret})
+	return nil
+}
+
+// authorizeWithPassword authenticates the owner's bearer credential, then
+// checks the current password, and returns the principal and the password
+// hash it matched (which the command carries, so a password change that
+// commits first makes it fail).
+func (s *Server) authorizeWithPassword(c context.Context, ctx *fasthttp.RequestCtx, cred actors.Credential, password string) (actors.AuthView, string, *actors.Error) {
+	who, err := s.authorize(c, cred)
+	if err != nil {
+		return actors.AuthView{}, "", err
+	}
+	stored, err := s.checkOwnerPassword(c, ctx, cred, password)
+	if err != nil {
+		return actors.AuthView{}, "", err
+	}
+	return who, stored, nil
 }

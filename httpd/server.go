@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -67,6 +68,10 @@ type Server struct {
 	spoolDir       string
 	connsPerClient int               // 0: no connection cap
 	connCapExempt  func(net.IP) bool // addresses whose connections are not counted
+
+	// The owner credential limits apply whatever --limits says.
+	owner   *ownerLimits
+	hashing *hashSlots
 }
 
 // New builds a Server.
@@ -83,6 +88,7 @@ func New(cfg Config) *Server {
 		}
 	}
 	s.openMetrics, s.spoolDir = cfg.OpenMetrics, cfg.SpoolDir
+	s.owner, s.hashing = newOwnerLimits(cfg.TrustedProxies, s.now), newHashSlots(runtime.GOMAXPROCS(0))
 	if cfg.Cluster != nil {
 		s.forward = &forwarder{cluster: cfg.Cluster, trusted: cfg.TrustedProxies, clients: map[forwardTarget]*fasthttp.HostClient{}}
 	}

@@ -35,12 +35,25 @@ func validatePassword(field, password string) *actors.Error {
 	return nil
 }
 
+// hashPassword hashes a password from the public listener: the hash waits
+// in the bounded hashing queue (hashing.go).
 func (s *Server) hashPassword(password string) (string, *actors.Error) {
+	return s.hashPasswordIn(s.hashing.run, password)
+}
+
+// hashPasswordIn hashes password in a slot that run waits for.
+func (s *Server) hashPasswordIn(run func(hash func()) *actors.Error, password string) (string, *actors.Error) {
 	cost := s.passwordCost
 	if cost == 0 {
 		cost = bcrypt.DefaultCost
 	}
-	h, err := bcrypt.GenerateFromPassword([]byte(password), cost)
+	var (
+		h   []byte
+		err error
+	)
+	if busy := run(func() { h, err = bcrypt.GenerateFromPassword([]byte(password), cost) }); busy != nil {
+		return "", busy
+	}
 	if err != nil {
 		return "", actors.Errorf(actors.CodeInternal, "internal error")
 	}
@@ -48,12 +61,13 @@ func (s *Server) hashPassword(password string) (string, *actors.Error) {
 }
 
 // CreateAccount creates an account with its first Space and returns its
-// owner secret.
+// owner secret. Only the operator creates accounts, so the password hash
+// waits for a slot as long as ctx allows.
 func (s *Server) CreateAccount(ctx context.Context, plan actors.Plan, password string) (AccountCreated, *actors.Error) {
 	if err := validatePassword("password", password); err != nil {
 		return AccountCreated{}, err
 	}
-	passwordHash, err := s.hashPassword(password)
+	passwordHash, err := s.hashPasswordIn(func(hash func()) *actors.Error { return s.hashing.runForOperator(ctx, hash) }, password)
 	if err != nil {
 		return AccountCreated{}, err
 	}
@@ -119,11 +133,19 @@ func (s *Server) checkPassword(ctx context.Context, cred actors.Credential, pass
 	if res.Err == nil {
 		stored = res.Body.(string)
 	}
-	if bcrypt.CompareHashAndPassword([]byte(stored), []byte(password)) != nil || res.Err != nil {
-		return "", actors.Errorf(actors.CodeUnauthorized, "wrong account or password")
+	var mismatch error
+	if busy := s.hashing.run(func() { mismatch = bcrypt.CompareHashAndPassword([]byte(stored), []byte(password)) }); busy != nil {
+		return "", busy
+	}
+	if mismatch != nil || res.Err != nil {
+		return "", errWrongAccountOrPassword
 	}
 	return stored, nil
 }
+
+// errWrongAccountOrPassword refuses a password check without saying which
+// part was wrong.
+var errWrongAccountOrPassword = actors.Errorf(actors.CodeUnauthorized, "wrong account or password")
 
 // dummyPasswordHash is compared against when the account does not exist.
 var dummyPasswordHash = func() string {

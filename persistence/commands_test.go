@@ -67,8 +67,11 @@ func samplePayload(t testing.TB, k actors.Kind) actors.Payload {
 	case *actors.ChangePassword:
 		p.ExpectedPasswordHash = "$argon2id$old"
 		p.NewPasswordHash = "$argon2id$new"
+		secret := sha("aws.acct-1.after-password-change")
+		p.NewOwnerSecretHash = &secret
 	case *actors.RotateOwnerSecret:
 		p.NewHash = sha("aws.acct-1.rotated")
+		p.ExpectedPasswordHash = "$argon2id$current"
 	case *actors.CreatePortfolioCard:
 		p.CardID = "c1a2b3c4d5e6f7g8h9i"
 		p.Address = "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"

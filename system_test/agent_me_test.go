@@ -230,7 +230,7 @@ func TestAgentMe(t *testing.T) {
 		apFields(t, apMe(t, s, e.read), map[string]any{"capability": "read"})
 
 		// Rotating the owner secret revokes every key.
-		r = do(t, "POST", s.URL+"/owner/v1/owner-secret", e.acct.OwnerSecret, nil)
+		r = do(t, "POST", s.URL+"/owner/v1/owner-secret", e.acct.OwnerSecret, map[string]any{"current_password": e.acct.Password})
 		expect(t, r, http.StatusOK, "")
 		e.acct.OwnerSecret = r.JSON(t)["owner_secret"].(string)
 		for _, key := range []string{e.write, e.read, e.write2} {
@@ -241,7 +241,8 @@ func TestAgentMe(t *testing.T) {
 		key, _ := apCreateKey(t, s, e.acct, "read")
 		apMe(t, s, key)
 		r = do(t, "POST", s.URL+"/owner/v1/password", e.acct.OwnerSecret, map[string]any{"current_password": e.acct.Password, "new_password": "another good password"})
-		expect(t, r, http.StatusNoContent, "")
+		expect(t, r, http.StatusOK, "")
+		e.acct.OwnerSecret = r.JSON(t)["owner_secret"].(string)
 		expect(t, do(t, "GET", s.URL+"/v1/me", key, nil), http.StatusUnauthorized, "UNAUTHORIZED")
 
 		// Deleting the account revokes every key.

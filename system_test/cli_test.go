@@ -79,7 +79,7 @@ func owRedact(args []string) []string {
 	out := slices.Clone(args)
 	for i := 1; i < len(out); i++ {
 		switch out[i-1] {
-		case "--admin-token", "--owner-secret", "--password":
+		case "--admin-token", "--owner-secret", "--password", "--current-password", "--new-password":
 			out[i] = "<redacted>"
 		}
 	}
@@ -297,6 +297,33 @@ func TestCLIEndToEnd(t *testing.T) {
 		if r.code != 2 {
 			t.Fatalf("plan set gold: exit %d stderr %q", r.code, r.stderr)
 		}
+	})
+
+	t.Run("OwnerSecretRotateAndPasswordChange", func(t *testing.T) {
+		a := s.createAccount(t, "base")
+		_, key := owKey(t, s, a.OwnerSecret, "read", "revoked by rotation")
+		r := owCLIOK(t, nil, "owner-secret", "rotate", "--current-password", a.Password, "--server", s.URL, "--owner-secret", a.OwnerSecret)
+		rotated := owLines(t, r.stdout, "owner_secret")["owner_secret"]
+		if !strings.Contains(r.stderr, "shown only once") || rotated == a.OwnerSecret {
+			t.Fatalf("rotate: stdout %q stderr %q", r.stdout, r.stderr)
+		}
+		owExpectUnauthorized(t, do(t, "GET", s.URL+"/owner/v1/keys", a.OwnerSecret, nil))
+		owExpectUnauthorized(t, do(t, "GET", s.URL+"/v1/me", key, nil))
+
+		// A wrong current password fails with the server's 401 and exit 1.
+		r = owCLI(t, nil, "password", "change", "--current-password", "not it", "--new-password", "cli password two", "--server", s.URL, "--owner-secret", rotated)
+		if r.code != 1 || !strings.Contains(r.stderr, "401") {
+			t.Fatalf("password change with a wrong password: exit %d stderr %q", r.code, r.stderr)
+		}
+		r = owCLIOK(t, nil, "--json", "password", "change", "--current-password", a.Password, "--new-password", "cli password two", "--server", s.URL, "--owner-secret", rotated)
+		var changed map[string]any
+		if err := json.Unmarshal([]byte(r.stdout), &changed); err != nil {
+			t.Fatalf("password change --json output is not JSON: %v\n%s", err, r.stdout)
+		}
+		fresh := owString(t, changed, "owner_secret")
+		owExpectUnauthorized(t, do(t, "GET", s.URL+"/owner/v1/keys", rotated, nil))
+		expect(t, do(t, "GET", s.URL+"/owner/v1/keys", fresh, nil), http.StatusOK, "")
+		expect(t, owSignIn(t, s, a.ID, "cli password two"), http.StatusCreated, "")
 	})
 
 	t.Run("ClusterStatusAndSnapshot", func(t *testing.T) {

@@ -395,9 +395,12 @@ func TestContractAgentAPI(t *testing.T) {
 		owner.do(t, ctReq{method: "PUT", path: "/plan", bearer: session, body: map[string]any{"plan": "gold"}, status: 422, code: "VALIDATION", invalid: true})
 		owner.do(t, ctReq{method: "POST", path: "/password", bearer: session, body: map[string]any{"current_password": "wrong password", "new_password": "another long one"}, status: 401, code: "UNAUTHORIZED"})
 		owner.do(t, ctReq{method: "POST", path: "/password", bearer: session, body: map[string]any{"current_password": a.Password, "new_password": "short"}, status: 422, code: "VALIDATION"})
-		owner.do(t, ctReq{method: "POST", path: "/password", bearer: session, body: map[string]any{"current_password": a.Password, "new_password": "another long one"}, status: 204})
-		secret := ctStr(owner.do(t, ctReq{method: "POST", path: "/owner-secret", bearer: session, status: 200}).obj(t), "owner_secret")
-		owner.do(t, ctReq{method: "POST", path: "/owner-secret", bearer: a.OwnerSecret, status: 401, code: "UNAUTHORIZED"}) // rotated away
+		changed := ctStr(owner.do(t, ctReq{method: "POST", path: "/password", bearer: session, body: map[string]any{"current_password": a.Password, "new_password": "another long one"}, status: 200}).obj(t), "owner_secret")
+		owner.do(t, ctReq{method: "GET", path: "/keys", bearer: a.OwnerSecret, status: 401, code: "UNAUTHORIZED"}) // replaced by the password change
+		owner.do(t, ctReq{method: "POST", path: "/owner-secret", bearer: session, status: 422, code: "VALIDATION", invalid: true})
+		owner.do(t, ctReq{method: "POST", path: "/owner-secret", bearer: session, body: map[string]any{"current_password": a.Password}, status: 401, code: "UNAUTHORIZED"})
+		secret := ctStr(owner.do(t, ctReq{method: "POST", path: "/owner-secret", bearer: session, body: map[string]any{"current_password": "another long one"}, status: 200}).obj(t), "owner_secret")
+		owner.do(t, ctReq{method: "POST", path: "/owner-secret", bearer: changed, body: map[string]any{"current_password": "another long one"}, status: 401, code: "UNAUTHORIZED"}) // rotated away
 		owner.do(t, ctReq{method: "DELETE", path: "/sessions/current", bearer: secret, status: 422, code: "VALIDATION"})
 		owner.do(t, ctReq{method: "DELETE", path: "/account", bearer: secret, body: map[string]any{"confirm": false}, status: 422, code: "VALIDATION", invalid: true})
 		owner.do(t, ctReq{method: "DELETE", path: "/sessions/current", bearer: session, status: 204})

@@ -388,16 +388,18 @@ func TestDurabilityRestartAndSnapshot(t *testing.T) {
 	cOld := c.addKey(t, s, "write")
 	owAgentCard(t, s, cOld, owAddress(130), "c card")
 	newPassword := fmt.Sprintf("pw-C-changed-%d", time.Now().UnixNano())
-	owExpectNoContent(t, do(t, "POST", s.URL+"/owner/v1/password", c.acct.OwnerSecret, map[string]any{"current_password": c.acct.Password, "new_password": newPassword}))
-	c.keys, c.dead = nil, append(c.dead, cOld)
+	r = do(t, "POST", s.URL+"/owner/v1/password", c.acct.OwnerSecret, map[string]any{"current_password": c.acct.Password, "new_password": newPassword})
+	expect(t, r, http.StatusOK, "")
+	c.keys, c.dead = nil, append(c.dead, cOld, c.acct.OwnerSecret)
 	c.acct.Password = newPassword
-	c.secrets = append(c.secrets, newPassword)
+	c.acct.OwnerSecret = owString(t, r.JSON(t), "owner_secret")
+	c.secrets = append(c.secrets, newPassword, c.acct.OwnerSecret)
 	c.addKey(t, s, "read")
 
 	// D: owner-secret rotation.
 	d := owNewTenant(t, s, "D", "extended")
 	dOld := d.addKey(t, s, "write")
-	r = do(t, "POST", s.URL+"/owner/v1/owner-secret", d.acct.OwnerSecret, nil)
+	r = do(t, "POST", s.URL+"/owner/v1/owner-secret", d.acct.OwnerSecret, map[string]any{"current_password": d.acct.Password})
 	expect(t, r, http.StatusOK, "")
 	d.dead = append(d.dead, d.acct.OwnerSecret, dOld)
 	d.acct.OwnerSecret = owString(t, r.JSON(t), "owner_secret")

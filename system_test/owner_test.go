@@ -351,7 +351,7 @@ func TestOwnerAPIEndToEnd(t *testing.T) {
 			{"GET", "/owner/v1/keys", nil},
 			{"POST", "/owner/v1/keys", map[string]any{"capability": "write", "name": "escalate"}},
 			{"PUT", "/owner/v1/plan", map[string]any{"plan": "extended"}},
-			{"POST", "/owner/v1/owner-secret", nil},
+			{"POST", "/owner/v1/owner-secret", map[string]any{"current_password": a.Password}},
 			{"POST", "/owner/v1/password", map[string]any{"current_password": a.Password, "new_password": "another password"}},
 			{"GET", "/owner/v1/portfolio/cards", nil},
 			{"DELETE", "/owner/v1/sessions/current", nil},
@@ -571,10 +571,11 @@ func TestOwnerAPIEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("PasswordChangeRevokesEveryKey", func(t *testing.T) {
+	t.Run("PasswordChangeRevokesEveryKeyAndTheOwnerSecret", func(t *testing.T) {
 		a := s.createAccount(t, "base")
 		_, k1 := owKey(t, s, a.OwnerSecret, "read", "one")
 		_, k2 := owKey(t, s, a.OwnerSecret, "write", "two")
+		session := owSession(t, s, a)
 		const newPassword = "a brand new passphrase"
 
 		owExpectError(t, do(t, "POST", s.URL+"/owner/v1/password", a.OwnerSecret, map[string]any{"current_password": "wrong password", "new_password": newPassword}), http.StatusUnauthorized, "UNAUTHORIZED", "")
@@ -583,35 +584,63 @@ func TestOwnerAPIEndToEnd(t *testing.T) {
 		// Refusals revoked nothing.
 		owMe(t, s, k1)
 		owMe(t, s, k2)
+		expect(t, do(t, "GET", s.URL+"/owner/v1/keys", session, nil), http.StatusOK, "")
 
-		owExpectNoContent(t, do(t, "POST", s.URL+"/owner/v1/password", a.OwnerSecret, map[string]any{"current_password": a.Password, "new_password": newPassword}))
+		r := do(t, "POST", s.URL+"/owner/v1/password", a.OwnerSecret, map[string]any{"current_password": a.Password, "new_password": newPassword})
+		expect(t, r, http.StatusOK, "")
+		m := r.JSON(t)
+		owExpectFields(t, "password change answer", m, "owner_secret")
+		newSecret := owString(t, m, "owner_secret")
+		if newSecret == a.OwnerSecret || !strings.HasPrefix(newSecret, "aws."+a.ID+".") {
+			t.Fatalf("password change answered owner secret %q (old %q)", newSecret, a.OwnerSecret)
+		}
+		// The old owner secret, every key and every session are revoked.
+		owExpectUnauthorized(t, do(t, "GET", s.URL+"/owner/v1/keys", a.OwnerSecret, nil))
 		owExpectUnauthorized(t, do(t, "GET", s.URL+"/v1/me", k1, nil))
 		owExpectUnauthorized(t, do(t, "GET", s.URL+"/v1/me", k2, nil))
-		if ids := owKeyIDs(t, s, a.OwnerSecret); len(ids) != 0 {
+		owExpectUnauthorized(t, do(t, "GET", s.URL+"/owner/v1/keys", session, nil))
+		if ids := owKeyIDs(t, s, newSecret); len(ids) != 0 {
 			t.Fatalf("keys listed after a password change: %v", ids)
 		}
 		owExpectError(t, owSignIn(t, s, a.ID, a.Password), http.StatusUnauthorized, "UNAUTHORIZED", "")
 		expect(t, owSignIn(t, s, a.ID, newPassword), http.StatusCreated, "")
 		// New keys work again.
-		_, k3 := owKey(t, s, a.OwnerSecret, "read", "three")
+		_, k3 := owKey(t, s, newSecret, "read", "three")
 		owMe(t, s, k3)
 	})
 
 	t.Run("PasswordChangeInASession", func(t *testing.T) {
 		a := s.createAccount(t, "base")
 		_, key := owKey(t, s, a.OwnerSecret, "write", "k")
-		session := owSession(t, s, a)
-		owExpectNoContent(t, do(t, "POST", s.URL+"/owner/v1/password", session, map[string]any{"current_password": a.Password, "new_password": "changed in a session"}))
+		session, other := owSession(t, s, a), owSession(t, s, a)
+		r := do(t, "POST", s.URL+"/owner/v1/password", session, map[string]any{"current_password": a.Password, "new_password": "changed in a session"})
+		expect(t, r, http.StatusOK, "")
+		newSecret := owString(t, r.JSON(t), "owner_secret")
 		owExpectUnauthorized(t, do(t, "GET", s.URL+"/v1/me", key, nil))
+		owExpectUnauthorized(t, do(t, "GET", s.URL+"/owner/v1/keys", a.OwnerSecret, nil))
+		// Every other session ends; the one that made the change goes on.
+		owExpectUnauthorized(t, do(t, "GET", s.URL+"/owner/v1/keys", other, nil))
+		expect(t, do(t, "GET", s.URL+"/owner/v1/keys", session, nil), http.StatusOK, "")
+		expect(t, do(t, "GET", s.URL+"/owner/v1/keys", newSecret, nil), http.StatusOK, "")
 		expect(t, owSignIn(t, s, a.ID, "changed in a session"), http.StatusCreated, "")
 	})
 
-	t.Run("OwnerSecretRotationRevokesEveryKey", func(t *testing.T) {
+	t.Run("OwnerSecretRotationNeedsThePasswordAndRevokesEveryKey", func(t *testing.T) {
 		a := s.createAccount(t, "base")
 		_, k1 := owKey(t, s, a.OwnerSecret, "read", "one")
 		_, k2 := owKey(t, s, a.OwnerSecret, "write", "two")
+		rotate := func(bearer string, body any) response {
+			return do(t, "POST", s.URL+"/owner/v1/owner-secret", bearer, body)
+		}
 
-		r := do(t, "POST", s.URL+"/owner/v1/owner-secret", a.OwnerSecret, nil)
+		// Without the current password, or with a wrong one, nothing rotates.
+		owExpectError(t, rotate(a.OwnerSecret, nil), http.StatusUnprocessableEntity, "VALIDATION", "")
+		owExpectError(t, rotate(a.OwnerSecret, map[string]any{}), http.StatusUnprocessableEntity, "VALIDATION", "")
+		owExpectError(t, rotate(a.OwnerSecret, map[string]any{"current_password": "wrong password"}), http.StatusUnauthorized, "UNAUTHORIZED", "")
+		expect(t, do(t, "GET", s.URL+"/owner/v1/keys", a.OwnerSecret, nil), http.StatusOK, "")
+		owMe(t, s, k1)
+
+		r := rotate(a.OwnerSecret, map[string]any{"current_password": a.Password})
 		expect(t, r, http.StatusOK, "")
 		m := r.JSON(t)
 		owExpectFields(t, "rotation answer", m, "owner_secret")
@@ -620,7 +649,7 @@ func TestOwnerAPIEndToEnd(t *testing.T) {
 			t.Fatal("rotation returned the old secret")
 		}
 		owExpectUnauthorized(t, do(t, "GET", s.URL+"/owner/v1/keys", a.OwnerSecret, nil))
-		owExpectUnauthorized(t, do(t, "POST", s.URL+"/owner/v1/owner-secret", a.OwnerSecret, nil))
+		owExpectUnauthorized(t, rotate(a.OwnerSecret, map[string]any{"current_password": a.Password}))
 		owExpectUnauthorized(t, do(t, "GET", s.URL+"/v1/me", k1, nil))
 		owExpectUnauthorized(t, do(t, "GET", s.URL+"/v1/me", k2, nil))
 		if ids := owKeyIDs(t, s, newSecret); len(ids) != 0 {
@@ -628,8 +657,9 @@ func TestOwnerAPIEndToEnd(t *testing.T) {
 		}
 		_, k3 := owKey(t, s, newSecret, "write", "three")
 		owMe(t, s, k3)
-		// The password is untouched.
-		expect(t, owSignIn(t, s, a.ID, a.Password), http.StatusCreated, "")
+		// The password is untouched, and a session may rotate too.
+		session := owSession(t, s, a)
+		expect(t, rotate(session, map[string]any{"current_password": a.Password}), http.StatusOK, "")
 	})
 
 	t.Run("AccountDeletion", func(t *testing.T) {

@@ -60,6 +60,8 @@ var commands = []*command{
 	grantPortfolioCommand,
 	grantSpaceCommand,
 	planSetCommand,
+	passwordChangeCommand,
+	ownerSecretRotateCommand,
 }
 
 func (c *command) name() string { return strings.Join(c.words, " ") }

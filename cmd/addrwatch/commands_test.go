@@ -186,6 +186,20 @@ var commandCases = []commandCase{
 		status: 200, response: `{"plan":"extended"}`,
 		stdout: "plan: extended\n",
 	},
+	{
+		name: "password change", args: []string{"password", "change", "--current-password", "old words", "--new-password", "new words"},
+		api: ownerAPI, method: "POST", path: "/owner/v1/password", body: `{"current_password":"old words","new_password":"new words"}`,
+		status: 200, response: `{"owner_secret":"aws.a.new"}`,
+		stdout: "owner_secret: aws.a.new\n",
+		stderr: "note: the owner secret is shown only once; store it now.\n",
+	},
+	{
+		name: "owner-secret rotate --json", args: []string{"owner-secret", "rotate", "--json", "--current-password=my words"},
+		api: ownerAPI, method: "POST", path: "/owner/v1/owner-secret", body: `{"current_password":"my words"}`,
+		status: 200, response: `{"owner_secret":"aws.a.rotated"}`,
+		stdout: `{"owner_secret":"aws.a.rotated"}` + "\n",
+		stderr: "note: the owner secret is shown only once; store it now.\n",
+	},
 }
 
 // TestCommandsSendExactRequests checks, for every command, the method, path,

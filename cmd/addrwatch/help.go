@@ -34,7 +34,7 @@ Run 'addrwatch COMMAND --help' for a command's flags and an example.
 func printCommandList(w io.Writer, api apiKind) {
 	for _, c := range commands {
 		if c.api == api {
-			fmt.Fprintf(w, "  %-18s %s\n", c.name(), c.summary)
+			fmt.Fprintf(w, "  %-20s %s\n", c.name(), c.summary)
 		}
 	}
 }
@@ -43,7 +43,7 @@ func printCommandList(w io.Writer, api apiKind) {
 func printGroupHelp(w io.Writer, group string) {
 	fmt.Fprintf(w, "Usage:\n  addrwatch %s SUBCOMMAND [ARGS] [flags]\n\nSubcommands:\n", group)
 	for _, c := range commandsInGroup(group) {
-		fmt.Fprintf(w, "  %-18s %s\n", c.name(), c.summary)
+		fmt.Fprintf(w, "  %-20s %s\n", c.name(), c.summary)
 	}
 	fmt.Fprintf(w, "\nRun 'addrwatch %s SUBCOMMAND --help' for its flags and an example.\n", group)
 }

@@ -62,7 +62,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&clusterTLS.Cert, "cluster-cert", env("cluster-cert", ""), "PEM file of this node's certificate from the cluster CA")
 	fs.StringVar(&clusterTLS.Key, "cluster-key", env("cluster-key", ""), "PEM file of this node's private key (keep it 0600: it lets its holder act as a node)")
 	fs.StringVar(&c.Upstream, "upstream", env("upstream", "sim"), "history upstream: sim (embedded simulated chain) or an Esplora base URL")
-	fs.StringVar(&c.Limits, "limits", env("limits", "spec"), "spec enforces the spec's rate limits and caps each client address at 64 connections per listener; off disables edge, connection and Sheet-write limits; account keeps only the per-account Sheet-write budget (edge limits left to a proxy in front)")
+	fs.StringVar(&c.Limits, "limits", env("limits", "spec"), "spec enforces the spec's rate limits and caps each client address at 64 connections per listener; off disables edge, connection and Sheet-write limits; account keeps only the per-account Sheet-write budget (edge limits left to a proxy in front); the owner credential limits apply whatever this says")
 	fs.StringVar(&proxies, "trusted-proxies", env("trusted-proxies", ""), "CIDRs whose X-Forwarded-For names the client IP for rate limits; their connections are not capped")
 	demoDefault, err := parseBool(env("demo", "false"))
 	if err != nil {

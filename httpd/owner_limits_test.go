@@ -1,0 +1,307 @@
+package httpd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// memoryStore is a Store that applies commands to accounts in memory with
+// the real rules, so the owner routes run end to end without raft.
+type memoryStore struct {
+	mu       sync.Mutex
+	accounts map[string]*actors.Account
+}
+
+func (m *memoryStore) Propose(_ context.Context, cmd *actors.Command) (actors.Result, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, res := actors.Apply(m.accounts[cmd.Account], cmd)
+	if a != nil {
+		m.accounts[cmd.Account] = a
+	}
+	return res, nil
+}
+
+func (m *memoryStore) Query(_ context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return actors.RunQuery(m.accounts[cred.AccountID], cred, q), nil
+}
+
+// ownerTest is a Server on a memoryStore with an injected clock, without
+// the edge limits (as under --limits off), and one account.
+type ownerTest struct {
+	t        *testing.T
+	clock    *clock
+	handler  fasthttp.RequestHandler
+	account  AccountCreated
+	password string
+}
+
+const ownerTestPassword = "correct horse battery"
+
+func newOwnerTest(t *testing.T) *ownerTest {
+	t.Helper()
+	c := newClock()
+	s := New(Config{Store: &memoryStore{accounts: map[string]*actors.Account{}}, Now: c.now, PasswordCost: bcrypt.MinCost})
+	created, err := s.CreateAccount(context.Background(), actors.PlanBase, ownerTestPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &ownerTest{t: t, clock: c, handler: s.PublicHandler(), account: created, password: ownerTestPassword}
+}
+
+// send runs one request from ip and returns its status, Retry-After and body.
+func (o *ownerTest) send(ip, method, path, bearer string, body any) (int, int, map[string]any) {
+	o.t.Helper()
+	var req fasthttp.Request
+	req.Header.SetMethod(method)
+	req.SetRequestURI(path)
+	if bearer != "" {
+		req.Header.Set(fasthttp.HeaderAuthorization, "Bearer "+bearer)
+	}
+	if body != nil {
+		b, _ := json.Marshal(body)
+		req.Header.SetContentType("application/json")
+		req.SetBody(b)
+	}
+	ctx := &fasthttp.RequestCtx{}
+	ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP(ip), Port: 40000}, nil)
+	o.handler(ctx)
+	retry, _ := strconv.Atoi(string(ctx.Response.Header.Peek(fasthttp.HeaderRetryAfter)))
+	var m map[string]any
+	json.Unmarshal(ctx.Response.Body(), &m)
+	return ctx.Response.StatusCode(), retry, m
+}
+
+func (o *ownerTest) signIn(ip, password string) (int, int) {
+	o.t.Helper()
+	status, retry, _ := o.send(ip, "POST", "/owner/v1/sessions", "", map[string]string{"account_id": o.account.AccountID, "password": password})
+	return status, retry
+}
+
+func (o *ownerTest) expect(what string, status, retry, wantStatus, wantRetry int) {
+	o.t.Helper()
+	if status != wantStatus || retry != wantRetry {
+		o.t.Fatalf("%s: status %d Retry-After %d, want %d Retry-After %d", what, status, retry, wantStatus, wantRetry)
+	}
+}
+
+func TestBackoffDoublesPastTheFreeAllowanceUpToItsMax(t *testing.T) {
+	b := backoff{free: 3, first: time.Second, max: 10 * time.Second}
+	for n, want := range []time.Duration{0, 0, 0, 0, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second} {
+		if got := b.delay(n); got != want {
+			t.Errorf("delay(%d) = %s, want %s", n, got, want)
+		}
+	}
+	if got := clientBackoff.delay(1 << 30); got != 15*time.Minute {
+		t.Errorf("client back-off after a billion failures %s, want its 15 min cap", got)
+	}
+}
+
+// Finding: 30 wrong passwords in a row were all 401 with no back-off. The
+// limits are on although this server has no edge limits (--limits off).
+func TestSignInBacksOffPerClientAndACorrectPasswordWorksAfter(t *testing.T) {
+	o := newOwnerTest(t)
+	const attacker, owner = "203.0.113.7", "198.51.100.2"
+	for i := range clientBackoff.free + 1 {
+		status, retry := o.signIn(attacker, "wrong password")
+		o.expect(fmt.Sprintf("wrong password %d", i+1), status, retry, fasthttp.StatusUnauthorized, 0)
+	}
+	for range 20 {
+		status, retry := o.signIn(attacker, "wrong password")
+		o.expect("wrong password in back-off", status, retry, fasthttp.StatusTooManyRequests, 1)
+	}
+	// In back-off even the right password is not checked.
+	status, retry := o.signIn(attacker, o.password)
+	o.expect("right password in back-off", status, retry, fasthttp.StatusTooManyRequests, 1)
+
+	// Once the back-off has passed, the right password works, and the
+	// session it gives works at once.
+	o.clock.advance(time.Second)
+	status, _, body := o.send(attacker, "POST", "/owner/v1/sessions", "", map[string]string{"account_id": o.account.AccountID, "password": o.password})
+	o.expect("right password after the back-off", status, 0, fasthttp.StatusCreated, 0)
+	session, _ := body["session"].(string)
+	status, retry, _ = o.send(attacker, "GET", "/owner/v1/keys", session, nil)
+	o.expect("the new session", status, retry, fasthttp.StatusOK, 0)
+
+	// The success cleared nothing: the next failure doubles the back-off.
+	status, retry = o.signIn(attacker, "wrong password")
+	o.expect("next wrong password", status, retry, fasthttp.StatusUnauthorized, 0)
+	status, retry = o.signIn(attacker, "wrong password")
+	o.expect("doubled back-off", status, retry, fasthttp.StatusTooManyRequests, 2)
+
+	// Another client shares only the account's back-off, capped at 2 s:
+	// the attacker's 12 failures are past the account's allowance too.
+	status, retry = o.signIn(owner, o.password)
+	o.expect("another client at once", status, retry, fasthttp.StatusTooManyRequests, 2)
+	o.clock.advance(accountBackoff.max)
+	status, retry = o.signIn(owner, o.password)
+	o.expect("another client after the account's cap", status, retry, fasthttp.StatusCreated, 0)
+
+	// An hour without a failure forgets the client's record.
+	o.clock.advance(clientBackoff.forget)
+	for range clientBackoff.free {
+		status, retry = o.signIn(attacker, "wrong password")
+		o.expect("wrong password after an hour", status, retry, fasthttp.StatusUnauthorized, 0)
+	}
+}
+
+// Many clients guessing at one account are held to the account's capped
+// back-off, and the owner is never locked out: the owner secret works
+// throughout and a sign-in waits at most the cap.
+func TestSignInBackOffPerAccountIsCappedAndNeverLocksTheOwnerOut(t *testing.T) {
+	o := newOwnerTest(t)
+	client := 0
+	next := func() string { client++; return fmt.Sprintf("192.0.2.%d", client) }
+	for i := range accountBackoff.free + 1 {
+		status, retry := o.signIn(next(), "wrong password")
+		o.expect(fmt.Sprintf("wrong password %d", i+1), status, retry, fasthttp.StatusUnauthorized, 0)
+	}
+	for range 50 {
+		status, retry := o.signIn(next(), "wrong password")
+		o.expect("fresh client on an account in back-off", status, retry, fasthttp.StatusTooManyRequests, 1)
+		status, retry, _ = o.send(next(), "GET", "/owner/v1/keys", o.account.OwnerSecret, nil)
+		o.expect("owner secret during the attack", status, retry, fasthttp.StatusOK, 0)
+	}
+	// The back-off keeps growing with admitted failures, up to its 2 s cap.
+	for range 10 {
+		o.clock.advance(accountBackoff.max)
+		status, retry := o.signIn(next(), "wrong password")
+		o.expect("admitted wrong password", status, retry, fasthttp.StatusUnauthorized, 0)
+		status, retry = o.signIn(next(), "wrong password")
+		if status != fasthttp.StatusTooManyRequests || retry < 1 || retry > 2 {
+			t.Fatalf("account back-off: status %d Retry-After %d, want 429 with at most 2", status, retry)
+		}
+	}
+	o.clock.advance(accountBackoff.max)
+	status, retry := o.signIn(next(), o.password)
+	o.expect("the owner's sign-in after at most the cap", status, retry, fasthttp.StatusCreated, 0)
+}
+
+// Finding: 30 guessed owner secrets in a row were all 401. Now a client
+// that keeps presenting wrong bearer secrets for an account is held back
+// on that account; other clients, other accounts and credentials that can
+// never succeed here (an API key, garbage) are not counted or held.
+func TestWrongOwnerSecretsBackOffPerClientAndAccount(t *testing.T) {
+	o := newOwnerTest(t)
+	const attacker, other = "203.0.113.9", "198.51.100.3"
+	guess := "aws." + o.account.AccountID + ".guessedsecret"
+	for i := range clientBackoff.free + 1 {
+		status, retry, _ := o.send(attacker, "GET", "/owner/v1/keys", guess, nil)
+		o.expect(fmt.Sprintf("guess %d", i+1), status, retry, fasthttp.StatusUnauthorized, 0)
+	}
+	status, retry, _ := o.send(attacker, "GET", "/owner/v1/keys", guess, nil)
+	o.expect("guess in back-off", status, retry, fasthttp.StatusTooManyRequests, 1)
+	status, retry, _ = o.send(attacker, "GET", "/owner/v1/keys", o.account.OwnerSecret, nil)
+	o.expect("right secret from the client in back-off", status, retry, fasthttp.StatusTooManyRequests, 1)
+	status, retry, _ = o.send(attacker, "GET", "/owner/v1/keys", "awt."+o.account.AccountID+".sessionid.secret", nil)
+	o.expect("session token for the account in back-off", status, retry, fasthttp.StatusTooManyRequests, 1)
+	status, retry, _ = o.send(other, "GET", "/owner/v1/keys", o.account.OwnerSecret, nil)
+	o.expect("right secret from another client", status, retry, fasthttp.StatusOK, 0)
+	status, retry, _ = o.send(attacker, "GET", "/owner/v1/keys", "aws.another-account.guess", nil)
+	o.expect("another account from the same client", status, retry, fasthttp.StatusUnauthorized, 0)
+	for _, token := range []string{"", "garbage", "awk." + o.account.AccountID + ".keyid.secret"} {
+		for range 2 * clientBackoff.free {
+			status, retry, _ = o.send(other, "GET", "/owner/v1/keys", token, nil)
+			o.expect(fmt.Sprintf("token %q", token), status, retry, fasthttp.StatusUnauthorized, 0)
+		}
+	}
+	o.clock.advance(time.Second)
+	status, retry, _ = o.send(attacker, "GET", "/owner/v1/keys", o.account.OwnerSecret, nil)
+	o.expect("right secret after the back-off", status, retry, fasthttp.StatusOK, 0)
+}
+
+// A wrong current password at a password change or an owner-secret
+// rotation is a failed password like one at sign-in, and counts once (not
+// also as a bearer failure).
+func TestPasswordChangeAndRotationShareThePasswordBackOff(t *testing.T) {
+	o := newOwnerTest(t)
+	const ip = "203.0.113.11"
+	secret := o.account.OwnerSecret
+	for i := range clientBackoff.free + 1 {
+		path, body := "/owner/v1/owner-secret", any(map[string]string{"current_password": "wrong password"})
+		if i%2 == 0 {
+			path, body = "/owner/v1/password", map[string]string{"current_password": "wrong password", "new_password": "a new password"}
+		}
+		status, retry, _ := o.send(ip, "POST", path, secret, body)
+		o.expect(fmt.Sprintf("%s with a wrong password", path), status, retry, fasthttp.StatusUnauthorized, 0)
+	}
+	status, retry := o.signIn(ip, o.password)
+	o.expect("sign-in after wrong current passwords", status, retry, fasthttp.StatusTooManyRequests, 1)
+	// The bearer secret was right all along: the client may still use it.
+	status, retry, _ = o.send(ip, "GET", "/owner/v1/keys", secret, nil)
+	o.expect("owner secret", status, retry, fasthttp.StatusOK, 0)
+
+	o.clock.advance(time.Second)
+	status, retry, body := o.send(ip, "POST", "/owner/v1/owner-secret", secret, map[string]string{"current_password": o.password})
+	o.expect("rotation with the right password", status, retry, fasthttp.StatusOK, 0)
+	if rotated, _ := body["owner_secret"].(string); rotated == "" || rotated == secret {
+		t.Fatalf("rotation answered %v", body)
+	}
+}
+
+// Successful attempts charge nothing: many sign-ins in a row from one
+// client are never held back.
+func TestSuccessfulSignInsAreNeverHeldBack(t *testing.T) {
+	o := newOwnerTest(t)
+	for range 5 * clientBackoff.free {
+		status, retry := o.signIn("203.0.113.12", o.password)
+		o.expect("right password", status, retry, fasthttp.StatusCreated, 0)
+	}
+}
+
+func TestLedgerForgiveLeavesNoTrace(t *testing.T) {
+	c := newClock()
+	l := newLedger[string](backoff{free: 1, first: time.Second, max: time.Minute, forget: time.Hour}, 8)
+	l.fail("k", c.now())
+	c.advance(time.Minute)
+	ch, wait := l.admit("k", c.now())
+	if wait != 0 {
+		t.Fatalf("admit after one failure waits %s", wait)
+	}
+	// While charged, a second attempt sees two failures.
+	if _, wait := l.admit("other", c.now()); wait != 0 {
+		t.Fatalf("another key waits %s", wait)
+	}
+	if wait := l.wait("k", c.now()); wait != time.Second {
+		t.Fatalf("wait while charged %s, want 1s", wait)
+	}
+	l.forgive("k", ch)
+	if wait := l.wait("k", c.now()); wait != 0 {
+		t.Fatalf("wait after forgiving %s, want 0", wait)
+	}
+	if f, _ := l.keys.Peek("k"); f.count != 1 {
+		t.Fatalf("forgiving left %d failures, want the 1 before", f.count)
+	}
+}
+
+// The ledgers are bounded: past their size the least recently failed key
+// goes, whatever an attacker sends.
+func TestLedgerIsBounded(t *testing.T) {
+	c := newClock()
+	l := newLedger[string](clientBackoff, 16)
+	for i := range 1000 {
+		l.fail(fmt.Sprint(i), c.now())
+	}
+	if n := l.len(); n != 16 {
+		t.Fatalf("ledger holds %d keys, want its bound 16", n)
+	}
+	if _, held := l.keys.Peek("0"); held {
+		t.Fatal("the oldest key survived")
+	}
+	if _, held := l.keys.Peek("999"); !held {
+		t.Fatal("the newest key was dropped")
+	}
+}

@@ -69,6 +69,10 @@ type Config struct {
 	// (POST /admin/v1/cluster/nodes on its leader) instead of bootstrapping
 	// one of its own; the leader then sends it a snapshot and the log.
 	Join bool
+	// RecoverFromSnapshot lets a node whose log and stable store are
+	// missing or empty start from its newest snapshot, losing the writes
+	// after it, instead of refusing to start (see checkStores).
+	RecoverFromSnapshot bool
 }
 
 // Node is one raft member with the account actors behind its FSM.
@@ -101,6 +105,10 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 	hlog := newRaftLogger(cfg.Logger)
 	stores, err := persistence.OpenStores(cfg.DataDir, hlog)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkStores(stores, cfg.RecoverFromSnapshot, cfg.Logger); err != nil {
+		stores.Close()
 		return nil, err
 	}
 	existing, err := stores.HasState()

@@ -26,6 +26,9 @@ type config struct {
 	TrustedProxies []*net.IPNet
 	Demo           bool
 	Join           bool
+	// RecoverFromSnapshot accepts losing the writes after the newest
+	// snapshot when the log and stable store are missing or empty.
+	RecoverFromSnapshot bool
 }
 
 func parseConfig(args []string, getenv func(string) string) (config, error) {
@@ -62,6 +65,11 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("ADDRWATCH_JOIN: %w", err)
 	}
 	fs.BoolVar(&c.Join, "join", joinDefault, "on a new data dir, wait to be added to a running cluster (addrwatch cluster add) instead of bootstrapping one")
+	recoverDefault, err := parseBool(env("recover-from-snapshot", "false"))
+	if err != nil {
+		return c, fmt.Errorf("ADDRWATCH_RECOVER_FROM_SNAPSHOT: %w", err)
+	}
+	fs.BoolVar(&c.RecoverFromSnapshot, "recover-from-snapshot", recoverDefault, "when the raft log and stable store are missing or empty but a snapshot is left, start from that snapshot and lose every write after it (without it the server refuses to start)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -251,4 +251,3 @@ func TestOpenStoresInUse(t *testing.T) {
 		t.Fatalf("second open: %v, want ErrInUse", err)
 	}
 }
-

@@ -38,6 +38,8 @@ type apiKind int
 const (
 	adminAPI apiKind = iota
 	ownerAPI
+	// localData commands work on a stopped node's data directory.
+	localData
 )
 
 // commands is every command in the order the top-level help lists them:
@@ -52,6 +54,7 @@ var commands = []*command{
 	clusterBackupCommand,
 	clusterRestoreCommand,
 	snapshotCommand,
+	clusterRecoverCommand,
 	keyCreateCommand,
 	keyListCommand,
 	keyRevokeCommand,

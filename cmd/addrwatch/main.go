@@ -1,10 +1,12 @@
 // Command addrwatch is the operator and owner CLI for an addrwatch server.
 //
-// It speaks only HTTP: the admin API (/admin/v1 on the admin listener, with
-// the admin token) and the owner API (/owner/v1 on the public listener, with
-// the owner secret or a session token). It deliberately imports nothing from
-// the server's packages, so it exercises the same contract any other client
-// sees and cannot come to depend on internals.
+// It speaks HTTP: the admin API (/admin/v1 on the admin listener, with the
+// admin token) and the owner API (/owner/v1 on the public listener, with the
+// owner secret or a session token), and so exercises the same contract any
+// other client sees. The one exception is 'cluster recover', for a cluster
+// that has lost its quorum and cannot serve the admin API: it works on a
+// stopped node's data directory through cluster.Recover, the one function
+// of the server's packages this program calls.
 package main
 
 import (

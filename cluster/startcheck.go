@@ -125,7 +125,7 @@ func (s storeState) checkContiguous() error {
 	if s.snapshot != nil {
 		what = fmt.Sprintf("the newest snapshot (%s) ends at entry %d", s.describeSnapshot(), covered)
 	}
-	return fmt.Errorf("%w: the raft log (%s) starts at entry %d but %s: entries %d to %d are missing (were snapshots deleted?), and this node cannot rebuild its state without them. Restore the data dir from a backup, or on a cluster empty this node's data dir and add it again",
+	return fmt.Errorf("%w: the raft log (%s) starts at entry %d but %s: entries %d to %d are missing (were snapshots deleted?), and this node cannot rebuild its state without them. Restore the data dir from a backup, or on a cluster empty this node's data dir and start it with --join under the same --node-id and --raft",
 		ErrStateLost, s.logPath, s.firstLog, what, covered+1, s.firstLog-1)
 }
 
@@ -139,7 +139,7 @@ func (s storeState) lostStableStore() error {
 		return fmt.Errorf("%w: the raft log and stable store (%s) hold %s but no current term: the stable store was lost. Restore the data dir from a backup",
 			ErrStateLost, s.logPath, logs)
 	}
-	return fmt.Errorf("%w: the raft log and stable store (%s) hold %s and no current term, but there is a snapshot (%s): the log and stable store were deleted or emptied, and starting would silently lose every write acknowledged after that snapshot. Restore the data dir from a backup; or on a cluster empty this node's data dir and add it again; or start with --recover-from-snapshot to accept the loss and start from the snapshot",
+	return fmt.Errorf("%w: the raft log and stable store (%s) hold %s and no current term, but there is a snapshot (%s): the log and stable store were deleted or emptied, and starting would silently lose every write acknowledged after that snapshot. Restore the data dir from a backup; or on a cluster empty this node's data dir and start it with --join under the same --node-id and --raft; or start with --recover-from-snapshot to accept the loss and start from the snapshot",
 		ErrStateLost, s.logPath, logs, s.describeSnapshot())
 }
 

@@ -200,3 +200,22 @@ func TestSnapshotTaken(t *testing.T) {
 		}
 	}
 }
+
+// TestThreeNodeRejoinWithAnEmptyDataDir is the way back the start check
+// names for a node of a cluster that lost its raft.db: empty its data dir
+// and start it with --join under the same id and address. The cluster
+// still counts it, and the leader sends it everything.
+func TestThreeNodeRejoinWithAnEmptyDataDir(t *testing.T) {
+	c := startCluster(t)
+	leader := c.leader()
+	populateLeader(t, leader, "acct-1", addresses[:3], t0)
+	lost := without(c.members, leader)[0]
+	c.converge(leader, []*member{lost})
+	lost.stop(t)
+	if err := os.RemoveAll(lost.dir); err != nil {
+		t.Fatal(err)
+	}
+	mustSucceed(t, leader.propose(t, createAccount("acct-2")), 201)
+	c.openJoining(lost)
+	c.converge(leader, without(c.members, leader))
+}

@@ -39,10 +39,10 @@ func OpenStores(dir string, logger hclog.Logger) (*Stores, error) {
 	if err := os.MkdirAll(snapshotDir, dirMode); err != nil {
 		return nil, fmt.Errorf("persistence: data dir: %w", err)
 	}
-	if err := MakePrivate(dir, "raft.db", snapshotsDir); err != nil {
+	if err := MakePrivate(dir, boltFile, snapshotsDir); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, "raft.db")
+	path := filepath.Join(dir, boltFile)
 	if err := checkBolt(path); err != nil {
 		return nil, err
 	}
@@ -77,9 +77,13 @@ func OpenStores(dir string, logger hclog.Logger) (*Stores, error) {
 	return &Stores{Log: logs, Stable: bolt, Snapshot: &privateSnapshots{SnapshotStore: snaps, dir: snapshotDir}, LogPath: path, bolt: bolt}, nil
 }
 
-// snapshotsDir is where raft's FileSnapshotStore keeps its snapshots,
-// under the data dir.
-const snapshotsDir = "snapshots"
+// The stores' names under the data dir: the bolt file of the log and
+// stable store, and the directory where raft's FileSnapshotStore keeps its
+// snapshots.
+const (
+	boltFile     = "raft.db"
+	snapshotsDir = "snapshots"
+)
 
 // HasState reports whether the stores hold any raft state, i.e. whether
 // this node was bootstrapped or joined before.

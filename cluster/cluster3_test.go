@@ -433,10 +433,13 @@ func TestThreeNodeJoinCatchesUpFromSnapshot(t *testing.T) {
 			t.Fatalf("the waiting joiner disturbed %s: %+v", m.id, s)
 		}
 	}
-	if err := leader.node.AddVoter(joiner.id, joiner.raftAddr); err != nil {
-		t.Fatalf("AddVoter: %v", err)
+	if _, err := leader.node.AddNode(joiner.id, joiner.raftAddr); err != nil {
+		t.Fatalf("AddNode: %v", err)
 	}
 	c.converge(leader, without(c.members, leader))
+	if err := leader.node.Promote(joiner.id); err != nil {
+		t.Fatalf("Promote: %v", err)
+	}
 
 	snaps, err := joiner.node.stores.Snapshot.List()
 	if err != nil {
@@ -479,11 +482,11 @@ func TestThreeNodeJoin(t *testing.T) {
 	c.openJoining(joiner)
 	time.Sleep(2 * time.Second) // several election timeouts
 	if s := joiner.status(t); s.State != "follower" || joiner.node.Serving() {
-		t.Errorf("before AddVoter the joiner is %s (term %d, serving %v): it bootstrapped a cluster of its own",
+		t.Errorf("before AddNode the joiner is %s (term %d, serving %v): it bootstrapped a cluster of its own",
 			s.State, s.Term, joiner.node.Serving())
 	}
-	if err := leader.node.AddVoter(joiner.id, joiner.raftAddr); err != nil {
-		t.Fatalf("AddVoter: %v", err)
+	if _, err := leader.node.AddNode(joiner.id, joiner.raftAddr); err != nil {
+		t.Fatalf("AddNode: %v", err)
 	}
 	c.converge(leader, without(c.members, leader))
 	knowsLeader(t, joiner, leader)

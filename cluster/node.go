@@ -34,9 +34,12 @@ type Peer struct {
 	RaftAddr string
 }
 
-// ParsePeers parses "id=raftaddr,id=raftaddr"; empty means a one-node cluster.
+// ParsePeers parses "id=raftaddr,id=raftaddr"; empty means a one-node
+// cluster. Each id and address must pass ValidateNodeID and
+// ValidateRaftAddr, and no two peers may share either.
 func ParsePeers(s string) ([]Peer, error) {
 	var peers []Peer
+	ids, addrs := map[string]bool{}, map[string]bool{}
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
@@ -46,9 +49,16 @@ func ParsePeers(s string) ([]Peer, error) {
 		if !found || id == "" || addr == "" {
 			return nil, fmt.Errorf("peer %q is not id=raftaddr", part)
 		}
-		if _, _, err := net.SplitHostPort(addr); err != nil {
+		if err := ValidateNodeID(id); err != nil {
 			return nil, fmt.Errorf("peer %q: %w", part, err)
 		}
+		if err := ValidateRaftAddr(addr); err != nil {
+			return nil, fmt.Errorf("peer %q: %w", part, err)
+		}
+		if ids[id] || addrs[addr] {
+			return nil, fmt.Errorf("peer %q: another peer has the same id or address", part)
+		}
+		ids[id], addrs[addr] = true, true
 		peers = append(peers, Peer{ID: id, RaftAddr: addr})
 	}
 	return peers, nil
@@ -72,6 +82,10 @@ type Config struct {
 	// (POST /admin/v1/cluster/nodes on its leader) instead of bootstrapping
 	// one of its own; the leader then sends it a snapshot and the log.
 	Join bool
+	// RecoverFromSnapshot lets a node whose log and stable store are
+	// missing or empty start from its newest snapshot, losing the writes
+	// after it, instead of refusing to start (see checkStores).
+	RecoverFromSnapshot bool
 }
 
 // Node is one raft member with the account actors behind its FSM.
@@ -98,6 +112,7 @@ type Node struct {
 	leaderCh    chan bool
 	done        chan struct{}
 	check       *leaderCheck
+	contacts    *peerContacts // which peers answer this node while it leads
 }
 
 // Open starts the node: opens the stores, restores the latest snapshot and
@@ -106,6 +121,10 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 	hlog := newRaftLogger(cfg.Logger)
 	stores, err := persistence.OpenStores(cfg.DataDir, hlog)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkStores(stores, cfg.RecoverFromSnapshot, cfg.Logger); err != nil {
+		stores.Close()
 		return nil, err
 	}
 	existing, err := stores.HasState()
@@ -137,7 +156,8 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 	rc := raftConfig(cfg.NodeID, hlog)
 	leaderCh := make(chan bool, 16)
 	rc.NotifyCh = leaderCh
-	r, err := raft.NewRaft(rc, f, stores.Log, stores.Stable, stores.Snapshot, transport)
+	contacts := newPeerContacts()
+	r, err := raft.NewRaft(rc, f, stores.Log, stores.Stable, stores.Snapshot, contacts.watch(transport))
 	if err != nil {
 		transport.Close()
 		nodes.close()
@@ -145,7 +165,7 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 		return nil, fmt.Errorf("cluster: start raft: %w", err)
 	}
 	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, nodes: nodes, dialer: dialer, accounts: accounts, metrics: metrics, log: cfg.Logger, cfg: cfg,
-		leaderCh: leaderCh, done: make(chan struct{}), check: &leaderCheck{raft: r}}
+		leaderCh: leaderCh, done: make(chan struct{}), check: &leaderCheck{raft: r}, contacts: contacts}
 	go n.watchLeadership()
 	if !existing && !cfg.Join {
 		if err := n.bootstrap(); err != nil {
@@ -319,28 +339,15 @@ func (n *Node) Snapshot() error {
 	return err
 }
 
-// AddVoter adds a voter; only the leader can.
-func (n *Node) AddVoter(id, raftAddr string) error {
-	if n.raft.State() != raft.Leader {
-		return ErrNotLeader
-	}
-	return n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(raftAddr), 0, transportTimeout).Error()
-}
-
-// RemoveServer removes a server; only the leader can.
-func (n *Node) RemoveServer(id string) error {
-	if n.raft.State() != raft.Leader {
-		return ErrNotLeader
-	}
-	return n.raft.RemoveServer(raft.ServerID(id), 0, transportTimeout).Error()
-}
-
 // ServerStatus is one member as the cluster status shows it.
 type ServerStatus struct {
 	ID       string `json:"id"`
 	RaftAddr string `json:"raft_addr"`
 	State    string `json:"state"`
 	Suffrage string `json:"suffrage"`
+	// Answering is, on the leader, whether the node answered it within
+	// the last second: what membership changes count as up.
+	Answering *bool `json:"answering,omitempty"`
 }
 
 // Status is the cluster as this node sees it.
@@ -375,15 +382,14 @@ func (n *Node) Status() (Status, error) {
 	if err := future.Error(); err != nil {
 		return s, err
 	}
+	leading := n.raft.State() == raft.Leader
 	for _, srv := range future.Configuration().Servers {
-		state := "follower"
-		switch {
-		case srv.ID == id:
-			state = "leader"
-		case srv.Suffrage != raft.Voter:
-			state = "nonvoter"
+		st := serverStatus(srv, id)
+		if leading {
+			answering := srv.ID == raft.ServerID(n.cfg.NodeID) || n.contacts.up(srv.ID)
+			st.Answering = &answering
 		}
-		s.Nodes = append(s.Nodes, ServerStatus{ID: string(srv.ID), RaftAddr: string(srv.Address), State: state, Suffrage: strings.ToLower(srv.Suffrage.String())})
+		s.Nodes = append(s.Nodes, st)
 	}
 	return s, nil
 }

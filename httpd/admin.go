@@ -144,10 +144,11 @@ func (s *Server) addNode(ctx *fasthttp.RequestCtx) *actors.Error {
 	if req.RaftAddr == nil || *req.RaftAddr == "" {
 		return required("raft_addr")
 	}
-	if err := s.op.AddVoter(*req.ID, *req.RaftAddr); err != nil {
+	added, err := s.op.AddNode(*req.ID, *req.RaftAddr)
+	if err != nil {
 		return storeError(err)
 	}
-	writeJSON(ctx, fasthttp.StatusOK, map[string]string{"id": *req.ID, "raft_addr": *req.RaftAddr})
+	writeJSON(ctx, fasthttp.StatusOK, added)
 	return nil
 }
 

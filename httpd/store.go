@@ -24,9 +24,13 @@ type Operator interface {
 	Status() (any, error)
 	// Snapshot takes a snapshot now.
 	Snapshot() error
-	// AddVoter adds a voter to the cluster.
-	AddVoter(id, raftAddr string) error
-	// RemoveServer removes a server from the cluster.
+	// AddNode adds a node to the cluster as a non-voter and describes it
+	// (rendered as JSON as is). A bad id or address is a VALIDATION
+	// error, a clash with another member a CONFLICT.
+	AddNode(id, raftAddr string) (any, error)
+	// RemoveServer removes a server from the cluster. A removal that
+	// would leave the voters without a quorum of nodes that are up is a
+	// CONFLICT.
 	RemoveServer(id string) error
 	// Ready reports whether this node can serve: it is part of a cluster
 	// with a known leader and has caught up.

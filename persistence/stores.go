@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -24,25 +23,44 @@ type Stores struct {
 	Log      raft.LogStore
 	Stable   raft.StableStore
 	Snapshot raft.SnapshotStore
-	bolt     *raftboltdb.BoltStore
+	// LogPath is the file (or directory) of the log and stable store, for
+	// messages about them.
+	LogPath string
+	bolt    *raftboltdb.BoltStore
 }
 
 // OpenStores opens (creating if needed) the stores under dir: raft.db for
 // the log and stable store, with an fsync on every append, and snapshots/.
+// It first makes the data dir and the stores private (MakePrivate) and
+// reads raft.db through (checkBolt): a damaged file is a CorruptError,
+// never a crash.
 func OpenStores(dir string, logger hclog.Logger) (*Stores, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	snapshotDir := filepath.Join(dir, snapshotsDir)
+	if err := os.MkdirAll(snapshotDir, dirMode); err != nil {
 		return nil, fmt.Errorf("persistence: data dir: %w", err)
 	}
-	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db"), NoSync: false, BoltOptions: &bbolt.Options{
-		Timeout: time.Second, // a second process on the same data dir fails instead of hanging
-		// The free-page list is rebuilt from the pages at open instead of
-		// being written with every append (about 8% of a commit's time in
-		// a single-writer measurement).
-		NoFreelistSync: true,
-		FreelistType:   bbolt.FreelistMapType,
-	}})
+	if err := MakePrivate(dir, boltFile, snapshotsDir); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, boltFile)
+	if err := checkBolt(path); err != nil {
+		return nil, err
+	}
+	var bolt *raftboltdb.BoltStore
+	err := faultsAsErrors(func() error {
+		var err error
+		bolt, err = raftboltdb.New(raftboltdb.Options{Path: path, NoSync: false, BoltOptions: &bbolt.Options{
+			Timeout: boltLockWait,
+			// The free-page list is rebuilt from the pages at open instead of
+			// being written with every append (about 8% of a commit's time in
+			// a single-writer measurement).
+			NoFreelistSync: true,
+			FreelistType:   bbolt.FreelistMapType,
+		}})
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("persistence: open raft.db: %w", err)
+		return nil, boltError(path, err)
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, snapshotsRetained, logger)
 	if err != nil {
@@ -56,8 +74,16 @@ func OpenStores(dir string, logger hclog.Logger) (*Stores, error) {
 		bolt.Close()
 		return nil, fmt.Errorf("persistence: log cache: %w", err)
 	}
-	return &Stores{Log: logs, Stable: bolt, Snapshot: snaps, bolt: bolt}, nil
+	return &Stores{Log: logs, Stable: bolt, Snapshot: &privateSnapshots{SnapshotStore: snaps, dir: snapshotDir}, LogPath: path, bolt: bolt}, nil
 }
+
+// The stores' names under the data dir: the bolt file of the log and
+// stable store, and the directory where raft's FileSnapshotStore keeps its
+// snapshots.
+const (
+	boltFile     = "raft.db"
+	snapshotsDir = "snapshots"
+)
 
 // HasState reports whether the stores hold any raft state, i.e. whether
 // this node was bootstrapped or joined before.

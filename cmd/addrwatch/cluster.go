@@ -39,11 +39,14 @@ index. The JSON is printed indented; --json prints it as received.`,
 var clusterAddCommand = &command{
 	words:   []string{"cluster", "add"},
 	args:    []string{"ID", "RAFT_ADDR"},
-	summary: "add a node to the cluster as a voter",
+	summary: "add a node to the cluster as a non-voter",
 	details: `Add the node ID, reachable for raft at RAFT_ADDR (host:port), to the cluster
-as a voter (POST /admin/v1/cluster/nodes). Start the new node first; the
-leader then replicates the log to it. Any node may be asked: a follower
-forwards the request to the leader.`,
+as a non-voter (POST /admin/v1/cluster/nodes): the leader replicates the log
+to it, but it does not count towards a quorum, so a node that never comes up
+costs the cluster nothing. Promotion to voter once it has caught up is not
+built yet. Start the new node first, with --join on an empty data dir. Any
+node may be asked: a follower forwards the request to the leader. ID is
+letters, digits, '.', '_' and '-'; a bad ID or address is refused.`,
 	example: "addrwatch cluster add n4 10.0.0.8:7000 --admin http://10.0.0.5:8081",
 	api:     adminAPI,
 	define: func(*flag.FlagSet) action {
@@ -65,7 +68,9 @@ var clusterRemoveCommand = &command{
 	summary: "remove a node from the cluster",
 	details: `Remove the node ID from the cluster configuration
 (DELETE /admin/v1/cluster/nodes/ID). Removing the leader makes the others
-elect a new one. Removing nodes until no majority is left stops all writes.`,
+elect a new one. A removal that would leave the voters without a majority of
+nodes that answer the leader is refused (409 CONFLICT, naming the nodes that
+do not answer).`,
 	example: "addrwatch cluster remove n3",
 	api:     adminAPI,
 	define: func(*flag.FlagSet) action {
@@ -225,7 +230,17 @@ func addNode(ctx context.Context, a *app, id, raftAddr string) error {
 	if a.globals.json {
 		return printRaw(a.stdout, body)
 	}
-	_, err = fmt.Fprintf(a.stdout, "added voter %s at %s\n", id, raftAddr)
+	var added struct {
+		Suffrage string `json:"suffrage"`
+	}
+	if err := decodeResponse(body, &added); err != nil {
+		return err
+	}
+	if added.Suffrage == "" {
+		_, err = fmt.Fprintf(a.stdout, "added node %s at %s\n", id, raftAddr)
+	} else {
+		_, err = fmt.Fprintf(a.stdout, "added node %s at %s as a %s\n", id, raftAddr, added.Suffrage)
+	}
 	return err
 }
 

@@ -39,6 +39,8 @@ const (
 	adminAPI apiKind = iota
 	ownerAPI
 	offline
+	// localData commands work on a stopped node's data directory.
+	localData
 )
 
 // commands is every command in the order the top-level help lists them:
@@ -54,6 +56,7 @@ var commands = []*command{
 	clusterRestoreCommand,
 	snapshotCommand,
 	clusterCertsCommand,
+	clusterRecoverCommand,
 	keyCreateCommand,
 	keyListCommand,
 	keyRevokeCommand,

@@ -70,8 +70,8 @@ var commandCases = []commandCase{
 	{
 		name: "cluster add", args: []string{"cluster", "add", "n4", "10.0.0.8:7000"},
 		api: adminAPI, method: "POST", path: "/admin/v1/cluster/nodes", body: `{"id":"n4","raft_addr":"10.0.0.8:7000"}`,
-		status: 200, response: `{"id":"n4","raft_addr":"10.0.0.8:7000"}`,
-		stdout: "added voter n4 at 10.0.0.8:7000\n",
+		status: 200, response: `{"id":"n4","raft_addr":"10.0.0.8:7000","state":"nonvoter","suffrage":"nonvoter"}`,
+		stdout: "added node n4 at 10.0.0.8:7000 as a nonvoter\n",
 	},
 	{
 		name: "cluster add --json", args: []string{"cluster", "add", "--json", "n4", "[::1]:7004"},

@@ -1,13 +1,14 @@
 // Command addrwatch is the operator and owner CLI for an addrwatch server.
 //
-// It speaks only HTTP: the admin API (/admin/v1 on the admin listener, with
-// the admin token) and the owner API (/owner/v1 on the public listener, with
-// the owner secret or a session token). It deliberately imports nothing from
-// the server's packages, so it exercises the same contract any other client
-// sees and cannot come to depend on internals. The one exception is
-// cluster/nodecert, which needs only the standard library: "cluster certs"
-// makes node certificates offline, and must make them exactly as nodes
-// check them.
+// It speaks HTTP: the admin API (/admin/v1 on the admin listener, with the
+// admin token) and the owner API (/owner/v1 on the public listener, with the
+// owner secret or a session token), and so exercises the same contract any
+// other client sees and cannot come to depend on internals. Two exceptions
+// work without a server: "cluster certs" makes node certificates offline
+// with cluster/nodecert (standard library only), so they are made exactly
+// as nodes check them; and "cluster recover", for a cluster that has lost
+// its quorum and cannot serve the admin API, works on a stopped node's data
+// directory through cluster.Recover.
 package main
 
 import (

@@ -61,6 +61,9 @@ func TestUsageErrorsExit2WithoutARequest(t *testing.T) {
 		{[]string{"cluster", "backup", ""}, "FILE must not be empty"},
 		{[]string{"cluster", "backup", "f.snap", "--force=maybe"}, "Run 'addrwatch cluster backup --help' for usage."},
 		{[]string{"cluster", "restore"}, "cluster restore takes FILE, got 0 argument(s)"},
+		{[]string{"cluster", "recover", "--data", "d"}, "--node-id is required"},
+		{[]string{"cluster", "recover", "--data", "d", "--node-id", "n1", "--peers", "n1=not-an-addr"}, "--peers: peer \"n1=not-an-addr\""},
+		{[]string{"cluster", "recover", "extra", "--data", "d", "--node-id", "n1"}, "cluster recover takes no arguments, got 1 argument(s)"},
 		{[]string{"cluster", "restore", "a", "b"}, "cluster restore takes FILE, got 2 argument(s)"},
 	} {
 		s := newServers(t, 200, `{}`)

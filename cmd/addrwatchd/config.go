@@ -31,6 +31,9 @@ type config struct {
 	ClusterTLS      *clusterTLSFiles
 	InsecureCluster bool
 	OpenMetrics     bool
+	// RecoverFromSnapshot accepts losing the writes after the newest
+	// snapshot when the log and stable store are missing or empty.
+	RecoverFromSnapshot bool
 }
 
 // clusterTLSFiles are --cluster-ca, --cluster-cert and --cluster-key.
@@ -84,6 +87,11 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("ADDRWATCH_INSECURE_CLUSTER: %w", err)
 	}
 	fs.BoolVar(&c.InsecureCluster, "insecure-cluster", insecureDefault, "labs only: allow plain TCP between nodes on a non-loopback --raft without the --cluster-* files; anyone who can reach the raft port can then rewrite the raft log, install a snapshot and act as any node, admin API included")
+	recoverDefault, err := parseBool(env("recover-from-snapshot", "false"))
+	if err != nil {
+		return c, fmt.Errorf("ADDRWATCH_RECOVER_FROM_SNAPSHOT: %w", err)
+	}
+	fs.BoolVar(&c.RecoverFromSnapshot, "recover-from-snapshot", recoverDefault, "when the raft log and stable store are missing or empty but a snapshot is left, start from that snapshot and lose every write after it (without it the server refuses to start)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -37,6 +37,7 @@ const (
 )
 
 func main() {
+	makeFilesPrivate()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
@@ -70,9 +71,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	accounts := actors.NewRegistry(logger)
 	defer accounts.Shutdown()
 	node, err := cluster.Open(cluster.Config{NodeID: cfg.NodeID, RaftAddr: cfg.Raft, DataDir: cfg.Data, Peers: cfg.Peers, Logger: logger,
-		TLS: nodeTLS, Join: cfg.Join}, accounts)
+		TLS: nodeTLS, Join: cfg.Join, RecoverFromSnapshot: cfg.RecoverFromSnapshot}, accounts)
 	if err != nil {
-		return err
+		return explainOpenError(err)
 	}
 	defer node.Close()
 

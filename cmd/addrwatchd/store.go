@@ -33,8 +33,9 @@ func (s nodeStore) Query(ctx context.Context, cred actors.Credential, q actors.Q
 
 func (s nodeStore) Status() (any, error) { return s.node.Status() }
 func (s nodeStore) Snapshot() error      { return translate(s.node.Snapshot()) }
-func (s nodeStore) AddVoter(id, raftAddr string) error {
-	return translate(s.node.AddVoter(id, raftAddr))
+func (s nodeStore) AddNode(id, raftAddr string) (any, error) {
+	added, err := s.node.AddNode(id, raftAddr)
+	return added, translate(err)
 }
 func (s nodeStore) RemoveServer(id string) error { return translate(s.node.RemoveServer(id)) }
 func (s nodeStore) Ready() bool                  { return s.node.Ready() }
@@ -52,6 +53,10 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %v", httpd.ErrNotLeader, err)
 	case errors.Is(err, cluster.ErrUnknownServer):
 		return actors.Errorf(actors.CodeNotFound, "%v", err)
+	case errors.Is(err, cluster.ErrInvalidMember):
+		return actors.Errorf(actors.CodeValidation, "%v", err)
+	case errors.Is(err, cluster.ErrMemberConflict), errors.Is(err, cluster.ErrNoQuorum):
+		return actors.Errorf(actors.CodeConflict, "%v", err)
 	case errors.Is(err, cluster.ErrOutcomeUnknown), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w: %v", httpd.ErrOutcomeUnknown, err)
 	}

@@ -22,22 +22,38 @@ import (
 const upWindow = time.Second
 
 // peerContacts remembers when each peer last answered this node's
-// AppendEntries. Only a leader sends them, so it knows nothing on a
-// follower, and a new leader learns its peers within one heartbeat.
+// AppendEntries, and the last log index it reported in that answer (a
+// heartbeat's answer carries it too). Only a leader sends them, so it
+// knows nothing on a follower, and a new leader learns its peers within
+// one heartbeat.
 type peerContacts struct {
-	mu   sync.Mutex
-	last map[raft.ServerID]time.Time
+	mu      sync.Mutex
+	last    map[raft.ServerID]time.Time
+	lastLog map[raft.ServerID]uint64
 }
 
 func newPeerContacts() *peerContacts {
-	return &peerContacts{last: map[raft.ServerID]time.Time{}}
+	return &peerContacts{last: map[raft.ServerID]time.Time{}, lastLog: map[raft.ServerID]uint64{}}
 }
 
-func (c *peerContacts) answered(id raft.ServerID) {
+func (c *peerContacts) answered(id raft.ServerID, lastLog uint64) {
 	now := time.Now()
 	c.mu.Lock()
 	c.last[id] = now
+	c.lastLog[id] = lastLog
 	c.mu.Unlock()
+}
+
+// progress returns the last log index id reported in an answer within
+// upWindow, and false when it has not answered that recently.
+func (c *peerContacts) progress(id raft.ServerID) (uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last, seen := c.last[id]
+	if !seen || time.Since(last) > upWindow {
+		return 0, false
+	}
+	return c.lastLog[id], true
 }
 
 // up reports whether id answered within upWindow.
@@ -63,7 +79,7 @@ type contactTransport struct {
 func (t *contactTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
 	err := t.NetworkTransport.AppendEntries(id, target, args, resp)
 	if err == nil {
-		t.contacts.answered(id)
+		t.contacts.answered(id, resp.LastLog)
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -186,36 +187,91 @@ func TestThreeNodeMembershipKeepsTheQuorum(t *testing.T) {
 	}
 }
 
-// TestPromoteMakesACaughtUpNodeAVoter adds a fourth node, lets it catch
-// up and promotes it: the promotion the leader will make by itself once
-// it learns a new node's progress.
-func TestPromoteMakesACaughtUpNodeAVoter(t *testing.T) {
+// TestLeaderPromotesACaughtUpNode adds a fourth node that catches up and
+// a fifth that never answers: the leader promotes the first by itself,
+// and leaves the second a non-voter that costs the quorum nothing.
+func TestLeaderPromotesACaughtUpNode(t *testing.T) {
 	c := startCluster(t)
 	leader := c.leader()
 	populateLeader(t, leader, "acct-1", addresses[:2], t0)
 	joiner := c.add("n4")
 	c.openJoining(joiner)
-	if _, err := leader.node.AddNode(joiner.id, joiner.raftAddr); err != nil {
+	if _, err := leader.node.AddNode("n9", "127.0.0.1:1"); err != nil { // nothing listens at port 1
+		t.Fatalf("AddNode n9: %v", err)
+	}
+	added, err := leader.node.AddNode(joiner.id, joiner.raftAddr)
+	if err != nil {
 		t.Fatalf("AddNode: %v", err)
 	}
-	c.converge(leader, without(c.members, leader))
-	if got := serverOf(t, leader, joiner.id); got.Suffrage != "nonvoter" {
-		t.Fatalf("the added node is %+v before its promotion", got)
+	if added.Suffrage != "nonvoter" {
+		t.Fatalf("AddNode = %+v, want a non-voter until it has caught up", added)
 	}
-	eventually(t, "the leader to hear from "+joiner.id, func() (bool, string) {
-		return leader.node.contacts.up(raft.ServerID(joiner.id)), ""
+	eventually(t, joiner.id+" to be promoted", func() (bool, string) {
+		got := serverOf(t, leader, joiner.id)
+		return got.Suffrage == "voter", fmt.Sprintf("%+v", got)
 	})
-	if err := leader.node.Promote(joiner.id); err != nil {
-		t.Fatalf("Promote: %v", err)
-	}
-	if got := serverOf(t, leader, joiner.id); got.Suffrage != "voter" {
-		t.Fatalf("after Promote the node is %+v", got)
+	if got := serverOf(t, leader, "n9"); got.Suffrage != "nonvoter" {
+		t.Fatalf("a node that never answered was promoted: %+v", got)
 	}
 	if err := leader.node.Promote(joiner.id); !errors.Is(err, ErrMemberConflict) {
 		t.Fatalf("promoting a voter again: %v, want ErrMemberConflict", err)
 	}
 	mustSucceed(t, leader.propose(t, createAccount("acct-2")), 201)
 	c.converge(leader, without(c.members, leader))
+}
+
+// TestPromotionWaitsForACaughtUpSteadyNode drives the promoter's rule: a
+// non-voter is ready once it has held, for promoteSteadyChecks checks in
+// a row, everything committed at the check before; a lapse starts the
+// count again, and voters and departed nodes are never named.
+func TestPromotionWaitsForACaughtUpSteadyNode(t *testing.T) {
+	servers := []raft.Server{
+		{ID: "n1", Suffrage: raft.Voter},
+		{ID: "n4", Suffrage: raft.Nonvoter},
+	}
+	lastLog, answering := uint64(0), true
+	progress := func(id raft.ServerID) (uint64, bool) {
+		if id != "n4" {
+			return 100, true
+		}
+		return lastLog, answering
+	}
+	var p promotion
+	p.steady = map[raft.ServerID]int{}
+	check := func(committed uint64) []raft.ServerID { return p.check(servers, progress, committed) }
+
+	if got := check(100); got != nil {
+		t.Fatalf("first check (nothing to compare with yet): %v", got)
+	}
+	lastLog = 50 // behind what was committed at the last check
+	if got := check(100); got != nil {
+		t.Fatalf("a node behind the commit index: %v", got)
+	}
+	lastLog = 100
+	for i := 1; i < promoteSteadyChecks; i++ {
+		if got := check(100); got != nil {
+			t.Fatalf("check %d of %d in a row: %v, want to wait", i, promoteSteadyChecks, got)
+		}
+	}
+	answering = false // a lapse starts the count again
+	if got := check(100); got != nil {
+		t.Fatalf("a node that does not answer: %v", got)
+	}
+	answering = true
+	for i := 1; i < promoteSteadyChecks; i++ {
+		if got := check(100); got != nil {
+			t.Fatalf("after the lapse, check %d: %v, want to wait", i, got)
+		}
+	}
+	if got := check(100); len(got) != 1 || got[0] != "n4" {
+		t.Fatalf("after %d steady checks: %v, want [n4]", promoteSteadyChecks, got)
+	}
+
+	p.steady["gone"] = 2
+	servers = servers[:1]
+	if got := check(100); got != nil || len(p.steady) != 0 {
+		t.Fatalf("with no non-voter left: ready %v, remembered %v", got, p.steady)
+	}
 }
 
 func serverOf(t *testing.T, m *member, id string) ServerStatus {

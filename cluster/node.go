@@ -167,6 +167,7 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, nodes: nodes, dialer: dialer, accounts: accounts, metrics: metrics, log: cfg.Logger, cfg: cfg,
 		leaderCh: leaderCh, done: make(chan struct{}), check: &leaderCheck{raft: r}, contacts: contacts}
 	go n.watchLeadership()
+	go n.promoteCaughtUp()
 	if !existing && !cfg.Join {
 		if err := n.bootstrap(); err != nil {
 			n.Close()

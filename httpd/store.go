@@ -24,7 +24,8 @@ type Operator interface {
 	Status() (any, error)
 	// Snapshot takes a snapshot now.
 	Snapshot() error
-	// AddNode adds a node to the cluster as a non-voter and describes it
+	// AddNode adds a node to the cluster as a non-voter (the leader promotes
+	// it once it has caught up) and describes it
 	// (rendered as JSON as is). A bad id or address is a VALIDATION
 	// error, a clash with another member a CONFLICT.
 	AddNode(id, raftAddr string) (any, error)

@@ -166,3 +166,75 @@ func TestClusterRecoverAfterLostQuorum(t *testing.T) {
 		t.Fatalf("after recovery: %+v", st)
 	}
 }
+
+// TestJoinedNodesBecomeVoters grows a one-node cluster to three the way
+// the README says (start each new node with --join, add it from any node)
+// and checks that the leader promotes each new node by itself once it has
+// caught up: with the first node killed, the two that joined still make a
+// quorum, elect a leader and serve every acknowledged write.
+func TestJoinedNodesBecomeVoters(t *testing.T) {
+	first := &server{t: t, Dir: t.TempDir(), AdminToken: "join-admin-token-1"}
+	first.httpAddr, first.adminAddr, first.raftAddr = freeAddr(t), freeAddr(t), freeAddr(t)
+	first.URL, first.AdminURL = "http://"+first.httpAddr, "http://"+first.adminAddr
+	first.extra = []string{"--node-id", "n1"}
+	first.start(first.extra...)
+	t.Cleanup(first.stop)
+	a := first.createAccount(t, "base")
+	key := first.createKey(t, a, "write")
+	r := do(t, "POST", first.URL+"/v1/portfolio/cards", key, map[string]any{"address": "1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa"})
+	expect(t, r, http.StatusCreated, "")
+	card := r.JSON(t)["card"].(map[string]any)["id"].(string)
+
+	joined := make([]*server, 2)
+	for i := range joined {
+		s := &server{t: t, Dir: t.TempDir(), AdminToken: fmt.Sprintf("join-admin-token-%d", i+2)}
+		s.httpAddr, s.adminAddr, s.raftAddr = freeAddr(t), freeAddr(t), freeAddr(t)
+		s.URL, s.AdminURL = "http://"+s.httpAddr, "http://"+s.adminAddr
+		s.extra = []string{"--node-id", fmt.Sprintf("n%d", i+2), "--join"}
+		s.launch(s.extra...)
+		t.Cleanup(s.stop)
+		joined[i] = s
+		r := do(t, "POST", first.AdminURL+"/admin/v1/cluster/nodes", first.AdminToken, map[string]any{"id": s.extra[1], "raft_addr": s.raftAddr})
+		expect(t, r, http.StatusOK, "")
+		if got := r.JSON(t)["suffrage"]; got != "nonvoter" {
+			t.Fatalf("added %s as %v, want a non-voter until it has caught up", s.extra[1], got)
+		}
+		// The first joiner is a voter before the second is added, or the
+		// second would need the first to vote for its own promotion.
+		deadline := time.Now().Add(20 * time.Second)
+		for stateOf(t, first, s.extra[1]) != "follower" {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not promoted after 20s: %+v", s.extra[1], statusOf(t, first).Nodes)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+
+	first.kill()
+	for _, s := range joined {
+		s.waitReady()
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := do(t, "GET", joined[0].URL+"/v1/portfolio/cards/"+card, key, nil)
+		if r.Status == http.StatusOK {
+			break
+		}
+		if r.Status != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("after the first node died, the joined nodes answer %d %s", r.Status, r.Body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stateOf is node id's state as s reports it ("leader", "follower",
+// "nonvoter").
+func stateOf(t *testing.T, s *server, id string) string {
+	t.Helper()
+	for _, n := range statusOf(t, s).Nodes {
+		if n.ID == id {
+			return n.State
+		}
+	}
+	return ""
+}

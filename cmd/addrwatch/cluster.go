@@ -39,13 +39,13 @@ index. The JSON is printed indented; --json prints it as received.`,
 var clusterAddCommand = &command{
 	words:   []string{"cluster", "add"},
 	args:    []string{"ID", "RAFT_ADDR"},
-	summary: "add a node to the cluster as a non-voter",
+	summary: "add a node to the cluster (a voter once it has caught up)",
 	details: `Add the node ID, reachable for raft at RAFT_ADDR (host:port), to the cluster
 as a non-voter (POST /admin/v1/cluster/nodes): the leader replicates the log
 to it, but it does not count towards a quorum, so a node that never comes up
-costs the cluster nothing. Promotion to voter once it has caught up is not
-built yet. Start the new node first, with --join on an empty data dir. Any
-node may be asked: a follower forwards the request to the leader. ID is
+costs the cluster nothing. The leader makes it a voter by itself once it
+has caught up ('cluster status' then shows it as a follower). Start the
+new node first, with --join on an empty data dir. Any node may be asked: a follower forwards the request to the leader. ID is
 letters, digits, '.', '_' and '-'; a bad ID or address is refused.`,
 	example: "addrwatch cluster add n4 10.0.0.8:7000 --admin http://10.0.0.5:8081",
 	api:     adminAPI,

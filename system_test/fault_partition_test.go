@@ -116,12 +116,13 @@ type ftFaults struct {
 	rounds                     int
 	leaderKills, followerKills int
 	partitions, transfers      int
-	// splits counts the transfers into a partition after which the old
+	// intoPartition counts the transfers into a partition; splits counts
+	// those after which the old
 	// leader was seen to say it led while the new one did, and
 	// splitLongest is the longest time between the first and the last
 	// time both were seen to (polled every few milliseconds).
-	splits       int
-	splitLongest time.Duration
+	intoPartition, splits int
+	splitLongest          time.Duration
 	// windows are the faults as they happened, for naming the fault
 	// behind an anomaly.
 	windows []ftWindow
@@ -132,7 +133,8 @@ type ftFaults struct {
 // recorder's time).
 type ftWindow struct {
 	from, to int64
-	what     string
+	kind     string // the fault's kind
+	what     string // the kind, the leader and the start
 }
 
 const ftNoFault = "no fault"
@@ -140,10 +142,19 @@ const ftNoFault = "no fault"
 // during names the faults in effect at t (or healed less than slack
 // before it).
 func (f *ftFaults) during(t int64, slack time.Duration) string {
+	return f.names(t, slack, func(w ftWindow) string { return w.what })
+}
+
+// kindsDuring is during with the faults' kinds only.
+func (f *ftFaults) kindsDuring(t int64, slack time.Duration) string {
+	return f.names(t, slack, func(w ftWindow) string { return w.kind })
+}
+
+func (f *ftFaults) names(t int64, slack time.Duration, name func(ftWindow) string) string {
 	var names []string
 	for _, w := range f.windows {
 		if w.from <= t && t <= w.to+int64(slack) {
-			names = append(names, w.what)
+			names = append(names, name(w))
 		}
 	}
 	if len(names) == 0 {
@@ -215,7 +226,7 @@ func ftRunFaults(t *testing.T, nodes []*server, links *ftNet, rec *ftRecorder, l
 		at := rec.now()
 		what := kind.run(s, l)
 		links.heal()
-		s.f.windows = append(s.f.windows, ftWindow{from: at, to: rec.now(), what: fmt.Sprintf("%s (leader n%d, t=%.1fs)", kind.name, l+1, time.Duration(at).Seconds())})
+		s.f.windows = append(s.f.windows, ftWindow{from: at, to: rec.now(), kind: kind.name, what: fmt.Sprintf("%s (leader n%d, t=%.1fs)", kind.name, l+1, time.Duration(at).Seconds())})
 		s.f.rounds++
 		s.waitWhole(kind.name)
 		s.f.log = append(s.f.log, fmt.Sprintf("t=%.1fs %s, leader n%d: %s", time.Duration(at).Seconds(), kind.name, l+1, what))
@@ -324,7 +335,7 @@ func (s *ftSchedule) transfer(l, to int) string {
 // it is deposed. Cut, a follower's forward fails at once and it waits for
 // the next leader, so the load keeps reaching every node.
 func (s *ftSchedule) transferIntoPartition(l int) string {
-	s.f.partitions++
+	s.f.intoPartition++
 	to := s.follower(l)
 	other := ftThird(l, to)
 	began := time.Now()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,22 +136,30 @@ func ftDescribeStaleReads(ops []porcupine.Operation, stale []ftStaleRead, faults
 	if len(stale) == 0 {
 		return nil
 	}
-	byNode := map[string]int{}
+	byNode, byKind := map[string]int{}, map[string]int{}
 	var worst ftStaleRead
 	var worstBehind time.Duration
 	for _, s := range stale {
 		op := ops[s.index]
 		byNode[op.Output.(ftOutput).node]++
+		byKind[faults.kindsDuring(op.Call, ftStaleSlack)]++
 		if b := time.Duration(op.Call - s.behind); b > worstBehind {
 			worst, worstBehind = s, b
 		}
 	}
-	var nodes []string
+	var nodes, kinds []string
 	for n, c := range byNode {
 		nodes = append(nodes, fmt.Sprintf("%d via %s", c, n))
 	}
+	for k, c := range byKind {
+		kinds = append(kinds, fmt.Sprintf("%d during %s", c, k))
+	}
 	slices.Sort(nodes)
-	lines := []string{fmt.Sprintf("%s; the furthest behind was sent %s after a newer revision had been seen", nodes, worstBehind.Round(time.Millisecond))}
+	slices.Sort(kinds)
+	lines := []string{
+		fmt.Sprintf("%s; the furthest behind was sent %s after a newer revision had been seen", strings.Join(nodes, ", "), worstBehind.Round(time.Millisecond)),
+		"by fault: " + strings.Join(kinds, ", "),
+	}
 	examples := []ftStaleRead{worst}
 	for _, s := range stale[:min(len(stale), 3)] {
 		if s.index != worst.index {

@@ -134,7 +134,7 @@ func TestFaultLinearizable(t *testing.T) {
 	st := rec.stats()
 	outage, outageAt := rec.longestWriteOutage()
 	t.Logf("fault test: %s of faults (seed %d), load ran %.1fs with %d clients over %d registers, nodes over mutual TLS through a proxy per link", duration, faults.seed, time.Duration(rec.now()).Seconds(), ftClientCount, len(regs))
-	t.Logf("  faults: %d rounds: %d partitions, %d leader kills, %d follower kills, %d leadership transfers", faults.rounds, faults.partitions, faults.leaderKills, faults.followerKills, faults.transfers)
+	t.Logf("  faults: %d rounds: %d partitions, %d leader kills, %d follower kills, %d leadership transfers (%d into a partition)", faults.rounds, faults.partitions, faults.leaderKills, faults.followerKills, faults.transfers, faults.intoPartition)
 	for _, line := range faults.log {
 		t.Logf("    %s", line)
 	}
@@ -155,7 +155,7 @@ func TestFaultLinearizable(t *testing.T) {
 	staleDefaults := ftCheckStaleReads(t, ops, &faults)
 	result, took, vis := ftCheckLinearizable(t, ftWithout(ops, staleDefaults))
 	t.Logf("  lost acknowledged writes: %d (%d final reads: every register through every node, with each node as the leader)", lost, rec.finalReads.Load())
-	t.Logf("  transfers into a partition after which the old leader still said it led while the new one did: %d of them, seen for up to %s", faults.splits, faults.splitLongest.Round(time.Millisecond))
+	t.Logf("  transfers into a partition: %d; after %d of them the old leader was seen to say it led while the new one did, for up to %s", faults.intoPartition, faults.splits, faults.splitLongest.Round(time.Millisecond))
 	t.Logf("  stale default reads (a deposed leader's answer, within its lease; left out of the check below): %d", len(staleDefaults))
 	for _, line := range ftDescribeStaleReads(ops, staleDefaults, &faults) {
 		t.Logf("    %s", line)

@@ -1,6 +1,9 @@
 // Package system_test drives real addrwatchd processes over loopback HTTP:
 // the whole path of a request (fasthttp, auth, raft with an fsync'd log,
-// the FSM, the account actors) with nothing faked.
+// the FSM, the account actors) with nothing faked. The fault test alone
+// runs a build of addrwatchd with -tags faultinject, so that it can put a
+// proxy of its own under every connection between two nodes
+// (fault_build_test.go, fault_proxy_test.go).
 package system_test
 
 import (

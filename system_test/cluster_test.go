@@ -21,13 +21,32 @@ func startCluster(t *testing.T, n int, extra ...string) []*server {
 // (node i of 0..n-1).
 func startClusterWith(t *testing.T, n int, extra func(i int) []string) []*server {
 	t.Helper()
+	nodes := newClusterNodes(t, n)
+	launchCluster(t, nodes, extra)
+	return nodes
+}
+
+// newClusterNodes gives n nodes their data dirs, ports and admin tokens
+// without starting them, so that a test can prepare each (its binary, its
+// environment) knowing every node's addresses; launchCluster starts them.
+func newClusterNodes(t *testing.T, n int) []*server {
+	t.Helper()
 	nodes := make([]*server, n)
-	var peers []string
 	for i := range nodes {
 		s := &server{t: t, Dir: t.TempDir(), AdminToken: fmt.Sprintf("node-%d-admin-token", i+1)}
 		s.httpAddr, s.adminAddr, s.raftAddr = freeAddr(t), freeAddr(t), freeAddr(t)
 		s.URL, s.AdminURL = "http://"+s.httpAddr, "http://"+s.adminAddr
 		nodes[i] = s
+	}
+	return nodes
+}
+
+// launchCluster starts nodes as one cluster bootstrapped from the same
+// --peers list, node i with extra(i), and waits until every one serves.
+func launchCluster(t *testing.T, nodes []*server, extra func(i int) []string) {
+	t.Helper()
+	var peers []string
+	for i, s := range nodes {
 		peers = append(peers, fmt.Sprintf("n%d=%s", i+1, s.raftAddr))
 	}
 	for i, s := range nodes {
@@ -38,7 +57,6 @@ func startClusterWith(t *testing.T, n int, extra func(i int) []string) []*server
 	for _, s := range nodes {
 		s.waitReady()
 	}
-	return nodes
 }
 
 type clusterStatus struct {

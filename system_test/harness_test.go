@@ -1,6 +1,9 @@
 // Package system_test drives real addrwatchd processes over loopback HTTP:
 // the whole path of a request (fasthttp, auth, raft with an fsync'd log,
-// the FSM, the account actors) with nothing faked.
+// the FSM, the account actors) with nothing faked. The fault test alone
+// runs a build of addrwatchd with -tags faultinject, so that it can put a
+// proxy of its own under every connection between two nodes
+// (fault_build_test.go, fault_proxy_test.go).
 package system_test
 
 import (
@@ -53,6 +56,8 @@ type server struct {
 	cmd        *exec.Cmd
 	logs       *syncBuffer // the process's stdout and stderr
 	extra      []string    // arguments a restart repeats (cluster tests)
+	binary     string      // the addrwatchd to run; "" is serverBinary
+	env        []string    // added to the test's environment ("NAME=value")
 	exited     chan struct{}
 }
 
@@ -83,7 +88,14 @@ func (s *server) launch(extraArgs ...string) {
 	args := append([]string{"--http", s.httpAddr, "--admin", s.adminAddr, "--raft", s.raftAddr, "--data", s.Dir, "--admin-token", s.AdminToken, "--limits", "off"}, extraArgs...)
 	adminBases.Store(s.AdminURL, true)
 	s.logs = &syncBuffer{}
-	s.cmd = exec.Command(serverBinary, args...)
+	binary := s.binary
+	if binary == "" {
+		binary = serverBinary
+	}
+	s.cmd = exec.Command(binary, args...)
+	if s.env != nil {
+		s.cmd.Env = append(os.Environ(), s.env...)
+	}
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatalf("start addrwatchd: %v", err)

@@ -111,6 +111,14 @@ func filesHolding(t *testing.T, dir string, re *regexp.Regexp) []string {
 // made by addrwatch cluster certs.
 func startTLSCluster(t *testing.T, n int, extra ...string) []*server {
 	t.Helper()
+	return startClusterWith(t, n, clusterTLSArgs(t, n, extra...))
+}
+
+// clusterTLSArgs makes a cluster CA and certificates for nodes n1..nn with
+// addrwatch cluster certs and returns each node's --cluster-* arguments,
+// followed by extra.
+func clusterTLSArgs(t *testing.T, n int, extra ...string) func(i int) []string {
+	t.Helper()
 	owBuildCLI(t)
 	certs := filepath.Join(t.TempDir(), "certs")
 	var ids []string
@@ -120,10 +128,10 @@ func startTLSCluster(t *testing.T, n int, extra ...string) []*server {
 	if r := owCLI(t, nil, "cluster", "certs", "--out", certs, "--nodes", strings.Join(ids, ",")); r.code != 0 {
 		t.Fatalf("addrwatch cluster certs: exit %d\n%s", r.code, r.stderr)
 	}
-	return startClusterWith(t, n, func(i int) []string {
+	return func(i int) []string {
 		return append([]string{"--cluster-ca", filepath.Join(certs, "ca.crt"),
 			"--cluster-cert", filepath.Join(certs, ids[i]+".crt"), "--cluster-key", filepath.Join(certs, ids[i]+".key")}, extra...)
-	})
+	}
 }
 
 // TestServerRefusesPlainNodeTrafficOffLoopback: a node whose raft traffic

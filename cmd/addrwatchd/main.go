@@ -68,10 +68,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
+	// Only the fault test's build (faultinject.go) reroutes node
+	// connections; this is nil otherwise.
+	nodeDial, err := nodeDialFromEnv(getenv, logger)
+	if err != nil {
+		return err
+	}
+
 	accounts := actors.NewRegistry(logger)
 	defer accounts.Shutdown()
 	node, err := cluster.Open(cluster.Config{NodeID: cfg.NodeID, RaftAddr: cfg.Raft, DataDir: cfg.Data, Peers: cfg.Peers, Logger: logger,
-		TLS: nodeTLS, Join: cfg.Join, RecoverFromSnapshot: cfg.RecoverFromSnapshot}, accounts)
+		TLS: nodeTLS, Dial: nodeDial, Join: cfg.Join, RecoverFromSnapshot: cfg.RecoverFromSnapshot}, accounts)
 	if err != nil {
 		return explainOpenError(err)
 	}

@@ -109,7 +109,10 @@ type Node struct {
 	// entry committed before its term: only then may it answer reads and
 	// accept writes (a fresh leader may still be replaying its log).
 	leaderReady atomic.Bool
-	leaderCh    chan bool
+	// transfers counts the leadership transfers this leader is making: a
+	// leader handing over serves nothing meanwhile (operations.go).
+	transfers atomic.Int32
+	leaderCh  chan bool
 	done        chan struct{}
 	check       *leaderCheck
 	contacts    *peerContacts // which peers answer this node while it leads
@@ -251,6 +254,12 @@ func (n *Node) Leader() (string, bool) {
 
 // serving reports whether this node may answer reads and accept writes.
 func (n *Node) serving() bool {
+	return n.leads() && n.transfers.Load() == 0
+}
+
+// leads reports whether this node leads and has applied its log, whether
+// or not it is handing leadership over.
+func (n *Node) leads() bool {
 	return n.leaderReady.Load() && n.raft.State() == raft.Leader
 }
 
@@ -306,7 +315,7 @@ func (n *Node) WaitForLeader(ctx context.Context) error {
 // on the leader itself that includes having replayed its log.
 func (n *Node) HasLeader() bool {
 	if n.raft.State() == raft.Leader {
-		return n.serving()
+		return n.leads()
 	}
 	addr, _ := n.raft.LeaderWithID()
 	return addr != ""

@@ -19,10 +19,23 @@ import (
 
 // TransferLeadership hands leadership to another voter (to id when given,
 // else raft's pick) and waits for it.
+//
+// This node stops serving reads and writes before it asks raft to hand
+// over, and serves again only if the transfer fails. A default read rests
+// on the leader's lease: a deposed leader answers only until it has missed
+// a quorum's heartbeats for LeaderLeaseTimeout, which is shorter than any
+// election. A transfer elects its target at once, inside that lease, so a
+// leader cut off from the cluster right after it asked for one would
+// otherwise go on answering default reads from state the new leader has
+// moved past (the fault test's transfer into a partition saw reads up to
+// 150 ms stale). Requests that arrive meanwhile wait for the new leader as
+// during an election, and are forwarded to it.
 func (n *Node) TransferLeadership(id string) error {
 	if n.raft.State() != raft.Leader {
 		return ErrNotLeader
 	}
+	n.transfers.Add(1)
+	defer n.transfers.Add(-1)
 	if id == "" {
 		return n.raft.LeadershipTransfer().Error()
 	}

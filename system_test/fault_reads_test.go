@@ -22,8 +22,9 @@ import (
 // before the read was sent. Each revision is one applied write, so that
 // is the plain definition, needing no search. The fault test checks the
 // history with the stale default reads left out, fails on a stale default
-// read sent while no partition was in effect, and reports the others: how
-// many, how far behind, and during which faults.
+// read sent while no partition was in effect or around a leadership
+// transfer (the old leader stops serving before it hands over), and
+// reports the others: how many, how far behind, and during which faults.
 
 // ftStaleRead is a read that returned a revision below one already seen.
 type ftStaleRead struct {
@@ -93,8 +94,10 @@ func ftWithout(ops []porcupine.Operation, drop []ftStaleRead) []porcupine.Operat
 
 // ftCheckStaleReads fails the test for every stale linearizable read, and
 // for every stale default read sent when no fault was in effect (nor had
-// healed less than ftStaleSlack before): a deposed leader can believe it
-// leads only while a partition hides the new leader from it. It returns
+// healed less than ftStaleSlack before), or around a leadership transfer:
+// a deposed leader can believe it leads only while a partition hides the
+// new leader from it, and one that hands leadership over stops serving
+// first. It returns
 // the stale default reads, which the linearizability check leaves out and
 // the log reports.
 func ftCheckStaleReads(t *testing.T, ops []porcupine.Operation, faults *ftFaults) []ftStaleRead {
@@ -109,6 +112,12 @@ func ftCheckStaleReads(t *testing.T, ops []porcupine.Operation, faults *ftFaults
 			t.Errorf("a stale linearizable read: %s", ftDescribeStaleRead(op, s, during))
 		case during == ftNoFault:
 			t.Errorf("a stale default read outside any partition: %s", ftDescribeStaleRead(op, s, during))
+			defaults = append(defaults, s)
+		case strings.Contains(faults.kindsDuring(op.Call, ftStaleSlack), "leadership transfer"):
+			// A transfer elects its target inside the old leader's lease,
+			// so the old leader must stop serving before it hands over
+			// (cluster.Node.TransferLeadership).
+			t.Errorf("a stale default read around a leadership transfer: %s", ftDescribeStaleRead(op, s, during))
 			defaults = append(defaults, s)
 		default:
 			defaults = append(defaults, s)

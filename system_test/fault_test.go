@@ -505,6 +505,9 @@ type ftClient struct {
 	seq     int
 	refresh bool // re-read its own register before the next write
 	final   bool // the checker's reads after the load
+	// failure describes the last read that failed (node, time taken and
+	// why), for the checker's report when a register cannot be read.
+	failure string
 }
 
 func (c *ftClient) stopped() bool {
@@ -656,6 +659,7 @@ func (c *ftClient) read(reg *ftRegister, consistency string) (ftOutput, bool) {
 	status, answer, node, err := c.send("GET", reg, ftFilter(reg), nil, consistency)
 	ret := c.rec.now()
 	if err != nil || status == http.StatusServiceUnavailable {
+		c.failure = fmt.Sprintf("via %s after %s: status %d %s, err %v", node, time.Duration(ret-call).Round(time.Millisecond), status, answer, err)
 		c.rec.readsFailed.Add(1)
 		return ftOutput{}, false
 	}
@@ -795,7 +799,7 @@ func ftReadOnEveryLeader(t *testing.T, nodes []*server, regs []*ftRegister, rec 
 				out, answered := checker.read(reg, "linearizable")
 				for ; !answered; out, answered = checker.read(reg, "linearizable") {
 					if time.Now().After(deadline) {
-						t.Fatalf("register %d could not be read with %s leading", reg.index, id)
+						t.Fatalf("register %d could not be read with %s leading; the last failure: %s", reg.index, id, checker.failure)
 					}
 					time.Sleep(50 * time.Millisecond)
 				}

@@ -113,9 +113,9 @@ type Node struct {
 	// leader handing over serves nothing meanwhile (operations.go).
 	transfers atomic.Int32
 	leaderCh  chan bool
-	done        chan struct{}
-	check       *leaderCheck
-	contacts    *peerContacts // which peers answer this node while it leads
+	done      chan struct{}
+	check     *leaderCheck
+	contacts  *peerContacts // which peers answer this node while it leads
 }
 
 // Open starts the node: opens the stores, restores the latest snapshot and

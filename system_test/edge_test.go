@@ -503,15 +503,8 @@ func TestEdgeRestoreChecksTheTokenBeforeTheBody(t *testing.T) {
 // follower, which streams it on to the leader.
 func TestEdgeRestoreThroughAFollower(t *testing.T) {
 	nodes := startCluster(t, 3)
-	leaderID := statusOf(t, nodes[0]).Leader
-	var leader, follower *server
-	for i, n := range nodes {
-		if fmt.Sprintf("n%d", i+1) == leaderID {
-			leader = n
-		} else {
-			follower = n
-		}
-	}
+	leader, followers := leaderAndFollowers(t, nodes)
+	follower := followers[0]
 	a := leader.createAccount(t, "base")
 	key := leader.createKey(t, a, "write")
 	backup := do(t, "GET", leader.AdminURL+"/admin/v1/backup", leader.AdminToken, nil)

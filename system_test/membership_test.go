@@ -86,20 +86,9 @@ func answering(t *testing.T, leader *server, id string) bool {
 func TestClusterRecoverAfterLostQuorum(t *testing.T) {
 	owBuildCLI(t)
 	nodes := startCluster(t, 3)
-	leaderID := statusOf(t, nodes[0]).Leader
-	var leader *server
-	var followers []*server
-	for i, s := range nodes {
-		if fmt.Sprintf("n%d", i+1) == leaderID {
-			leader = s
-		} else {
-			followers = append(followers, s)
-		}
-	}
-	if leader == nil {
-		t.Fatalf("no leader among n1..n3: %q", leaderID)
-	}
+	leader, followers := leaderAndFollowers(t, nodes)
 	idOf := func(s *server) string { return s.extra[1] }
+	leaderID := idOf(leader)
 
 	a := leader.createAccount(t, "base")
 	key := leader.createKey(t, a, "write")

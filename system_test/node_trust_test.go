@@ -84,6 +84,20 @@ func leaderOf(t *testing.T, nodes []*server) *server {
 	return nil
 }
 
+// leaderAndFollowers splits nodes into the leader the cluster reports and
+// the others.
+func leaderAndFollowers(t *testing.T, nodes []*server) (*server, []*server) {
+	t.Helper()
+	leader := leaderOf(t, nodes)
+	var followers []*server
+	for _, s := range nodes {
+		if s != leader {
+			followers = append(followers, s)
+		}
+	}
+	return leader, followers
+}
+
 // filesHolding lists the regular files under dir whose bytes match re.
 func filesHolding(t *testing.T, dir string, re *regexp.Regexp) []string {
 	t.Helper()

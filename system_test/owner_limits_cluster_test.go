@@ -19,17 +19,8 @@ import (
 // forwarding node, the second client would share the first one's back-off.
 func TestOwnerBackOffThroughAFollowerIsPerClient(t *testing.T) {
 	nodes := startCluster(t, 3)
-	leaderID := statusOf(t, nodes[0]).Leader
-	var follower *server
-	for i, s := range nodes {
-		if "n"+string(rune('1'+i)) != leaderID {
-			follower = s
-			break
-		}
-	}
-	if follower == nil {
-		t.Fatalf("no follower; the leader is %q", leaderID)
-	}
+	_, followers := leaderAndFollowers(t, nodes)
+	follower := followers[0]
 	attacked := follower.createAccount(t, "base")
 	other := follower.createAccount(t, "base")
 	attacker, owner := clientFrom(t, "127.0.0.2"), clientFrom(t, "127.0.0.3")

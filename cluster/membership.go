@@ -77,13 +77,9 @@ func serverStatus(s raft.Server, leader raft.ServerID) ServerStatus {
 // RemoveServer removes the member id, unless the voters left could not
 // reach a quorum with the nodes that are up. Only the leader can.
 func (n *Node) RemoveServer(id string) error {
-	cfg, index, err := n.membership()
+	cfg, index, i, err := n.memberOf(id)
 	if err != nil {
 		return err
-	}
-	i := slices.IndexFunc(cfg.Servers, func(s raft.Server) bool { return string(s.ID) == id })
-	if i < 0 {
-		return fmt.Errorf("%w: no server %q in the cluster", ErrUnknownServer, id)
 	}
 	after := slices.Delete(slices.Clone(cfg.Servers), i, i+1)
 	if err := n.quorumAfter("removing "+id, after); err != nil {
@@ -93,16 +89,12 @@ func (n *Node) RemoveServer(id string) error {
 }
 
 // Promote makes the non-voter id a voter, unless the voters with it could
-// not reach a quorum with the nodes that are up. Only the leader can.
-// Deciding when a new node has caught up enough to vote is the caller's.
+// not reach a quorum with the nodes that are up. Only the leader can; it
+// does so by itself once a new node has caught up (promote.go).
 func (n *Node) Promote(id string) error {
-	cfg, index, err := n.membership()
+	cfg, index, i, err := n.memberOf(id)
 	if err != nil {
 		return err
-	}
-	i := slices.IndexFunc(cfg.Servers, func(s raft.Server) bool { return string(s.ID) == id })
-	if i < 0 {
-		return fmt.Errorf("%w: no server %q in the cluster", ErrUnknownServer, id)
 	}
 	if cfg.Servers[i].Suffrage == raft.Voter {
 		return fmt.Errorf("%w: node %s is already a voter", ErrMemberConflict, id)
@@ -126,6 +118,20 @@ func (n *Node) membership() (raft.Configuration, uint64, error) {
 		return raft.Configuration{}, 0, err
 	}
 	return future.Configuration(), future.Index(), nil
+}
+
+// memberOf returns the latest configuration on the leader, its index, and
+// where id is among its servers; an unknown id is ErrUnknownServer.
+func (n *Node) memberOf(id string) (raft.Configuration, uint64, int, error) {
+	cfg, index, err := n.membership()
+	if err != nil {
+		return raft.Configuration{}, 0, 0, err
+	}
+	i := slices.IndexFunc(cfg.Servers, func(s raft.Server) bool { return string(s.ID) == id })
+	if i < 0 {
+		return raft.Configuration{}, 0, 0, fmt.Errorf("%w: no server %q in the cluster", ErrUnknownServer, id)
+	}
+	return cfg, index, i, nil
 }
 
 // changed translates the outcome of a configuration change that was

@@ -108,13 +108,19 @@ func startNodeWith(t testing.TB, cfg Config) *testNode {
 	}
 	tn := &testNode{t: t, dir: cfg.DataDir, addr: cfg.RaftAddr, node: n, accounts: accounts}
 	t.Cleanup(tn.close)
+	tn.awaitLeading()
+	return tn
+}
+
+// awaitLeading waits until the node leads and has applied its log.
+func (tn *testNode) awaitLeading() {
+	tn.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	if err := n.WaitForLeader(ctx); err != nil {
-		t.Fatalf("WaitForLeader: %v", err)
+	if err := tn.node.WaitForLeader(ctx); err != nil {
+		tn.t.Fatalf("WaitForLeader: %v", err)
 	}
 	tn.settle()
-	return tn
 }
 
 // settle waits until every entry in the log has applied. A node that has

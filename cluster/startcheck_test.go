@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -98,12 +97,7 @@ func TestOpenRefusesALostLog(t *testing.T) {
 			}
 			tn := &testNode{t: t, dir: dir, addr: addr, node: n, accounts: accounts}
 			t.Cleanup(tn.close)
-			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-			defer cancel()
-			if err := n.WaitForLeader(ctx); err != nil {
-				t.Fatalf("WaitForLeader: %v", err)
-			}
-			tn.settle()
+			tn.awaitLeading()
 			if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), fmt.Sprintf("index=%d term=%d", list[0].Index, list[0].Term)) {
 				t.Errorf("no warning naming the snapshot; log:\n%s", logs.String())
 			}

@@ -2,6 +2,7 @@ package httpd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -45,6 +46,25 @@ var (
 	csvCardHeader     = []string{"time", "confirmed", "block_height", "txid", "direction", "amount_sat", "fee_sat", "note"}
 	csvCombinedHeader = []string{"time", "confirmed", "block_height", "card_id", "card_name", "txid", "direction", "amount_sat", "fee_sat", "note"}
 )
+
+// historyCSVWriteTimeout is the time the answer to a download may take to
+// write, in place of the edge's writeTimeout: fasthttp sets the write
+// deadline once per response, and a full extended history may need a few
+// hundred upstream pages. Only the owner's own credential gets past the
+// first bytes, so the longer hold is not open to anyone.
+const historyCSVWriteTimeout = 10 * time.Minute
+
+// isHistoryCSV reports whether a request is one of the owner API's History
+// CSV downloads (headerReceived gives it historyCSVWriteTimeout).
+func isHistoryCSV(method, requestURI []byte) bool {
+	path, _, _ := bytes.Cut(requestURI, []byte("?"))
+	if !bytes.Equal(method, []byte(fasthttp.MethodGet)) {
+		return false
+	}
+	card, isCard := bytes.CutPrefix(path, []byte(ownerPrefix+"/history/cards/"))
+	return bytes.Equal(path, []byte(ownerPrefix+"/history.csv")) ||
+		isCard && bytes.Count(card, []byte("/")) == 1 && bytes.HasSuffix(card, []byte("/transactions.csv"))
+}
 
 func (s *Server) registerHistoryCSV(r routeAdder) {
 	r.GET(ownerPrefix+"/history.csv", s.ownerHistoryCSV(false))

@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -523,4 +524,35 @@ func TestHistoryCSVFileNamePart(t *testing.T) {
 			t.Errorf("fileNamePart(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// A download may take longer to write than the edge's write timeout (a full
+// history is hundreds of upstream pages); nothing else may.
+func TestHistoryCSVWriteTimeout(t *testing.T) {
+	for uri, want := range map[string]time.Duration{
+		"/owner/v1/history.csv":                            historyCSVWriteTimeout,
+		"/owner/v1/history.csv?x=1":                        historyCSVWriteTimeout,
+		"/owner/v1/history/cards/abc/transactions.csv":     historyCSVWriteTimeout,
+		"/owner/v1/history/cards/abc/transactions":         0,
+		"/owner/v1/history/cards/a/b/transactions.csv":     0,
+		"/owner/v1/history":                                0,
+		"/v1/history.csv":                                  0,
+		"/owner/v1/portfolio/cards/x/history/transactions": 0,
+	} {
+		if got := csvWriteTimeoutOf(t, "GET", uri); got != want {
+			t.Errorf("GET %s: write timeout %s, want %s", uri, got, want)
+		}
+	}
+	if got := csvWriteTimeoutOf(t, "POST", "/owner/v1/history.csv"); got != 0 {
+		t.Errorf("POST: write timeout %s", got)
+	}
+}
+
+func csvWriteTimeoutOf(t *testing.T, method, uri string) time.Duration {
+	t.Helper()
+	var h fasthttp.RequestHeader
+	if err := h.Read(bufio.NewReader(strings.NewReader(method + " " + uri + " HTTP/1.1\r\nHost: x\r\n\r\n"))); err != nil {
+		t.Fatal(err)
+	}
+	return headerReceived(&h, false).WriteTimeout
 }

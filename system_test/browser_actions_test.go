@@ -3,8 +3,9 @@ package system_test
 // The page helpers of a browser tab (newBrowser in browser_test.go). Each
 // runs within browserActionTimeout, fails the test when its action fails,
 // and then checks the dialog guard, so that a dialog fails the step that
-// opened it. Helpers that can change the page keep a screenshot of the
-// result, which a failing test saves.
+// opened it. The helpers that load a page (open, submit) keep a
+// screenshot of it, which a failing test saves; a screenshot costs 0.1 to
+// 1 s of the 2-core machine, too much to take after every click.
 
 import (
 	"context"
@@ -15,24 +16,31 @@ import (
 	"strings"
 
 	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/chromedp"
 )
 
-// run runs one action that returns a value, within the action timeout; an
-// error fails the test with the step's name.
-func run[T any](b *browserTab, step string, action chromedp.Action[T]) T {
+// within runs one step of the test on the tab's context, bounded by the
+// action timeout; an error fails the test with the step's name, and so
+// does a dialog the step opened.
+func within[T any](b *browserTab, step string, f func(ctx context.Context) (T, error)) T {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, browserActionTimeout)
 	defer cancel()
-	v, err := chromedp.Run(ctx, action)
+	v, err := f(ctx)
+	b.checkDialogs(step)
 	if err != nil {
-		b.checkDialogs(step)
 		b.t.Fatalf("browser: %s: %v", step, err)
 	}
-	b.checkDialogs(step)
 	return v
+}
+
+// run runs one action that returns a value, as one step.
+func run[T any](b *browserTab, step string, action chromedp.Action[T]) T {
+	b.t.Helper()
+	return within(b, step, func(ctx context.Context) (T, error) { return chromedp.Run(ctx, action) })
 }
 
 // do runs actions that return nothing, as one step.
@@ -61,9 +69,7 @@ func (b *browserTab) waitVisible(selector string) {
 // waiting for a page load (use submit for a click that loads a page).
 func (b *browserTab) click(selector string) {
 	b.t.Helper()
-	step := "click " + selector
-	b.do(step, chromedp.Click(chromedp.CSS(selector)))
-	b.shoot(step)
+	b.do("click "+selector, chromedp.Click(chromedp.CSS(selector)))
 }
 
 // submit clicks the element matching the CSS selector (a submit button, a
@@ -71,7 +77,7 @@ func (b *browserTab) click(selector string) {
 func (b *browserTab) submit(selector string) (status int64) {
 	b.t.Helper()
 	step := "submit " + selector
-	resp := run(b, step, func(ctx context.Context, _ *chromedp.Target) (*network.Response, error) {
+	resp := within(b, step, func(ctx context.Context) (*network.Response, error) {
 		return chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(selector)))
 	})
 	b.shoot(step)
@@ -158,7 +164,7 @@ func (b *browserTab) location() string {
 // flags the browser stored (HTTPOnly, Secure, SameSite, Expires).
 func (b *browserTab) cookies() []*network.Cookie {
 	b.t.Helper()
-	return run(b, "read the cookies", func(ctx context.Context, _ *chromedp.Target) ([]*network.Cookie, error) {
+	return within(b, "read the cookies", func(ctx context.Context) ([]*network.Cookie, error) {
 		res, err := chromedp.CallBrowser(ctx, storage.GetCookies, storage.GetCookiesParams{BrowserContextID: b.contextID})
 		return res.Cookies, err
 	})
@@ -179,13 +185,12 @@ func (b *browserTab) cookie(name string) *network.Cookie {
 // that site had set it: a forged or expired session, for example.
 func (b *browserTab) setCookie(url, name, value string) {
 	b.t.Helper()
-	b.do("set cookie "+name, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
-		_, err := chromedp.CallBrowser(ctx, storage.SetCookies, storage.SetCookiesParams{
+	within(b, "set cookie "+name, func(ctx context.Context) (cdp.Empty, error) {
+		return chromedp.CallBrowser(ctx, storage.SetCookies, storage.SetCookiesParams{
 			Cookies:          []*network.CookieParam{{Name: name, Value: value, URL: url}},
 			BrowserContextID: b.contextID,
 		})
-		return err
-	}))
+	})
 }
 
 // download clicks the element matching the CSS selector, which must start

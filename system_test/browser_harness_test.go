@@ -26,8 +26,8 @@ import (
 // error.
 func TestBrowserReadsTheAgentDocs(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
 	b := newBrowser(t)
+	s := startServer(t)
 	if status := b.open(s.URL + "/v1/docs"); status != http.StatusOK {
 		t.Fatalf("GET /v1/docs in the browser: status %d", status)
 	}

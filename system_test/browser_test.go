@@ -236,15 +236,14 @@ func (b *browserTab) allowDownloads() {
 		b.t.Fatal(err)
 	}
 	b.downloads = dir
-	b.do("allow downloads", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
-		_, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+	within(b, "allow downloads", func(ctx context.Context) (cdp.Empty, error) {
+		return chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
 			Behavior:         browser.SetDownloadBehaviorBehaviorAllowAndName,
 			BrowserContextID: b.contextID,
 			DownloadPath:     dir,
 			EventsEnabled:    new(true),
 		})
-		return err
-	}))
+	})
 }
 
 // finish runs when the test ends, with the tab still open: it reports the
@@ -306,8 +305,8 @@ func (b *browserTab) saveScreenshots() {
 	b.t.Logf("screenshots of the pages this test visited: %s", dir)
 }
 
-// shoot keeps a full-page screenshot of the page after a step that can
-// change it, for saveScreenshots. A failed capture is not the test's
+// shoot keeps a full-page screenshot of the page a step loaded, for
+// saveScreenshots. A failed capture is not the test's
 // failure, so it is only logged.
 func (b *browserTab) shoot(step string) {
 	ctx, cancel := context.WithTimeout(b.ctx, browserActionTimeout)

@@ -68,7 +68,7 @@ type browserTab struct {
 	downloads string // where this tab's downloads land
 
 	mu       sync.Mutex
-	dialogs  []string                 // unexpected dialogs, not yet reported
+	dialogs  []string                 // unexpected dialogs; those from index reported on are news
 	expected *dialogExpectation       // the dialog the test said comes next
 	console  []string                 // console errors, exceptions and CSP violations
 	marks    map[string]chan struct{} // console barriers (flushConsole)
@@ -112,7 +112,7 @@ func newBrowser(t testing.TB) *browserTab {
 	// The first Run creates the tab and binds it to ctx, so it must run on
 	// ctx itself and not on a context with a deadline; within the bound.
 	if err := withinTimeout(browserStartTimeout, cancel, func() error { return chromedp.Do(ctx) }); err != nil {
-		t.Fatalf("open a browser tab: %v", err)
+		t.Fatalf("open a browser tab: %v\nchromium's last output:\n%s", err, lastLines(sharedBrowser.output.String(), 20))
 	}
 	c := chromedp.FromContext(ctx)
 	b.contextID, b.targetID = c.BrowserContextID, string(c.Target.TargetID)

@@ -122,6 +122,9 @@ func headerReceived(h *fasthttp.RequestHeader, admin bool) fasthttp.RequestConfi
 		return fasthttp.RequestConfig{}
 	}
 	if !admin {
+		if isHistoryCSV(h.Method(), h.RequestURI()) {
+			return fasthttp.RequestConfig{WriteTimeout: historyCSVWriteTimeout}
+		}
 		return fasthttp.RequestConfig{}
 	}
 	config := fasthttp.RequestConfig{MaxRequestBodySize: 1}

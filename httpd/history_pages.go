@@ -114,15 +114,16 @@ func exportFor(plan actors.Plan, w historyWindow, complete, preview, ceiling boo
 	return e
 }
 
-// pagesFor fetches the first page of several cards at once.
-func (s *Server) pagesFor(c context.Context, cards []actors.HistoryCardView, plan actors.Plan, w historyWindow, force bool) []cardPage {
+// pagesFor fetches the first page, of up to limit transactions, of several
+// cards at once.
+func (s *Server) pagesFor(c context.Context, cards []actors.HistoryCardView, plan actors.Plan, w historyWindow, limit int, force bool) []cardPage {
 	pages := make([]cardPage, len(cards))
 	var wg sync.WaitGroup
 	for i, card := range cards {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pages[i] = s.pageFor(c, card.Address, plan, w, 0, combinedTxsMax, force)
+			pages[i] = s.pageFor(c, card.Address, plan, w, 0, limit, force)
 		}()
 	}
 	wg.Wait()

@@ -275,7 +275,7 @@ func (s *Server) combinedHistory(ctx *fasthttp.RequestCtx, aud audience) *actors
 	}
 	hc := res.Body.(actors.HistoryCardsView)
 	w := windowAt(s.now())
-	pages := s.pagesFor(c, hc.Cards, hc.Plan, w, force)
+	pages := s.pagesFor(c, hc.Cards, hc.Plan, w, combinedTxsMax, force)
 	v := combinedView{Cards: make([]combinedCardView, len(hc.Cards)), Complete: true}
 	lists := make([][]chain.Tx, len(pages))
 	allQuiet := true // no included card has activity in the window

@@ -64,6 +64,7 @@ func (s *Server) registerOwner(r routeAdder) {
 		}})
 	})
 	s.registerResources(r, ownerPrefix, audienceOwner)
+	s.registerHistoryCSV(r)
 }
 
 // noBody is the payload builder of a route whose request has no body.

@@ -30,6 +30,9 @@ var siteNotices = map[string]string{
 	"expired":    "Your session has ended. Sign in again.",
 }
 
+// siteDownloadsPrefix is where the site's downloads are.
+const siteDownloadsPrefix = "/downloads"
+
 func (s *Server) registerSite(r routeAdder) {
 	r.GET("/", s.home)
 	r.POST("/sign-in", s.signInForm)
@@ -47,10 +50,10 @@ func (s *Server) registerSite(r routeAdder) {
 	r.GET("/settings/delete", s.signedIn(s.deletePage))
 	r.POST("/settings/delete", s.signedIn(s.deleteForm))
 	r.GET("/downloads", s.signedIn(s.downloadsPage))
-	r.GET("/downloads/history.csv", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	r.GET(siteDownloadsPrefix+"/history.csv", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.serveHistoryCSV(ctx, sess.cred, "")
 	}))
-	r.GET("/downloads/cards/{card_id}/transactions.csv", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	r.GET(siteDownloadsPrefix+"/history/cards/{card_id}/transactions.csv", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.serveHistoryCSV(ctx, sess.cred, pathParam(ctx, "card_id"))
 	}))
 	r.GET("/assets/{file}", siteAssets())

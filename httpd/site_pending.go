@@ -10,9 +10,6 @@ import (
 	"github.com/addrwatch/addrwatch/actors"
 )
 
-func (s *Server) serveHistoryCSV(ctx *fasthttp.RequestCtx, cred actors.Credential, cardID string) {
-	writeError(ctx, actors.Errorf(actors.CodeNotFound, "not yet"))
-}
 
 func (s *Server) requestIsHTTPS(ctx *fasthttp.RequestCtx) bool { return ctx.IsTLS() }
 

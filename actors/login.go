@@ -90,3 +90,22 @@ func (p *SetLogin) apply(a *Account, c *Command, _ Level) Result {
 type LoginView struct {
 	Login string `json:"login"`
 }
+
+// AccountQuery is the owner's GET /owner/v1/account: the account's id,
+// login and plan.
+type AccountQuery struct{}
+
+// AccountView is the body of GET /owner/v1/account. Login is empty for an
+// account that has none yet.
+type AccountView struct {
+	AccountID string `json:"account_id"`
+	Login     string `json:"login"`
+	Plan      Plan   `json:"plan"`
+}
+
+func (AccountQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
+	if who.isAgent() {
+		return fail(Errorf(CodeForbidden, "API keys cannot manage the account"))
+	}
+	return ok(AccountView{AccountID: a.ID, Login: a.Login, Plan: a.Plan})
+}

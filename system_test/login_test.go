@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 )
 
 // lgCreate creates an account with a login through the admin API.
@@ -14,10 +15,14 @@ func lgCreate(t testing.TB, s *server, login string) response {
 }
 
 // lgSignIn posts a sign-in by login, from the client ip (through the
-// trusted proxy header).
+// trusted proxy header) unless ip is empty.
 func lgSignIn(t testing.TB, s *server, login, password, ip string) response {
 	t.Helper()
-	return do(t, "POST", s.URL+"/owner/v1/sessions", "", map[string]any{"login": login, "password": password}, olFrom(ip)...)
+	var from []string
+	if ip != "" {
+		from = olFrom(ip)
+	}
+	return do(t, "POST", s.URL+"/owner/v1/sessions", "", map[string]any{"login": login, "password": password}, from...)
 }
 
 // A login end to end: created with the account, unique without regard to
@@ -102,4 +107,35 @@ func TestLoginSignInBacksOff(t *testing.T) {
 			t.Fatalf("%s: Retry-After %d, past the login's 2 s cap", login, wait)
 		}
 	}
+}
+
+// On a cluster a sign-in by login works through any node (a follower
+// forwards it), and the login index is replicated state: after the leader
+// dies, the new leader knows the changed login and has forgotten the old.
+func TestLoginOnAClusterSurvivesFailover(t *testing.T) {
+	nodes := startCluster(t, 3)
+	leader, followers := leaderAndFollowers(t, nodes)
+	const password = "correct horse battery"
+	r := lgCreate(t, followers[0], "Carol")
+	expect(t, r, http.StatusCreated, "")
+	owner := owString(t, r.JSON(t), "owner_secret")
+	for _, s := range nodes {
+		expect(t, lgSignIn(t, s, "carol", password, ""), http.StatusCreated, "")
+	}
+	r = do(t, "PUT", followers[1].URL+"/owner/v1/login", owner, map[string]any{"login": "Carol2", "current_password": password})
+	expect(t, r, http.StatusOK, "")
+
+	leader.kill()
+	// The first sign-in after the kill waits for the new leader.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		r = lgSignIn(t, followers[0], "CAROL2", password, "")
+		if r.Status != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	expect(t, r, http.StatusCreated, "")
+	owExpectError(t, lgSignIn(t, followers[1], "carol", password, ""), http.StatusUnauthorized, "UNAUTHORIZED", "wrong login or password")
+	owExpectError(t, lgCreate(t, followers[1], "carol2"), http.StatusConflict, "CONFLICT", "that login is taken")
 }

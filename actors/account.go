@@ -12,6 +12,7 @@ import (
 // so that anything rendered from them has one order on every node.
 type Account struct {
 	ID               string     `json:"id"`
+	Login            string     `json:"login,omitempty"` // as the owner typed it; unique across accounts, case-insensitively
 	Plan             Plan       `json:"plan"`
 	OwnerSecretHash  Hash       `json:"owner_secret_hash"`
 	OwnerSecretEpoch uint64     `json:"owner_secret_epoch"` // bumped by each rotation

@@ -20,7 +20,8 @@ type accountActor struct {
 type applyMsg struct {
 	cmds    []*Command
 	results []Result
-	gone    bool // after the commands the account does not exist (never created, or deleted)
+	gone    bool   // after the commands the account does not exist (never created, or deleted)
+	login   string // after the commands, the account's login (for the registry's login index)
 	done    *sync.WaitGroup
 }
 
@@ -47,6 +48,9 @@ func (s *accountActor) Receive(ctx actor.Context) {
 			s.state, msg.results[i] = safeApply(s.state, c)
 		}
 		msg.gone = s.state == nil || s.state.Deleted
+		if !msg.gone {
+			msg.login = s.state.Login
+		}
 		msg.done.Done()
 	case *queryMsg:
 		msg.reply <- s.safeQuery(msg)

@@ -31,6 +31,7 @@ const (
 	KindCompactSheet        Kind = 24
 	KindPutNote             Kind = 25
 	KindDeleteNote          Kind = 26
+	KindSetLogin            Kind = 27
 )
 
 // Command is one replicated change to one account. Everything apply needs
@@ -109,6 +110,8 @@ func NewPayload(k Kind) (Payload, bool) {
 		return &PutNote{}, true
 	case KindDeleteNote:
 		return &DeleteNote{}, true
+	case KindSetLogin:
+		return &SetLogin{}, true
 	}
 	return nil, false
 }

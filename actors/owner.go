@@ -16,6 +16,12 @@ type CreateAccount struct {
 	OwnerSecretHash Hash   `json:"owner_secret_hash"`
 	PasswordHash    string `json:"password_hash"`
 	FirstSpaceID    string `json:"first_space_id"`
+	// Login is the owner's login, if one was given. Entries written before
+	// logins existed carry none and create an account without one.
+	Login string `json:"login,omitempty"`
+
+	// loginTaken is set by the registry, as on SetLogin (login.go).
+	loginTaken bool
 }
 
 func (*CreateAccount) Kind() Kind { return KindCreateAccount }
@@ -36,8 +42,17 @@ func newAccount(c *Command, p *CreateAccount) (*Account, Result) {
 	if c.Account == "" || p.FirstSpaceID == "" || p.PasswordHash == "" {
 		return nil, fail(Errorf(CodeValidation, "account id, first space id and password hash are required"))
 	}
+	if p.Login != "" {
+		if err := ValidateLogin(p.Login); err != nil {
+			return nil, fail(err)
+		}
+		if p.loginTaken {
+			return nil, fail(errLoginTaken)
+		}
+	}
 	a := &Account{
 		ID:              c.Account,
+		Login:           p.Login,
 		Plan:            p.Plan,
 		OwnerSecretHash: p.OwnerSecretHash,
 		PasswordHash:    p.PasswordHash,
@@ -49,13 +64,14 @@ func newAccount(c *Command, p *CreateAccount) (*Account, Result) {
 	// The first Space exists before any owner grant, so it starts at none.
 	a.Spaces = []*Space{{ID: p.FirstSpaceID, Version: a.nextVersion(), Type: SpaceBitcoin, Name: firstSpaceName, Grant: LevelNone, Cards: []*Card{}, CreatedAt: c.At}}
 	a.BookmarkRevision = a.Seq
-	return a, created(AccountCreatedView{AccountID: a.ID, Plan: a.Plan})
+	return a, created(AccountCreatedView{AccountID: a.ID, Login: a.Login, Plan: a.Plan})
 }
 
 // AccountCreatedView is the body of a created account; the edge adds the
 // owner secret, which only it ever holds in plaintext.
 type AccountCreatedView struct {
 	AccountID string `json:"account_id"`
+	Login     string `json:"login,omitempty"`
 	Plan      Plan   `json:"plan"`
 }
 

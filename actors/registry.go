@@ -21,6 +21,8 @@ type Registry struct {
 
 	mu       sync.RWMutex
 	accounts map[string]*actor.PID
+
+	logins *loginIndex // the logins in use (logins.go)
 }
 
 // accountThroughput is how many messages an account's mailbox handles
@@ -56,6 +58,7 @@ func NewRegistry(logger *slog.Logger) *Registry {
 		props:    accountProps(nil),
 		log:      logger,
 		accounts: map[string]*actor.PID{},
+		logins:   newLoginIndex(),
 	}
 }
 
@@ -67,10 +70,19 @@ func accountProps(state *Account) *actor.Props {
 }
 
 // ApplyBatch applies commands in log order and returns one result each.
-// Commands are grouped by account: each group goes to its account's actor
-// in order (on this goroutine when its mailbox is idle; see NewRegistry).
+// The batch is cut before each command that reads the login index
+// (logins.go); within a run, commands are grouped by account: each group
+// goes to its account's actor in order (on this goroutine when its mailbox
+// is idle; see NewRegistry).
 func (r *Registry) ApplyBatch(cmds []*Command) []Result {
 	results := make([]Result, len(cmds))
+	r.applyInRuns(cmds, results, r.applyGroups)
+	return results
+}
+
+// applyGroups applies one run of commands, its accounts in parallel, and
+// settles the login index from the accounts' logins after it.
+func (r *Registry) applyGroups(cmds []*Command, results []Result) {
 	type group struct {
 		pid     *actor.PID
 		cmds    []*Command
@@ -117,13 +129,13 @@ func (r *Registry) ApplyBatch(cmds []*Command) []Result {
 		for j, idx := range g.indexes {
 			results[idx] = msgs[i].results[j]
 		}
+		r.logins.settle(id, msgs[i].login, msgs[i].gone)
 		// A deleted account, or one whose creation failed, leaves no
 		// actor behind (snapshots never see an empty account).
 		if msgs[i].gone {
 			r.remove(id)
 		}
 	}
-	return results
 }
 
 // lookupOrSpawn returns the account's actor, spawning one for an account
@@ -250,8 +262,12 @@ func (r *Registry) Visit(fn func(a *Account) (*Account, error), timeout time.Dur
 	return nil
 }
 
-// Restore replaces every account with the given ones (a snapshot restore).
+// Restore replaces every account with the given ones (a snapshot restore)
+// and rebuilds the login index from their logins.
 func (r *Registry) Restore(accounts []*Account) {
+	for _, id := range r.logins.rebuild(accounts) {
+		r.log.Error("restored account shares its login with an earlier account; it cannot sign in by login", "account", id)
+	}
 	r.mu.Lock()
 	old := r.accounts
 	r.accounts = make(map[string]*actor.PID, len(accounts))

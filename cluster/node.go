@@ -283,6 +283,12 @@ func (n *Node) Query(ctx context.Context, cred actors.Credential, q actors.Query
 	return n.accounts.Query(ctx, cred, q, queryTimeout), nil
 }
 
+// AccountForLogin returns the account whose login is login (compared
+// without regard to case) in this node's applied state.
+func (n *Node) AccountForLogin(login string) (string, bool) {
+	return n.accounts.AccountForLogin(login)
+}
+
 // QueryLinearizable is Query after the leader has confirmed with a quorum
 // that it still leads (checks are shared by concurrent reads).
 func (n *Node) QueryLinearizable(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {

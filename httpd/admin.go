@@ -106,6 +106,7 @@ func (s *Server) createAccount(ctx *fasthttp.RequestCtx) *actors.Error {
 	var req struct {
 		Plan     *string `json:"plan"`
 		Password *string `json:"password"`
+		Login    *string `json:"login"`
 	}
 	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
 		return err
@@ -120,9 +121,14 @@ func (s *Server) createAccount(ctx *fasthttp.RequestCtx) *actors.Error {
 	if req.Password == nil {
 		return required("password")
 	}
+	if req.Login != nil {
+		if err := actors.ValidateLogin(*req.Login); err != nil {
+			return err
+		}
+	}
 	c, cancel := s.context()
 	defer cancel()
-	created, err := s.CreateAccount(c, plan, *req.Password)
+	created, err := s.CreateAccount(c, plan, *req.Password, deref(req.Login))
 	if err != nil {
 		return err
 	}

@@ -142,8 +142,8 @@ func newCSVTest(t *testing.T, plan actors.Plan, addrs ...csvAddr) *csvTest {
 	t.Helper()
 	c := newClock()
 	hist := &csvHistory{now: c.now(), addrs: addrs}
-	s := New(Config{Store: &memoryStore{accounts: map[string]*actors.Account{}}, Now: c.now, PasswordCost: bcrypt.MinCost, History: hist})
-	created, err := s.CreateAccount(context.Background(), plan, ownerTestPassword)
+	s := New(Config{Store: newMemoryStore(t), Now: c.now, PasswordCost: bcrypt.MinCost, History: hist})
+	created, err := s.CreateAccount(context.Background(), plan, ownerTestPassword, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,6 +49,7 @@ func (s *Server) registerOwner(r routeAdder) {
 	})
 	r.POST(ownerPrefix+"/password", handle(s.changePassword))
 	r.POST(ownerPrefix+"/owner-secret", handle(s.rotateOwnerSecret))
+	s.registerLogin(r)
 	r.DELETE(ownerPrefix+"/account", func(ctx *fasthttp.RequestCtx) {
 		s.write(ctx, audienceOwner, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
 			var req struct {
@@ -91,39 +92,6 @@ func (s *Server) setGrant(resource actors.ResourceKind, param string) fasthttp.R
 			return &actors.SetGrant{Resource: resource, ID: pathParam(ctx, param), Level: level}, nil
 		}})
 	}
-}
-
-func (s *Server) signIn(ctx *fasthttp.RequestCtx) *actors.Error {
-	var req struct {
-		AccountID *string `json:"account_id"`
-		Password  *string `json:"password"`
-	}
-	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
-		return err
-	}
-	if req.AccountID == nil {
-		return required("account_id")
-	}
-	if req.Password == nil {
-		return required("password")
-	}
-	c, cancel := s.context()
-	defer cancel()
-	system := actors.Credential{Kind: actors.CredentialSystem, AccountID: *req.AccountID}
-	stored, err := s.checkOwnerPassword(c, ctx, system, *req.Password)
-	if err != nil {
-		return err
-	}
-	id, token, hash := newSessionToken(*req.AccountID)
-	now := s.now()
-	res, err := s.propose(c, &actors.Command{Account: *req.AccountID, At: now.UnixNano(), Principal: actors.Principal{Kind: actors.PrincipalSystem},
-		Payload: &actors.CreateSession{SessionID: id, Hash: hash, ExpiresAt: now.Add(sessionLifetime).UnixNano(), PasswordHash: stored}})
-	if err != nil {
-		return err
-	}
-	v := res.Body.(actors.SessionView)
-	writeJSON(ctx, fasthttp.StatusCreated, map[string]string{"session": token, "expires_at": v.ExpiresAt})
-	return nil
 }
 
 func (s *Server) createKey(ctx *fasthttp.RequestCtx) *actors.Error {

@@ -32,6 +32,13 @@ import (
 //     the account, while an attacker can never lock the owner out: the
 //     account's failures never refuse the owner secret or a live session,
 //     and a sign-in waits at most 2 s.
+//   - Passwords, per login: a sign-in by login is held to the login's
+//     back-off (instead of the account's), capped at 2 s for the same
+//     reason. It is kept by the login as typed, folded to lower case,
+//     whether or not an account has it, so the back-off never tells an
+//     attacker which logins exist. An account with a login can thus be
+//     guessed at under two names, its id and its login, each held to one
+//     password every 2 s once past its allowance.
 //   - Bearer secrets, per client and account: a wrong owner secret or
 //     session token naming an account earns that client a back-off on that
 //     account's owner routes, growing as for passwords. They carry 256
@@ -57,13 +64,14 @@ import (
 var (
 	clientBackoff  = backoff{free: 10, first: time.Second, max: 15 * time.Minute, forget: time.Hour}
 	accountBackoff = backoff{free: 10, first: time.Second, max: 2 * time.Second, forget: 15 * time.Minute}
+	loginBackoff   = accountBackoff
 )
 
 // failureKeysMax bounds each ledger: past it the least recently failed
 // key is dropped. A record is at most about 400 bytes with its key (an IP,
-// the SHA-256 of an account id, or an IP and the account id of a bearer
-// secret, which is at most bearerCharsMax long), so the three ledgers stay
-// under about 50 MB together.
+// the SHA-256 of an account id or of a login, or an IP and the account id
+// of a bearer secret, which is at most bearerCharsMax long), so the four
+// ledgers stay under about 70 MB together.
 const failureKeysMax = 65_536
 
 // backoff is one ledger's policy.
@@ -187,6 +195,7 @@ func (l *ledger[K]) len() int {
 type ownerLimits struct {
 	clients  *ledger[string]      // password failures by client IP
 	accounts *ledger[actors.Hash] // password failures by SHA-256 of the account id, so a long id costs no memory
+	logins   *ledger[actors.Hash] // sign-in failures by SHA-256 of the folded login
 	bearers  *ledger[string]      // bearer failures by client IP and account
 	clientIP func(*fasthttp.RequestCtx) string
 	now      func() time.Time
@@ -199,6 +208,7 @@ func newOwnerLimits(trusted []*net.IPNet, now func() time.Time) *ownerLimits {
 	return &ownerLimits{
 		clients:  newLedger[string](clientBackoff, failureKeysMax),
 		accounts: newLedger[actors.Hash](accountBackoff, failureKeysMax),
+		logins:   newLedger[actors.Hash](loginBackoff, failureKeysMax),
 		bearers:  newLedger[string](clientBackoff, failureKeysMax),
 		clientIP: func(ctx *fasthttp.RequestCtx) string { return clientIP(ctx, trusted) },
 		now:      now,
@@ -253,25 +263,34 @@ func ownerRateLimited(wait time.Duration) *actors.Error {
 }
 
 // checkOwnerPassword is checkPassword behind the client's and the
-// account's back-off: the attempt is charged to both before the hash runs
-// and taken back unless the password was wrong.
+// account's back-off.
 func (s *Server) checkOwnerPassword(c context.Context, ctx *fasthttp.RequestCtx, cred actors.Credential, password string) (string, *actors.Error) {
+	return s.behindPasswordBackoff(ctx, s.owner.accounts, sha256.Sum256([]byte(cred.AccountID)), func() (string, *actors.Error) {
+		return s.checkPassword(c, cred, password)
+	})
+}
+
+// behindPasswordBackoff runs check, a password check, behind the client's
+// back-off and that of the name it was made under (named's key): the
+// attempt is charged to both before the hash runs and taken back unless
+// check found the password wrong (errWrongAccountOrPassword).
+func (s *Server) behindPasswordBackoff(ctx *fasthttp.RequestCtx, named *ledger[actors.Hash], key actors.Hash, check func() (string, *actors.Error)) (string, *actors.Error) {
 	o := s.owner
-	ip, account, now := o.clientIP(ctx), actors.Hash(sha256.Sum256([]byte(cred.AccountID))), o.now()
+	ip, now := o.clientIP(ctx), o.now()
 	clientCharge, wait := o.clients.admit(ip, now)
 	if wait > 0 {
 		return "", ownerRateLimited(wait)
 	}
-	accountCharge, wait := o.accounts.admit(account, now)
+	namedCharge, wait := named.admit(key, now)
 	if wait > 0 {
 		o.clients.forgive(ip, clientCharge)
 		return "", ownerRateLimited(wait)
 	}
 	ctx.SetUserValue(passwordCheckedKey, true)
-	stored, err := s.checkPassword(c, cred, password)
+	stored, err := check()
 	if err != errWrongAccountOrPassword {
 		o.clients.forgive(ip, clientCharge)
-		o.accounts.forgive(account, accountCharge)
+		named.forgive(key, namedCharge)
 	}
 	return stored, err
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"strconv"
 	"sync"
@@ -16,33 +18,38 @@ import (
 	"github.com/addrwatch/addrwatch/actors"
 )
 
-// memoryStore is a Store that applies commands to accounts in memory with
-// the real rules, so the owner routes run end to end without raft.
+// memoryStore is a Store on a real account registry without raft, so the
+// owner routes run end to end with the real rules, login index included.
 type memoryStore struct {
-	mu       sync.Mutex
-	accounts map[string]*actors.Account
+	mu       sync.Mutex // the registry applies from one goroutine at a time, as raft's FSM does
+	accounts *actors.Registry
+}
+
+func newMemoryStore(t *testing.T) *memoryStore {
+	reg := actors.NewRegistry(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(reg.Shutdown)
+	return &memoryStore{accounts: reg}
 }
 
 func (m *memoryStore) Propose(_ context.Context, cmd *actors.Command) (actors.Result, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	a, res := actors.Apply(m.accounts[cmd.Account], cmd)
-	if a != nil {
-		m.accounts[cmd.Account] = a
-	}
-	return res, nil
+	return m.accounts.ApplyBatch([]*actors.Command{cmd})[0], nil
 }
 
-func (m *memoryStore) Query(_ context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return actors.RunQuery(m.accounts[cred.AccountID], cred, q), nil
+func (m *memoryStore) Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
+	return m.accounts.Query(ctx, cred, q, 5*time.Second), nil
+}
+
+func (m *memoryStore) AccountForLogin(login string) (string, bool) {
+	return m.accounts.AccountForLogin(login)
 }
 
 // ownerTest is a Server on a memoryStore with an injected clock, without
 // the edge limits (as under --limits off), and one account.
 type ownerTest struct {
 	t        *testing.T
+	server   *Server
 	clock    *clock
 	handler  fasthttp.RequestHandler
 	account  AccountCreated
@@ -54,16 +61,25 @@ const ownerTestPassword = "correct horse battery"
 func newOwnerTest(t *testing.T) *ownerTest {
 	t.Helper()
 	c := newClock()
-	s := New(Config{Store: &memoryStore{accounts: map[string]*actors.Account{}}, Now: c.now, PasswordCost: bcrypt.MinCost})
-	created, err := s.CreateAccount(context.Background(), actors.PlanBase, ownerTestPassword)
+	s := New(Config{Store: newMemoryStore(t), Now: c.now, PasswordCost: bcrypt.MinCost})
+	created, err := s.CreateAccount(context.Background(), actors.PlanBase, ownerTestPassword, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ownerTest{t: t, clock: c, handler: s.PublicHandler(), account: created, password: ownerTestPassword}
+	return &ownerTest{t: t, server: s, clock: c, handler: s.PublicHandler(), account: created, password: ownerTestPassword}
 }
 
 // send runs one request from ip and returns its status, Retry-After and body.
 func (o *ownerTest) send(ip, method, path, bearer string, body any) (int, int, map[string]any) {
+	o.t.Helper()
+	status, retry, raw := o.sendRaw(ip, method, path, bearer, body)
+	var m map[string]any
+	json.Unmarshal(raw, &m)
+	return status, retry, m
+}
+
+// sendRaw is send with the body as it was written.
+func (o *ownerTest) sendRaw(ip, method, path, bearer string, body any) (int, int, []byte) {
 	o.t.Helper()
 	var req fasthttp.Request
 	req.Header.SetMethod(method)
@@ -80,9 +96,7 @@ func (o *ownerTest) send(ip, method, path, bearer string, body any) (int, int, m
 	ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP(ip), Port: 40000}, nil)
 	o.handler(ctx)
 	retry, _ := strconv.Atoi(string(ctx.Response.Header.Peek(fasthttp.HeaderRetryAfter)))
-	var m map[string]any
-	json.Unmarshal(ctx.Response.Body(), &m)
-	return ctx.Response.StatusCode(), retry, m
+	return ctx.Response.StatusCode(), retry, append([]byte(nil), ctx.Response.Body()...)
 }
 
 func (o *ownerTest) signIn(ip, password string) (int, int) {

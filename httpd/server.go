@@ -72,6 +72,9 @@ type Server struct {
 	// The owner credential limits apply whatever --limits says.
 	owner   *ownerLimits
 	hashing *hashSlots
+	// dummyPasswordHash, at this server's cost, stands in for the hash of
+	// an account that does not exist (service.go).
+	dummyPasswordHash string
 }
 
 // New builds a Server.
@@ -89,6 +92,7 @@ func New(cfg Config) *Server {
 	}
 	s.openMetrics, s.spoolDir = cfg.OpenMetrics, cfg.SpoolDir
 	s.owner, s.hashing = newOwnerLimits(cfg.TrustedProxies, s.now), newHashSlots(runtime.GOMAXPROCS(0))
+	s.dummyPasswordHash = dummyPasswordHash(s.bcryptCost())
 	if cfg.Cluster != nil {
 		s.forward = &forwarder{cluster: cfg.Cluster, trusted: cfg.TrustedProxies, clients: map[forwardTarget]*fasthttp.HostClient{}}
 	}

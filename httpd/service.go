@@ -2,6 +2,7 @@ package httpd
 
 import (
 	"context"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -26,6 +27,7 @@ type AccountCreated struct {
 	AccountID   string      `json:"account_id"`
 	OwnerSecret string      `json:"owner_secret"`
 	Plan        actors.Plan `json:"plan"`
+	Login       string      `json:"login,omitempty"`
 }
 
 func validatePassword(field, password string) *actors.Error {
@@ -43,10 +45,7 @@ func (s *Server) hashPassword(password string) (string, *actors.Error) {
 
 // hashPasswordIn hashes password in a slot that run waits for.
 func (s *Server) hashPasswordIn(run func(hash func()) *actors.Error, password string) (string, *actors.Error) {
-	cost := s.passwordCost
-	if cost == 0 {
-		cost = bcrypt.DefaultCost
-	}
+	cost := s.bcryptCost()
 	var (
 		h   []byte
 		err error
@@ -60,12 +59,26 @@ func (s *Server) hashPasswordIn(run func(hash func()) *actors.Error, password st
 	return string(h), nil
 }
 
+// bcryptCost is the cost passwords are hashed at.
+func (s *Server) bcryptCost() int {
+	if s.passwordCost == 0 {
+		return bcrypt.DefaultCost
+	}
+	return s.passwordCost
+}
+
 // CreateAccount creates an account with its first Space and returns its
-// owner secret. Only the operator creates accounts, so the password hash
-// waits for a slot as long as ctx allows.
-func (s *Server) CreateAccount(ctx context.Context, plan actors.Plan, password string) (AccountCreated, *actors.Error) {
+// owner secret. login is optional (empty for none); another account's
+// login, in any case, is a CONFLICT. Only the operator creates accounts,
+// so the password hash waits for a slot as long as ctx allows.
+func (s *Server) CreateAccount(ctx context.Context, plan actors.Plan, password, login string) (AccountCreated, *actors.Error) {
 	if err := validatePassword("password", password); err != nil {
 		return AccountCreated{}, err
+	}
+	if login != "" {
+		if err := actors.ValidateLogin(login); err != nil {
+			return AccountCreated{}, err
+		}
 	}
 	passwordHash, err := s.hashPasswordIn(func(hash func()) *actors.Error { return s.hashing.runForOperator(ctx, hash) }, password)
 	if err != nil {
@@ -77,12 +90,12 @@ func (s *Server) CreateAccount(ctx context.Context, plan actors.Plan, password s
 		Account:   account,
 		At:        s.now().UnixNano(),
 		Principal: actors.Principal{Kind: actors.PrincipalSystem},
-		Payload:   &actors.CreateAccount{Plan: plan, OwnerSecretHash: secretHash, PasswordHash: passwordHash, FirstSpaceID: newID()},
+		Payload:   &actors.CreateAccount{Plan: plan, OwnerSecretHash: secretHash, PasswordHash: passwordHash, FirstSpaceID: newID(), Login: login},
 	}
 	if _, err := s.propose(ctx, cmd); err != nil {
 		return AccountCreated{}, err
 	}
-	return AccountCreated{AccountID: account, OwnerSecret: secret, Plan: plan}, nil
+	return AccountCreated{AccountID: account, OwnerSecret: secret, Plan: plan, Login: login}, nil
 }
 
 // KeyCreated is the answer to a key creation: the only place the full key
@@ -129,12 +142,12 @@ func (s *Server) checkPassword(ctx context.Context, cred actors.Credential, pass
 	if err != nil {
 		return "", storeError(err)
 	}
-	stored := dummyPasswordHash
+	stored := s.dummyPasswordHash
 	if res.Err == nil {
 		stored = res.Body.(string)
 	}
 	var mismatch error
-	if busy := s.hashing.run(func() { mismatch = bcrypt.CompareHashAndPassword([]byte(stored), []byte(password)) }); busy != nil {
+	if busy := s.hashing.run(func() { mismatch = comparePassword([]byte(stored), []byte(password)) }); busy != nil {
 		return "", busy
 	}
 	if mismatch != nil || res.Err != nil {
@@ -147,8 +160,24 @@ func (s *Server) checkPassword(ctx context.Context, cred actors.Credential, pass
 // part was wrong.
 var errWrongAccountOrPassword = actors.Errorf(actors.CodeUnauthorized, "wrong account or password")
 
-// dummyPasswordHash is compared against when the account does not exist.
-var dummyPasswordHash = func() string {
-	h, _ := bcrypt.GenerateFromPassword([]byte("addrwatch-timing-equalizer"), bcrypt.DefaultCost)
-	return string(h)
-}()
+// comparePassword compares a password with its bcrypt hash; a variable so
+// that a test can see that a check ran a comparison.
+var comparePassword = bcrypt.CompareHashAndPassword
+
+// dummyPasswordHashes holds, per bcrypt cost, the hash a password is
+// compared against when there is no account to check it with (an unknown
+// account id or login), so that such a check costs what a real one does.
+var dummyPasswordHashes sync.Map // cost → hash
+
+// dummyPasswordHash returns the dummy hash at cost, made once per process.
+func dummyPasswordHash(cost int) string {
+	if h, made := dummyPasswordHashes.Load(cost); made {
+		return h.(string)
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte("addrwatch-timing-equalizer"), cost)
+	if err != nil {
+		panic("httpd: cannot make the dummy password hash: " + err.Error())
+	}
+	stored, _ := dummyPasswordHashes.LoadOrStore(cost, string(h))
+	return stored.(string)
+}

@@ -16,6 +16,9 @@ type Store interface {
 	Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error)
 	// Query authenticates cred on its account and runs q on applied state.
 	Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error)
+	// AccountForLogin returns the account whose login is login, compared
+	// without regard to case, in applied state (sign-in runs on the leader).
+	AccountForLogin(login string) (accountID string, found bool)
 }
 
 // Operator is what the admin API needs from the node.

@@ -17,7 +17,7 @@ import (
 // commandKindsMax is the highest Kind this build knows. The round-trip test
 // asserts that NewPayload knows every kind up to it and none after it, so a
 // new kind that is not added here fails loudly instead of going untested.
-const commandKindsMax = actors.KindDeleteNote
+const commandKindsMax = actors.KindSetLogin
 
 // at0 is the leader time of the first test command.
 var at0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano()
@@ -44,6 +44,7 @@ func samplePayload(t testing.TB, k actors.Kind) actors.Payload {
 		p.OwnerSecretHash = sha("aws.acct-1.owner-secret")
 		p.PasswordHash = "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo"
 		p.FirstSpaceID = "sp7kq2m4x5n6p7q8r9s"
+		p.Login = "Alice.Smith+watch@example.com"
 	case *actors.DeleteAccount:
 	case *actors.CreateKey:
 		p.KeyID = "k3j5x7m2q4w6e8r0t2y"
@@ -151,6 +152,9 @@ func samplePayload(t testing.TB, k actors.Kind) actors.Payload {
 		p.Eligible = true
 	case *actors.DeleteNote:
 		p.TxID = strings.Repeat("cd", 32)
+	case *actors.SetLogin:
+		p.Login = "Alice.Smith+watch@example.com"
+		p.ExpectedPasswordHash = "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo"
 	default:
 		t.Fatalf("kind %d (%T) has no sample: add one", k, p)
 	}

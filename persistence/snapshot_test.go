@@ -43,7 +43,7 @@ func buildAccount(t testing.TB, id string, cards int) *actors.Account {
 	}
 	apply(actors.Principal{Kind: actors.PrincipalSystem}, &actors.CreateAccount{
 		Plan: actors.PlanExtended, OwnerSecretHash: sha("aws." + id + ".secret"),
-		PasswordHash: "$argon2id$" + id, FirstSpaceID: id + "-space",
+		PasswordHash: "$argon2id$" + id, FirstSpaceID: id + "-space", Login: id + "@example.com",
 	}, nil)
 	apply(owner, &actors.CreateKey{KeyID: id + "-key", Name: "bot", Capability: actors.LevelWrite, Hash: sha("awk." + id)}, nil)
 	apply(owner, &actors.CreateSession{SessionID: id + "-session", Hash: sha("awt." + id), ExpiresAt: at0 + int64(time.Hour), PasswordHash: "$argon2id$" + id}, nil)

@@ -120,7 +120,7 @@ creds=$DATA/demo-credentials
 if $fresh; then
 	# Node 1 may be a follower: it forwards both requests to the leader.
 	password="demo-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
-	if ! account=$(cli 1 account create --plan base --password "$password" 2>"$DATA/cli.err") ||
+	if ! account=$(cli 1 account create --plan base --password "$password" --login demo 2>"$DATA/cli.err") ||
 		! key=$(cli 1 key create --capability read --name "demo read key" \
 			--owner-secret "$(sed -n 's/^owner_secret: //p' <<<"$account")" 2>"$DATA/cli.err"); then
 		echo "cluster: creating the demo account failed:" >&2
@@ -135,8 +135,10 @@ if $fresh; then
 	read_key=$(sed -n 's/^key: //p' <<<"$key")
 	{
 		echo "addrwatch cluster demo account (saved in $creds)"
-		echo "  account id:    $account_id"
+		echo "  site:          http://$(http_addr 1)/  (sign in with this login and password, on any node)"
+		echo "  login:         demo"
 		echo "  password:      $password"
+		echo "  account id:    $account_id"
 		echo "  owner secret:  $owner_secret"
 		echo "  read key:      $read_key"
 		echo

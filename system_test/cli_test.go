@@ -162,6 +162,24 @@ func TestCLIEndToEnd(t *testing.T) {
 	if acct.ID == "" {
 		t.FailNow()
 	}
+
+	t.Run("Login", func(t *testing.T) {
+		r := owCLIOK(t, nil, append([]string{"account", "create", "--plan", "base", "--password", password, "--login", "Cli.User@example.com"}, admin...)...)
+		m := owLines(t, r.stdout, "account_id", "owner_secret")
+		owner := []string{"--server", s.URL, "--owner-secret", m["owner_secret"]}
+		r = owCLIOK(t, nil, append([]string{"account", "show"}, owner...)...)
+		if got := owLines(t, r.stdout, "account_id", "login", "plan"); got["account_id"] != m["account_id"] || got["login"] != "Cli.User@example.com" {
+			t.Fatalf("account show:\n%s", r.stdout)
+		}
+		r = owCLI(t, nil, append([]string{"account", "create", "--plan", "base", "--password", password, "--login", "CLI.USER@EXAMPLE.COM"}, admin...)...)
+		if r.code != 1 || r.stderr != "error: CONFLICT: that login is taken (HTTP 409)\n" {
+			t.Fatalf("taken login: exit %d stderr %q", r.code, r.stderr)
+		}
+		r = owCLIOK(t, nil, append([]string{"login", "set", "cli-user", "--current-password", password}, owner...)...)
+		owLines(t, r.stdout, "login")
+		expect(t, do(t, "POST", s.URL+"/owner/v1/sessions", "", map[string]any{"login": "CLI-USER", "password": password}), http.StatusCreated, "")
+		expect(t, do(t, "POST", s.URL+"/owner/v1/sessions", "", map[string]any{"login": "Cli.User@example.com", "password": password}), http.StatusUnauthorized, "UNAUTHORIZED")
+	})
 	owner := []string{"--server", s.URL, "--owner-secret", acct.OwnerSecret}
 
 	var writeKeyID, writeKey, readKeyID, readKey string

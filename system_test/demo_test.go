@@ -9,8 +9,9 @@ import (
 )
 
 // TestDemoPrintsAWorkingCurl is what `make run` promises a newcomer: a
-// demo account whose printed curl for /v1/me works, printed again on the
-// next start of the same data dir.
+// demo account whose printed curl for /v1/me works, and whose printed login
+// and password sign in, printed again on the next start of the same data
+// dir.
 func TestDemoPrintsAWorkingCurl(t *testing.T) {
 	s := startServer(t, "--demo")
 	curl := regexp.MustCompile(`curl -s -H 'Authorization: Bearer (awk\.[a-z0-9.]+)' (http://\S+)/v1/me`)
@@ -28,6 +29,16 @@ func TestDemoPrintsAWorkingCurl(t *testing.T) {
 		t.Fatalf("no write key printed:\n%s", s.logs.String())
 	}
 	r = do(t, "POST", s.URL+"/v1/portfolio/cards", write[1], map[string]any{"address": "1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa"})
+	expect(t, r, http.StatusCreated, "")
+
+	// The site's sign-in: the printed login and password work.
+	site := regexp.MustCompile(`site:\s+(http://\S+)/ `).FindStringSubmatch(s.logs.String())
+	login := regexp.MustCompile(`login:\s+(\S+)`).FindStringSubmatch(s.logs.String())
+	password := regexp.MustCompile(`password:\s+(\S+)`).FindStringSubmatch(s.logs.String())
+	if site == nil || site[1] != s.URL || login == nil || login[1] != "demo" || password == nil {
+		t.Fatalf("no site, login demo and password printed:\n%s", s.logs.String())
+	}
+	r = do(t, "POST", s.URL+"/owner/v1/sessions", "", map[string]any{"login": login[1], "password": password[1]})
 	expect(t, r, http.StatusCreated, "")
 
 	s.stop()

@@ -65,6 +65,8 @@ var commands = []*command{
 	planSetCommand,
 	passwordChangeCommand,
 	ownerSecretRotateCommand,
+	loginSetCommand,
+	accountShowCommand,
 }
 
 func (c *command) name() string { return strings.Join(c.words, " ") }

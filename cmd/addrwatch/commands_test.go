@@ -200,6 +200,25 @@ var commandCases = []commandCase{
 		stdout: `{"owner_secret":"aws.a.rotated"}` + "\n",
 		stderr: "note: the owner secret is shown only once; store it now.\n",
 	},
+	{
+		name: "account create --login", args: []string{"account", "create", "--plan", "base", "--password", "pw 1", "--login", "Alice@example.com"},
+		api: adminAPI, method: "POST", path: "/admin/v1/accounts", body: `{"plan":"base","password":"pw 1","login":"Alice@example.com"}`,
+		status: 201, response: `{"account_id":"acc_1","owner_secret":"os_fresh","login":"Alice@example.com"}`,
+		stdout: "account_id: acc_1\nowner_secret: os_fresh\n",
+		stderr: "note: the owner secret is shown only once; store it now.\n",
+	},
+	{
+		name: "login set", args: []string{"login", "set", "bob@example.com", "--current-password", "my words"},
+		api: ownerAPI, method: "PUT", path: "/owner/v1/login", body: `{"login":"bob@example.com","current_password":"my words"}`,
+		status: 200, response: `{"login":"bob@example.com"}`,
+		stdout: "login: bob@example.com\n",
+	},
+	{
+		name: "account show", args: []string{"account", "show"},
+		api: ownerAPI, method: "GET", path: "/owner/v1/account",
+		status: 200, response: `{"account_id":"acc_1","login":"bob","plan":"base"}`,
+		stdout: "account_id: acc_1\nlogin: bob\nplan: base\n",
+	},
 }
 
 // TestCommandsSendExactRequests checks, for every command, the method, path,

@@ -20,6 +20,9 @@ import (
 // stores only hashes.
 const demoFile = "demo-credentials"
 
+// demoLogin is the demo account's login on the site.
+const demoLogin = "demo"
+
 // runDemo creates the demo account on a new data dir, or reprints the
 // saved demo credentials on an existing one.
 func runDemo(ctx context.Context, cfg config, api *httpd.Server, node *cluster.Node, out io.Writer) error {
@@ -41,7 +44,7 @@ func runDemo(ctx context.Context, cfg config, api *httpd.Server, node *cluster.N
 		return fmt.Errorf("no leader: %w", err)
 	}
 	password := "demo-" + randomHex(8)
-	account, aerr := api.CreateAccount(wait, actors.PlanBase, password)
+	account, aerr := api.CreateAccount(wait, actors.PlanBase, password, demoLogin)
 	if aerr != nil {
 		return aerr
 	}
@@ -57,8 +60,10 @@ func runDemo(ctx context.Context, cfg config, api *httpd.Server, node *cluster.N
 	base := "http://" + cfg.HTTP
 	var b strings.Builder
 	fmt.Fprintf(&b, "\naddrwatch demo account (saved in %s)\n", path)
-	fmt.Fprintf(&b, "  account id:    %s\n", account.AccountID)
+	fmt.Fprintf(&b, "  site:          %s/  (sign in with this login and password)\n", base)
+	fmt.Fprintf(&b, "  login:         %s\n", account.Login)
 	fmt.Fprintf(&b, "  password:      %s\n", password)
+	fmt.Fprintf(&b, "  account id:    %s\n", account.AccountID)
 	fmt.Fprintf(&b, "  owner secret:  %s\n", account.OwnerSecret)
 	fmt.Fprintf(&b, "  read key:      %s\n", readKey.Key)
 	fmt.Fprintf(&b, "  write key:     %s\n", writeKey.Key)

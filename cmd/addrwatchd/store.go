@@ -31,6 +31,10 @@ func (s nodeStore) Query(ctx context.Context, cred actors.Credential, q actors.Q
 	return res, translate(err)
 }
 
+func (s nodeStore) AccountForLogin(login string) (string, bool) {
+	return s.node.AccountForLogin(login)
+}
+
 func (s nodeStore) Status() (any, error) { return s.node.Status() }
 func (s nodeStore) Snapshot() error      { return translate(s.node.Snapshot()) }
 func (s nodeStore) AddNode(id, raftAddr string) (any, error) {

@@ -1,0 +1,154 @@
+package actors
+
+import "sync"
+
+// Logins are unique across accounts, but the registry applies a batch's
+// accounts in parallel, each in its own actor, and raft may cut the same
+// log into different batches on different replicas. So the registry keeps
+// one index of the logins in use, and the commands that read it (an
+// account creation with a login, SetLogin) are barriers in ApplyBatch:
+// everything before one in the log is applied and its effect on the index
+// recorded before the barrier learns whether its login is taken. That way
+// every replica answers each barrier from the index as it stood at the
+// barrier's place in the log, however the batches were cut.
+//
+// The index is settled after every run of commands from the accounts'
+// logins as their actors report them, so a deletion (which frees its
+// login) needs no barrier of its own: no command reads the index before
+// the next barrier, and the barrier starts after the deletion is settled.
+//
+// The index is derived state: a snapshot carries each account's Login,
+// and Restore rebuilds the index from them.
+
+// loginIndex maps each login in use, folded (FoldLogin), to its account.
+// The apply goroutine writes it; sign-ins read it concurrently.
+type loginIndex struct {
+	mu        sync.RWMutex
+	byLogin   map[string]string // folded login → account id
+	byAccount map[string]string // account id → folded login
+}
+
+func newLoginIndex() *loginIndex {
+	return &loginIndex{byLogin: map[string]string{}, byAccount: map[string]string{}}
+}
+
+// account returns the account whose login is login, compared without
+// regard to case. A login that is not valid names no account.
+func (x *loginIndex) account(login string) (string, bool) {
+	if ValidateLogin(login) != nil {
+		return "", false
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	id, found := x.byLogin[FoldLogin(login)]
+	return id, found
+}
+
+// takenByOther reports whether an account other than accountID holds
+// login. An account may take its own login again in another case.
+func (x *loginIndex) takenByOther(login, accountID string) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	holder, found := x.byLogin[FoldLogin(login)]
+	return found && holder != accountID
+}
+
+// settle records an account's login after its commands were applied:
+// login is its Login, and gone says the account no longer exists.
+func (x *loginIndex) settle(accountID, login string, gone bool) {
+	folded := FoldLogin(login)
+	if gone {
+		folded = ""
+	}
+	x.mu.RLock()
+	unchanged := x.byAccount[accountID] == folded
+	x.mu.RUnlock()
+	if unchanged {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if old, found := x.byAccount[accountID]; found {
+		delete(x.byLogin, old)
+		delete(x.byAccount, accountID)
+	}
+	if _, held := x.byLogin[folded]; folded != "" && !held {
+		x.byLogin[folded] = accountID
+		x.byAccount[accountID] = folded
+	}
+}
+
+// rebuild replaces the index with the logins of accounts. Two accounts
+// with one login cannot come out of apply; should a snapshot hold them,
+// the first in the given (snapshot) order keeps it, on every replica
+// alike, and the others are returned for the caller to report.
+func (x *loginIndex) rebuild(accounts []*Account) (clashes []string) {
+	byLogin, byAccount := map[string]string{}, map[string]string{}
+	for _, a := range accounts {
+		if a.Login == "" {
+			continue
+		}
+		folded := FoldLogin(a.Login)
+		if _, held := byLogin[folded]; held {
+			clashes = append(clashes, a.ID)
+			continue
+		}
+		byLogin[folded], byAccount[a.ID] = a.ID, folded
+	}
+	x.mu.Lock()
+	x.byLogin, x.byAccount = byLogin, byAccount
+	x.mu.Unlock()
+	return clashes
+}
+
+// applyInRuns applies cmds in runs that each begin at a barrier (a command
+// that reads the login index): before a run, its barrier learns from the
+// index whether its login is taken; apply runs the run's accounts in
+// parallel and settles the index from their logins.
+func (r *Registry) applyInRuns(cmds []*Command, results []Result, apply func(cmds []*Command, results []Result)) {
+	for start := 0; start < len(cmds); {
+		end := start + 1
+		for end < len(cmds) && !readsLogins(cmds[end]) {
+			end++
+		}
+		if login, reads := commandLogin(cmds[start]); reads {
+			markLoginTaken(cmds[start], r.logins.takenByOther(login, cmds[start].Account))
+		}
+		apply(cmds[start:end], results[start:end])
+		start = end
+	}
+}
+
+// commandLogin returns the login a command gives its account, and whether
+// it is one of the commands that read the login index.
+func commandLogin(c *Command) (string, bool) {
+	switch p := c.Payload.(type) {
+	case *CreateAccount:
+		return p.Login, p.Login != ""
+	case *SetLogin:
+		return p.Login, true
+	}
+	return "", false
+}
+
+// markLoginTaken records on a command that reads the login index whether
+// its login is held by another account.
+func markLoginTaken(c *Command, taken bool) {
+	switch p := c.Payload.(type) {
+	case *CreateAccount:
+		p.loginTaken = taken
+	case *SetLogin:
+		p.loginTaken = taken
+	}
+}
+
+func readsLogins(c *Command) bool {
+	_, reads := commandLogin(c)
+	return reads
+}
+
+// AccountForLogin returns the account whose login is login, compared
+// without regard to case, as of the commands applied so far.
+func (r *Registry) AccountForLogin(login string) (accountID string, found bool) {
+	return r.logins.account(login)
+}

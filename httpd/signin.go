@@ -1,0 +1,97 @@
+package httpd
+
+import (
+	"context"
+	"crypto/sha256"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// Sign-in: a person gives a login (or, for scripts, the account id) and
+// the password, and gets a session. A login no account has and a wrong
+// password are told apart neither by the answer nor by its cost: both
+// answer errWrongLoginOrPassword after one bcrypt comparison at the
+// server's cost (an unknown login is compared against the dummy hash,
+// service.go), and both earn the same back-off (owner_limits.go).
+
+// errWrongLoginOrPassword refuses a sign-in by login without saying which
+// part was wrong.
+var errWrongLoginOrPassword = actors.Errorf(actors.CodeUnauthorized, "wrong login or password")
+
+// signInOwner checks login (or accountID when login is empty) and password,
+// applies the sign-in back-off for the client of ctx, and creates a session.
+func (s *Server) signInOwner(ctx *fasthttp.RequestCtx, login, accountID, password string) (token string, expiresAt time.Time, err *actors.Error) {
+	c, cancel := s.context()
+	defer cancel()
+	var stored string
+	if login != "" {
+		if err := actors.ValidateLogin(login); err != nil {
+			return "", time.Time{}, err
+		}
+		accountID, stored, err = s.checkLoginPassword(c, ctx, login, password)
+	} else {
+		system := actors.Credential{Kind: actors.CredentialSystem, AccountID: accountID}
+		stored, err = s.checkOwnerPassword(c, ctx, system, password)
+	}
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	id, token, hash := newSessionToken(accountID)
+	now := s.now()
+	expiresAt = now.Add(sessionLifetime)
+	_, err = s.propose(c, &actors.Command{Account: accountID, At: now.UnixNano(), Principal: actors.Principal{Kind: actors.PrincipalSystem},
+		Payload: &actors.CreateSession{SessionID: id, Hash: hash, ExpiresAt: expiresAt.UnixNano(), PasswordHash: stored}})
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	return token, expiresAt, nil
+}
+
+// checkLoginPassword finds the account of login and checks password
+// against it, behind the client's and the login's back-off. It returns the
+// account and the password hash matched.
+func (s *Server) checkLoginPassword(c context.Context, ctx *fasthttp.RequestCtx, login, password string) (accountID, stored string, err *actors.Error) {
+	stored, err = s.behindPasswordBackoff(ctx, s.owner.logins, sha256.Sum256([]byte(actors.FoldLogin(login))), func() (string, *actors.Error) {
+		// An unknown login leaves accountID empty, which no account has:
+		// the check then runs the same query and compares against the
+		// dummy hash, as for an unknown account id.
+		accountID, _ = s.store.AccountForLogin(login)
+		return s.checkPassword(c, actors.Credential{Kind: actors.CredentialSystem, AccountID: accountID}, password)
+	})
+	if err == errWrongAccountOrPassword {
+		return "", "", errWrongLoginOrPassword
+	}
+	return accountID, stored, err
+}
+
+// signIn is POST /owner/v1/sessions: {"login","password"} or
+// {"account_id","password"}.
+func (s *Server) signIn(ctx *fasthttp.RequestCtx) *actors.Error {
+	var req struct {
+		Login     *string `json:"login"`
+		AccountID *string `json:"account_id"`
+		Password  *string `json:"password"`
+	}
+	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
+		return err
+	}
+	if (req.Login == nil) == (req.AccountID == nil) {
+		return actors.Errorf(actors.CodeValidation, "give exactly one of login and account_id")
+	}
+	if req.Password == nil {
+		return required("password")
+	}
+	login, accountID := deref(req.Login), deref(req.AccountID)
+	if req.Login != nil && login == "" {
+		return actors.ValidateLogin(login)
+	}
+	token, expiresAt, err := s.signInOwner(ctx, login, accountID, *req.Password)
+	if err != nil {
+		return err
+	}
+	writeJSON(ctx, fasthttp.StatusCreated, map[string]string{"session": token, "expires_at": expiresAt.UTC().Format(time.RFC3339Nano)})
+	return nil
+}

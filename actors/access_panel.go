@@ -43,6 +43,7 @@ func (AccessPanelQuery) run(a *Account, who Principal, _ Level, _ int64) Result 
 	reader, writer := Principal{Kind: PrincipalAgent}, Principal{Kind: PrincipalAgent}
 	v := AccessPanelView{
 		AccountID: a.ID,
+		Login:     a.Login,
 		Plan:      a.Plan,
 		Keys:      make([]KeyView, 0, len(a.Keys)),
 		Cards:     make([]PanelResource, 0, len(a.Portfolio)),

@@ -45,6 +45,16 @@ func (s *Server) planForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.redirect(ctx, "/settings?m=plan")
 }
 
+// loginForm sets or changes the login; keys are not affected.
+func (s *Server) loginForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	args := ctx.PostArgs()
+	if _, err := s.replaceLogin(ctx, sess.cred, string(args.Peek("login")), string(args.Peek("current_password"))); err != nil {
+		s.settingsFailed(ctx, sess, err)
+		return
+	}
+	s.redirect(ctx, "/settings?m=login")
+}
+
 type secretShownData struct {
 	Text   string
 	Secret string

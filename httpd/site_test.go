@@ -368,3 +368,36 @@ func TestSiteGrantChangesWhatAnAgentSees(t *testing.T) {
 		t.Fatalf("a bad level: %d", a.status)
 	}
 }
+
+// The site's one Login field takes the account's login in any case, or
+// its account ID; every wrong combination reads the same.
+func TestSiteSignsInByLoginOrAccountID(t *testing.T) {
+	o := newOwnerTest(t)
+	if status, _, body := o.send("192.0.2.1", "PUT", "/owner/v1/login", o.account.OwnerSecret, map[string]string{"login": "Ada@Example.org", "current_password": o.password}); status != 200 {
+		t.Fatalf("set login: %d %v", status, body)
+	}
+	for _, name := range []string{"ada@example.org", "ADA@EXAMPLE.ORG", o.account.AccountID} {
+		c := newSiteClient(o)
+		if a := c.signIn(name, o.password); a.status != fasthttp.StatusSeeOther || c.cookies[sessionCookie] == "" {
+			t.Fatalf("sign in as %q: %d %.300s", name, a.status, a.body)
+		}
+		if panel := c.do("GET", "/access", nil); !strings.Contains(panel.body, "Ada@Example.org") {
+			t.Fatalf("signed in as %q, the header does not show the login", name)
+		}
+	}
+	problem := regexp.MustCompile(`<p class="problem" role="alert">([^<]*)</p>`)
+	var first string
+	for _, tc := range [][2]string{{"ada@example.org", "wrong password"}, {"bob@example.org", o.password}, {o.account.AccountID, "wrong password"}, {"not a login!", o.password}} {
+		c := newSiteClient(o)
+		a := c.signIn(tc[0], tc[1])
+		m := problem.FindStringSubmatch(a.body)
+		if a.status != fasthttp.StatusUnauthorized || m == nil || c.cookies[sessionCookie] != "" {
+			t.Fatalf("sign in as %q: %d %v", tc[0], a.status, m)
+		}
+		if first == "" {
+			first = m[1]
+		} else if m[1] != first {
+			t.Fatalf("sign in as %q says %q, another wrong sign-in said %q", tc[0], m[1], first)
+		}
+	}
+}

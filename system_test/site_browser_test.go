@@ -340,3 +340,29 @@ func TestSiteRefusesForgedRequestsInABrowser(t *testing.T) {
 		t.Fatalf("a guessed session opened %s", g.location())
 	}
 }
+
+// On a cluster the site works through a follower like any other request:
+// the follower forwards the pages and forms to the leader, and the session
+// and the form token are the same on every node.
+func TestSiteThroughAFollowerInABrowser(t *testing.T) {
+	t.Parallel()
+	nodes := startCluster(t, 3)
+	leader, followers := leaderAndFollowers(t, nodes)
+	o := siteSetUp(t, leader, "follower-owner")
+	o.siteURL = followers[0].URL
+	b := newBrowser(t)
+	siteSignIn(t, b, o, "follower-owner")
+	key, _ := siteCreateKey(t, b, o, "via a follower", "write")
+	owMe(t, followers[1], key)
+	b.open(o.siteURL + "/access")
+	b.pick("#grant-"+o.cards[1], "read")
+	r := do(t, "GET", leader.URL+"/v1/portfolio/cards/"+o.cards[1], key, nil)
+	expect(t, r, http.StatusOK, "")
+	// The session signed in on one follower is good on the other.
+	b.setCookie(followers[1].URL, "addrwatch_session", b.cookie("addrwatch_session").Value)
+	b.open(followers[1].URL + "/settings")
+	if !strings.HasSuffix(b.location(), "/settings") || !b.hasText("follower-owner") {
+		t.Fatalf("the other follower answered %s", b.location())
+	}
+	b.assertNoConsoleErrors()
+}

@@ -180,3 +180,21 @@ func TestParseConfigClusterTLSFlagsGoTogether(t *testing.T) {
 		})
 	}
 }
+
+func TestParseConfigPublicTLSFilesGoTogether(t *testing.T) {
+	c, err := parseConfig(nil, env(map[string]string{"ADDRWATCH_TLS_CERT": "/etc/addrwatch/cert.pem", "ADDRWATCH_TLS_KEY": "/etc/addrwatch/key.pem"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PublicTLS == nil || c.PublicTLS.Cert != "/etc/addrwatch/cert.pem" || c.PublicTLS.Key != "/etc/addrwatch/key.pem" {
+		t.Fatalf("ADDRWATCH_TLS_CERT/KEY not applied: %+v", c.PublicTLS)
+	}
+	if c, err := parseConfig(nil, env(nil)); err != nil || c.PublicTLS != nil {
+		t.Fatalf("without the files the public listener must be plain HTTP: %+v, %v", c.PublicTLS, err)
+	}
+	for _, args := range [][]string{{"--tls-cert", "cert.pem"}, {"--tls-key", "key.pem"}} {
+		if _, err := parseConfig(args, env(nil)); err == nil || !strings.Contains(err.Error(), "go together") {
+			t.Errorf("%v: err %v, want the files to go together", args, err)
+		}
+	}
+}

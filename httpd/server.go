@@ -41,7 +41,8 @@ type Config struct {
 	// the leader.
 	Cluster Cluster
 	// TrustedProxies are the peers whose X-Forwarded-For names the client
-	// IP for the edge rate limits. Their connections are not capped.
+	// IP for the edge rate limits, and whose X-Forwarded-Proto says whether
+	// the client used HTTPS. Their connections are not capped.
 	TrustedProxies []*net.IPNet
 	// SpoolDir holds an uploaded backup until the restore has read it;
 	// empty means the system's temporary directory.
@@ -68,6 +69,7 @@ type Server struct {
 	spoolDir       string
 	connsPerClient int               // 0: no connection cap
 	connCapExempt  func(net.IP) bool // addresses whose connections are not counted
+	trustedProxies []*net.IPNet      // whose X-Forwarded-For and X-Forwarded-Proto are believed
 
 	// The owner credential limits apply whatever --limits says.
 	owner   *ownerLimits
@@ -87,7 +89,7 @@ func New(cfg Config) *Server {
 			return isTrusted(cfg.TrustedProxies, ip)
 		}
 	}
-	s.openMetrics, s.spoolDir = cfg.OpenMetrics, cfg.SpoolDir
+	s.openMetrics, s.spoolDir, s.trustedProxies = cfg.OpenMetrics, cfg.SpoolDir, cfg.TrustedProxies
 	s.owner, s.hashing = newOwnerLimits(cfg.TrustedProxies, s.now), newHashSlots(runtime.GOMAXPROCS(0))
 	if cfg.Cluster != nil {
 		s.forward = &forwarder{cluster: cfg.Cluster, trusted: cfg.TrustedProxies, clients: map[forwardTarget]*fasthttp.HostClient{}}

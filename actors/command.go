@@ -31,6 +31,8 @@ const (
 	KindCompactSheet        Kind = 24
 	KindPutNote             Kind = 25
 	KindDeleteNote          Kind = 26
+	KindTouchKey            Kind = 27
+	KindTouchSession        Kind = 28
 )
 
 // Command is one replicated change to one account. Everything apply needs
@@ -109,6 +111,10 @@ func NewPayload(k Kind) (Payload, bool) {
 		return &PutNote{}, true
 	case KindDeleteNote:
 		return &DeleteNote{}, true
+	case KindTouchKey:
+		return &TouchKey{}, true
+	case KindTouchSession:
+		return &TouchSession{}, true
 	}
 	return nil, false
 }

@@ -115,8 +115,9 @@ func (s *Server) signIn(ctx *fasthttp.RequestCtx) *actors.Error {
 	}
 	id, token, hash := newSessionToken(*req.AccountID)
 	now := s.now()
+	expiresAt, expiresAtMax := s.use.sessionEnds(now)
 	res, err := s.propose(c, &actors.Command{Account: *req.AccountID, At: now.UnixNano(), Principal: actors.Principal{Kind: actors.PrincipalSystem},
-		Payload: &actors.CreateSession{SessionID: id, Hash: hash, ExpiresAt: now.Add(sessionLifetime).UnixNano(), PasswordHash: stored}})
+		Payload: &actors.CreateSession{SessionID: id, Hash: hash, ExpiresAt: expiresAt, ExpiresAtMax: expiresAtMax, PasswordHash: stored}})
 	if err != nil {
 		return err
 	}

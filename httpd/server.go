@@ -49,6 +49,9 @@ type Config struct {
 	SpoolDir string
 	// OpenMetrics serves /metrics without the operator token.
 	OpenMetrics bool
+	// SessionIdle is how long an unused owner session lives on (each use
+	// extends it, up to sessionLifetime); zero means SessionIdleDefault.
+	SessionIdle time.Duration
 }
 
 // Server holds the public and admin handlers.
@@ -74,6 +77,8 @@ type Server struct {
 	// The owner credential limits apply whatever --limits says.
 	owner   *ownerLimits
 	hashing *hashSlots
+	// use records when keys and sessions are used (credential_use.go).
+	use *credentialUse
 }
 
 // New builds a Server.
@@ -82,6 +87,8 @@ func New(cfg Config) *Server {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.use = newCredentialUse(cfg.Store, s.now, cfg.SessionIdle)
+	s.store = usageRecordingStore{Store: cfg.Store, use: s.use}
 	if cfg.EdgeLimits {
 		s.limits = newEdgeLimits(cfg.TrustedProxies, s.now)
 		s.connsPerClient = connsPerClientMax

@@ -7,8 +7,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/addrwatch/addrwatch/cluster"
+	"github.com/addrwatch/addrwatch/httpd"
 )
 
 // config is the server's settings: each flag is also ADDRWATCH_<NAME> in the
@@ -34,6 +36,8 @@ type config struct {
 	// PublicTLS names the --tls-cert and --tls-key files; nil means the
 	// public listener speaks plain HTTP.
 	PublicTLS *publicTLSFiles
+	// SessionIdle is how long an unused owner session lives on.
+	SessionIdle time.Duration
 	// RecoverFromSnapshot accepts losing the writes after the newest
 	// snapshot when the log and stable store are missing or empty.
 	RecoverFromSnapshot bool
@@ -73,6 +77,12 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&proxies, "trusted-proxies", env("trusted-proxies", ""), "CIDRs whose X-Forwarded-For names the client IP for rate limits, and whose X-Forwarded-Proto: https marks the site's session cookie Secure; their connections are not capped")
 	fs.StringVar(&publicTLS.Cert, "tls-cert", env("tls-cert", ""), "PEM file of the public listener's certificate (chain): with --tls-key, the site, /v1 and /owner/v1 are served over HTTPS only (TLS 1.2 or later), so a small deployment needs no proxy")
 	fs.StringVar(&publicTLS.Key, "tls-key", env("tls-key", ""), "PEM file of the private key of --tls-cert (keep it 0600)")
+	sessionIdleDefault, err := time.ParseDuration(env("session-idle", httpd.SessionIdleDefault.String()))
+	if err != nil {
+		return c, fmt.Errorf("ADDRWATCH_SESSION_IDLE: %q is not a duration such as 30m", env("session-idle", ""))
+	}
+	fs.DurationVar(&c.SessionIdle, "session-idle", sessionIdleDefault, fmt.Sprintf("how long an owner's session (sign-in) lives on unused, from %s to %s; each use extends it (to the minute), and no session outlives %s after sign-in",
+		sessionIdleMin, httpd.SessionLifetime, httpd.SessionLifetime))
 	demoDefault, err := parseBool(env("demo", "false"))
 	if err != nil {
 		return c, fmt.Errorf("ADDRWATCH_DEMO: %w", err)
@@ -103,6 +113,9 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if c.SessionIdle < sessionIdleMin || c.SessionIdle > httpd.SessionLifetime {
+		return c, fmt.Errorf("--session-idle must be from %s to %s, not %s", sessionIdleMin, httpd.SessionLifetime, c.SessionIdle)
 	}
 	if c.Peers, err = cluster.ParsePeers(peers); err != nil {
 		return c, fmt.Errorf("--peers: %w", err)
@@ -190,6 +203,11 @@ func isLoopback(addr string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// sessionIdleMin is the shortest --session-idle: a session is extended at
+// most once a minute, so a shorter idle time would let it expire while
+// in use.
+const sessionIdleMin = 2 * time.Minute
 
 func parseBool(s string) (bool, error) {
 	v, err := strconv.ParseBool(s)

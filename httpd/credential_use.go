@@ -72,7 +72,8 @@ func (u *credentialUse) sessionEnds(now time.Time) (expiresAt, expiresAtMax int6
 }
 
 // used notes that cred authenticated a request. It returns at once; a due
-// record is made in the background.
+// record is made in the background, with the time of this use (the clock
+// is read here, on the request's goroutine, and nowhere else).
 func (u *credentialUse) used(cred actors.Credential) {
 	if cred.Kind != actors.CredentialAPIKey && cred.Kind != actors.CredentialSession {
 		return
@@ -86,35 +87,35 @@ func (u *credentialUse) used(cred actors.Credential) {
 	}
 	u.inFlight[ref] = true
 	u.touches.Add(1)
-	go u.touch(ref, cred)
+	go u.touch(ref, cred, now)
 }
 
 // touch records one use and remembers when the next one is due.
-func (u *credentialUse) touch(ref credentialRef, cred actors.Credential) {
+func (u *credentialUse) touch(ref credentialRef, cred actors.Credential, now int64) {
 	defer u.touches.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), credentialTouchTimeout)
 	defer cancel()
-	due := u.record(ctx, cred)
+	due := u.record(ctx, cred, now)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	delete(u.inFlight, ref)
 	if len(u.due) >= credentialUsesMax {
-		u.forgetNotDue()
+		u.forgetNotDue(now)
 	}
 	u.due[ref] = due
 }
 
-// record proposes the touch cred's recorded use calls for, if any, and
-// returns when the next may be due. A failure (no leader, the credential
-// revoked meanwhile) waits a grain before the next try.
-func (u *credentialUse) record(ctx context.Context, cred actors.Credential) int64 {
-	now := u.now()
-	retry := now.Add(keyLastUsedGrain).UnixNano()
+// record proposes the touch that a use at now calls for, given cred's
+// recorded use, if any, and returns when the next may be due. A failure
+// (no leader, the credential revoked meanwhile) waits a grain before the
+// next try.
+func (u *credentialUse) record(ctx context.Context, cred actors.Credential, now int64) int64 {
+	retry := now + int64(keyLastUsedGrain)
 	res, err := u.store.Query(ctx, cred, actors.CredentialUseQuery{})
 	if err != nil || res.Err != nil {
 		return retry
 	}
-	cmd, due := u.touchFor(cred, res.Body.(actors.CredentialUseView), now.UnixNano())
+	cmd, due := u.touchFor(cred, res.Body.(actors.CredentialUseView), now)
 	if cmd == nil {
 		return due
 	}
@@ -156,8 +157,7 @@ func (u *credentialUse) touchFor(cred actors.Credential, seen actors.CredentialU
 // forgetNotDue drops the remembered credentials whose record is due
 // anyway, and if that is not enough, all of them: forgetting one costs at
 // most an extra query.
-func (u *credentialUse) forgetNotDue() {
-	now := u.now().UnixNano()
+func (u *credentialUse) forgetNotDue(now int64) {
 	for ref, due := range u.due {
 		if due <= now {
 			delete(u.due, ref)

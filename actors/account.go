@@ -48,14 +48,20 @@ type APIKey struct {
 	Capability Level  `json:"capability"`
 	Hash       Hash   `json:"hash"`
 	CreatedAt  int64  `json:"created_at"`
+	// LastUsedAt is when an agent last used the key, to the grain of
+	// TouchKey (zero: never, or not since the field exists).
+	LastUsedAt int64 `json:"last_used_at,omitempty"`
 }
 
-// Session is an owner sign-in.
+// Session is an owner sign-in. It ends at ExpiresAt, which use moves
+// forward (TouchSession) up to ExpiresAtMax, the cap on its whole life;
+// zero there (a session from before idle expiry) makes ExpiresAt the cap.
 type Session struct {
-	ID        string `json:"id"`
-	Hash      Hash   `json:"hash"`
-	CreatedAt int64  `json:"created_at"`
-	ExpiresAt int64  `json:"expires_at"`
+	ID           string `json:"id"`
+	Hash         Hash   `json:"hash"`
+	CreatedAt    int64  `json:"created_at"`
+	ExpiresAt    int64  `json:"expires_at"`
+	ExpiresAtMax int64  `json:"expires_at_max,omitempty"`
 }
 
 // Card is an Account card (in Portfolio) or a bookmark card (in a Space).

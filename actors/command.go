@@ -32,6 +32,8 @@ const (
 	KindPutNote             Kind = 25
 	KindDeleteNote          Kind = 26
 	KindSetLogin            Kind = 27
+	KindTouchKey            Kind = 28
+	KindTouchSession        Kind = 29
 )
 
 // Command is one replicated change to one account. Everything apply needs
@@ -112,6 +114,10 @@ func NewPayload(k Kind) (Payload, bool) {
 		return &DeleteNote{}, true
 	case KindSetLogin:
 		return &SetLogin{}, true
+	case KindTouchKey:
+		return &TouchKey{}, true
+	case KindTouchSession:
+		return &TouchSession{}, true
 	}
 	return nil, false
 }

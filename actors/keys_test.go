@@ -22,7 +22,7 @@ func TestCreateKey(t *testing.T) {
 		t.Fatalf("created_at %q is not RFC 3339: %v", v.CreatedAt, err)
 	}
 	got := bodyJSON(t, v)
-	if got != fmt.Sprintf(`{"key_id":"key-a","capability":"read","name":"my agent","created_at":%q}`, v.CreatedAt) {
+	if got != fmt.Sprintf(`{"key_id":"key-a","capability":"read","name":"my agent","created_at":%q,"last_used_at":null}`, v.CreatedAt) {
 		t.Fatalf("key view JSON %s", got)
 	}
 	k := ta.a.key("key-a")

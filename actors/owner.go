@@ -137,15 +137,22 @@ func ValidateKeyInput(name string, capability Level) *Error {
 }
 
 // KeyView is an API key as the owner sees it: never its secret or hash.
+// LastUsedAt is null for a key no agent has used yet.
 type KeyView struct {
-	KeyID      string `json:"key_id"`
-	Capability Level  `json:"capability"`
-	Name       string `json:"name"`
-	CreatedAt  string `json:"created_at"`
+	KeyID      string  `json:"key_id"`
+	Capability Level   `json:"capability"`
+	Name       string  `json:"name"`
+	CreatedAt  string  `json:"created_at"`
+	LastUsedAt *string `json:"last_used_at"`
 }
 
 func keyView(k *APIKey) KeyView {
-	return KeyView{KeyID: k.ID, Capability: k.Capability, Name: k.Name, CreatedAt: formatTime(k.CreatedAt)}
+	v := KeyView{KeyID: k.ID, Capability: k.Capability, Name: k.Name, CreatedAt: formatTime(k.CreatedAt)}
+	if k.LastUsedAt != 0 {
+		lastUsed := formatTime(k.LastUsedAt)
+		v.LastUsedAt = &lastUsed
+	}
+	return v
 }
 
 // RevokeKey revokes one API key; it stops working on the next request.
@@ -171,10 +178,14 @@ func (p *RevokeKey) apply(a *Account, c *Command, _ Level) Result {
 
 // CreateSession records an owner sign-in. The edge checked the password
 // against PasswordHash; the command fails if the password changed since.
+// ExpiresAt ends an idle session; ExpiresAtMax, when set, is how far use
+// may extend it (TouchSession). Entries written before sessions could be
+// extended carry none, and their sessions end at ExpiresAt, as they did.
 type CreateSession struct {
 	SessionID    string `json:"session_id"`
 	Hash         Hash   `json:"hash"`
 	ExpiresAt    int64  `json:"expires_at"`
+	ExpiresAtMax int64  `json:"expires_at_max,omitempty"`
 	PasswordHash string `json:"password_hash"`
 }
 
@@ -198,7 +209,7 @@ func (p *CreateSession) apply(a *Account, c *Command, _ Level) Result {
 	if len(a.Sessions) >= sessionsMax {
 		a.Sessions = append(a.Sessions[:0], a.Sessions[1:]...)
 	}
-	a.Sessions = append(a.Sessions, &Session{ID: p.SessionID, Hash: p.Hash, CreatedAt: c.At, ExpiresAt: p.ExpiresAt})
+	a.Sessions = append(a.Sessions, &Session{ID: p.SessionID, Hash: p.Hash, CreatedAt: c.At, ExpiresAt: p.ExpiresAt, ExpiresAtMax: p.ExpiresAtMax})
 	a.nextVersion()
 	return created(SessionView{ExpiresAt: formatTime(p.ExpiresAt)})
 }

@@ -45,21 +45,25 @@ const (
 
 // Headers only a node connection may carry. clientIPHeader names the
 // client of a forwarded request, as the follower's edge saw it, so that the
-// leader's per-client limits see that client rather than the follower.
+// leader's per-client limits see that client rather than the follower;
+// clientProtoHeader says whether that client used HTTPS (https.go).
 // legacyForwardedHeader once carried a secret that made a request count as
 // forwarded; it means nothing now. A client's own copies are dropped.
 const (
 	clientIPHeader        = "X-Addrwatch-Client-IP"
+	clientProtoHeader     = "X-Addrwatch-Client-Proto"
 	legacyForwardedHeader = "X-Addrwatch-Forwarded"
 )
 
 // forwardedKey marks a request that arrived over a node connection: its
 // client was rate limited, and its admin token checked, by the node that
 // forwarded it (nodes may have different admin tokens).
-// forwardedClientKey holds the client IP that node named.
+// forwardedClientKey holds the client IP that node named, and
+// forwardedHTTPSKey whether that node saw the client use HTTPS.
 const (
 	forwardedKey       = "addrwatch.forwarded"
 	forwardedClientKey = "addrwatch.forwarded_client"
+	forwardedHTTPSKey  = "addrwatch.forwarded_https"
 )
 
 // forwarded reports whether the request arrived over a node connection.
@@ -70,20 +74,24 @@ func forwarded(ctx *fasthttp.RequestCtx) bool { return ctx.UserValue(forwardedKe
 func ignoreNodeHeaders(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		ctx.Request.Header.Del(clientIPHeader)
+		ctx.Request.Header.Del(clientProtoHeader)
 		ctx.Request.Header.Del(legacyForwardedHeader)
 		next(ctx)
 	}
 }
 
 // receiveForwarded marks a request that arrived over a node connection as
-// forwarded and takes its client's IP from the node that sent it.
+// forwarded and takes its client's IP and scheme from the node that sent
+// it.
 func receiveForwarded(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		ctx.SetUserValue(forwardedKey, true)
 		if ip := net.ParseIP(string(ctx.Request.Header.Peek(clientIPHeader))); ip != nil {
 			ctx.SetUserValue(forwardedClientKey, ip.String())
 		}
+		ctx.SetUserValue(forwardedHTTPSKey, string(ctx.Request.Header.Peek(clientProtoHeader)) == "https")
 		ctx.Request.Header.Del(clientIPHeader)
+		ctx.Request.Header.Del(clientProtoHeader)
 		ctx.Request.Header.Del(legacyForwardedHeader)
 		next(ctx)
 	}
@@ -193,6 +201,7 @@ func (f *forwarder) forward(ctx *fasthttp.RequestCtx, target forwardTarget, retr
 	// client's scheme; the client's Host is kept.
 	req.URI().SetScheme("http")
 	req.Header.Set(clientIPHeader, clientIP(ctx, f.trusted))
+	req.Header.Set(clientProtoHeader, clientProto(ctx, f.trusted))
 	err := f.client(target).DoTimeout(req, &ctx.Response, forwardTimeout)
 	if err == nil {
 		return true

@@ -41,13 +41,17 @@ type Config struct {
 	// the leader.
 	Cluster Cluster
 	// TrustedProxies are the peers whose X-Forwarded-For names the client
-	// IP for the edge rate limits. Their connections are not capped.
+	// IP for the edge rate limits, and whose X-Forwarded-Proto says whether
+	// the client used HTTPS. Their connections are not capped.
 	TrustedProxies []*net.IPNet
 	// SpoolDir holds an uploaded backup until the restore has read it;
 	// empty means the system's temporary directory.
 	SpoolDir string
 	// OpenMetrics serves /metrics without the operator token.
 	OpenMetrics bool
+	// SessionIdle is how long an unused owner session lives on (each use
+	// extends it, up to sessionLifetime); zero means SessionIdleDefault.
+	SessionIdle time.Duration
 }
 
 // Server holds the public and admin handlers.
@@ -68,6 +72,7 @@ type Server struct {
 	spoolDir       string
 	connsPerClient int               // 0: no connection cap
 	connCapExempt  func(net.IP) bool // addresses whose connections are not counted
+	trustedProxies []*net.IPNet      // whose X-Forwarded-For and X-Forwarded-Proto are believed
 
 	// The owner credential limits apply whatever --limits says.
 	owner   *ownerLimits
@@ -75,6 +80,8 @@ type Server struct {
 	// dummyPasswordHash, at this server's cost, stands in for the hash of
 	// an account that does not exist (service.go).
 	dummyPasswordHash string
+	// use records when keys and sessions are used (credential_use.go).
+	use *credentialUse
 }
 
 // New builds a Server.
@@ -83,6 +90,8 @@ func New(cfg Config) *Server {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.use = newCredentialUse(cfg.Store, s.now, cfg.SessionIdle)
+	s.store = usageRecordingStore{Store: cfg.Store, use: s.use}
 	if cfg.EdgeLimits {
 		s.limits = newEdgeLimits(cfg.TrustedProxies, s.now)
 		s.connsPerClient = connsPerClientMax
@@ -90,7 +99,7 @@ func New(cfg Config) *Server {
 			return isTrusted(cfg.TrustedProxies, ip)
 		}
 	}
-	s.openMetrics, s.spoolDir = cfg.OpenMetrics, cfg.SpoolDir
+	s.openMetrics, s.spoolDir, s.trustedProxies = cfg.OpenMetrics, cfg.SpoolDir, cfg.TrustedProxies
 	s.owner, s.hashing = newOwnerLimits(cfg.TrustedProxies, s.now), newHashSlots(runtime.GOMAXPROCS(0))
 	s.dummyPasswordHash = dummyPasswordHash(s.bcryptCost())
 	if cfg.Cluster != nil {

@@ -18,8 +18,8 @@ import (
 
 const (
 	passwordBytesMin = 8
-	passwordBytesMax = 72 // bcrypt ignores anything longer
-	sessionLifetime  = 24 * time.Hour
+	passwordBytesMax = 72             // bcrypt ignores anything longer
+	sessionLifetime  = 24 * time.Hour // the cap on a session's whole life, however much it is used
 )
 
 // AccountCreated is the answer to an account creation.

@@ -41,13 +41,13 @@ func (s *Server) signInOwner(ctx *fasthttp.RequestCtx, login, accountID, passwor
 	}
 	id, token, hash := newSessionToken(accountID)
 	now := s.now()
-	expiresAt = now.Add(sessionLifetime)
+	ends, endsMax := s.use.sessionEnds(now)
 	_, err = s.propose(c, &actors.Command{Account: accountID, At: now.UnixNano(), Principal: actors.Principal{Kind: actors.PrincipalSystem},
-		Payload: &actors.CreateSession{SessionID: id, Hash: hash, ExpiresAt: expiresAt.UnixNano(), PasswordHash: stored}})
+		Payload: &actors.CreateSession{SessionID: id, Hash: hash, ExpiresAt: ends, ExpiresAtMax: endsMax, PasswordHash: stored}})
 	if err != nil {
 		return "", time.Time{}, err
 	}
-	return token, expiresAt, nil
+	return token, time.Unix(0, ends).UTC(), nil
 }
 
 // checkLoginPassword finds the account of login and checks password

@@ -17,7 +17,7 @@ import (
 // commandKindsMax is the highest Kind this build knows. The round-trip test
 // asserts that NewPayload knows every kind up to it and none after it, so a
 // new kind that is not added here fails loudly instead of going untested.
-const commandKindsMax = actors.KindSetLogin
+const commandKindsMax = actors.KindTouchSession
 
 // at0 is the leader time of the first test command.
 var at0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano()
@@ -56,7 +56,8 @@ func samplePayload(t testing.TB, k actors.Kind) actors.Payload {
 	case *actors.CreateSession:
 		p.SessionID = "s9d8f7g6h5j4k3l2m1n"
 		p.Hash = sha("awt.acct-1.s9d8f7g6h5j4k3l2m1n.secret")
-		p.ExpiresAt = at0 + int64(12*time.Hour)
+		p.ExpiresAt = at0 + int64(30*time.Minute)
+		p.ExpiresAtMax = at0 + int64(24*time.Hour)
 		p.PasswordHash = "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo"
 	case *actors.DeleteSession:
 	case *actors.SetGrant:
@@ -155,6 +156,11 @@ func samplePayload(t testing.TB, k actors.Kind) actors.Payload {
 	case *actors.SetLogin:
 		p.Login = "Alice.Smith+watch@example.com"
 		p.ExpectedPasswordHash = "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo"
+	case *actors.TouchKey:
+		p.KeyID = "k3j5x7m2q4w6e8r0t2y"
+	case *actors.TouchSession:
+		p.SessionID = "s9d8f7g6h5j4k3l2m1n"
+		p.ExpiresAt = at0 + int64(45*time.Minute)
 	default:
 		t.Fatalf("kind %d (%T) has no sample: add one", k, p)
 	}

@@ -296,7 +296,7 @@ func TestOwnerAPIEndToEnd(t *testing.T) {
 		}
 		for i, want := range []struct{ id, capability, name string }{{readID, "read", "reader"}, {writeID, "write", "writer"}} {
 			k := keys[i].(map[string]any)
-			owExpectFields(t, "listed key", k, "key_id", "capability", "name", "created_at")
+			owExpectFields(t, "listed key", k, "key_id", "capability", "name", "created_at", "last_used_at")
 			if k["key_id"] != want.id || k["capability"] != want.capability || k["name"] != want.name {
 				t.Fatalf("listed key %d is %v, want %+v", i, k, want)
 			}

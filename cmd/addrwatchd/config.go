@@ -7,8 +7,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/addrwatch/addrwatch/cluster"
+	"github.com/addrwatch/addrwatch/httpd"
 )
 
 // config is the server's settings: each flag is also ADDRWATCH_<NAME> in the
@@ -31,6 +33,11 @@ type config struct {
 	ClusterTLS      *clusterTLSFiles
 	InsecureCluster bool
 	OpenMetrics     bool
+	// PublicTLS names the --tls-cert and --tls-key files; nil means the
+	// public listener speaks plain HTTP.
+	PublicTLS *publicTLSFiles
+	// SessionIdle is how long an unused owner session lives on.
+	SessionIdle time.Duration
 	// RecoverFromSnapshot accepts losing the writes after the newest
 	// snapshot when the log and stable store are missing or empty.
 	RecoverFromSnapshot bool
@@ -54,6 +61,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	var c config
 	var peers, proxies string
 	var clusterTLS clusterTLSFiles
+	var publicTLS publicTLSFiles
 	fs.StringVar(&c.HTTP, "http", env("http", "127.0.0.1:8080"), "public listener: agent API at /v1, owner API at /owner/v1")
 	fs.StringVar(&c.Admin, "admin", env("admin", "127.0.0.1:8081"), "operator listener: /admin/v1, /metrics (admin token), /healthz, /readyz")
 	fs.StringVar(&c.Data, "data", env("data", "./data"), "directory for the raft log, stable store and snapshots (and a backup upload while it is restored)")
@@ -66,7 +74,15 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&clusterTLS.Key, "cluster-key", env("cluster-key", ""), "PEM file of this node's private key (keep it 0600: it lets its holder act as a node)")
 	fs.StringVar(&c.Upstream, "upstream", env("upstream", "sim"), "history upstream: sim (embedded simulated chain) or an Esplora base URL")
 	fs.StringVar(&c.Limits, "limits", env("limits", "spec"), "spec enforces the spec's rate limits and caps each client address at 64 connections per listener; off disables edge, connection and Sheet-write limits; account keeps only the per-account Sheet-write budget (edge limits left to a proxy in front); the owner credential limits apply whatever this says")
-	fs.StringVar(&proxies, "trusted-proxies", env("trusted-proxies", ""), "CIDRs whose X-Forwarded-For names the client IP for rate limits; their connections are not capped")
+	fs.StringVar(&proxies, "trusted-proxies", env("trusted-proxies", ""), "CIDRs whose X-Forwarded-For names the client IP for rate limits, and whose X-Forwarded-Proto: https marks the site's session cookie Secure; their connections are not capped")
+	fs.StringVar(&publicTLS.Cert, "tls-cert", env("tls-cert", ""), "PEM file of the public listener's certificate (chain): with --tls-key, the site, /v1 and /owner/v1 are served over HTTPS only (TLS 1.2 or later), so a small deployment needs no proxy")
+	fs.StringVar(&publicTLS.Key, "tls-key", env("tls-key", ""), "PEM file of the private key of --tls-cert (keep it 0600)")
+	sessionIdleDefault, err := time.ParseDuration(env("session-idle", httpd.SessionIdleDefault.String()))
+	if err != nil {
+		return c, fmt.Errorf("ADDRWATCH_SESSION_IDLE: %q is not a duration such as 30m", env("session-idle", ""))
+	}
+	fs.DurationVar(&c.SessionIdle, "session-idle", sessionIdleDefault, fmt.Sprintf("how long an owner's session (sign-in) lives on unused, from %s to %s; each use extends it (to the minute), and no session outlives %s after sign-in",
+		sessionIdleMin, httpd.SessionLifetime, httpd.SessionLifetime))
 	demoDefault, err := parseBool(env("demo", "false"))
 	if err != nil {
 		return c, fmt.Errorf("ADDRWATCH_DEMO: %w", err)
@@ -98,6 +114,9 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	if c.SessionIdle < sessionIdleMin || c.SessionIdle > httpd.SessionLifetime {
+		return c, fmt.Errorf("--session-idle must be from %s to %s, not %s", sessionIdleMin, httpd.SessionLifetime, c.SessionIdle)
+	}
 	if c.Peers, err = cluster.ParsePeers(peers); err != nil {
 		return c, fmt.Errorf("--peers: %w", err)
 	}
@@ -127,6 +146,9 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	}
 	if c.NodeID == "" {
 		return c, fmt.Errorf("--node-id must not be empty")
+	}
+	if c.PublicTLS, err = checkPublicTLS(publicTLS); err != nil {
+		return c, err
 	}
 	if c.ClusterTLS, err = checkNodeTraffic(clusterTLS, c.InsecureCluster, c.Raft, c.Peers); err != nil {
 		return c, err
@@ -181,6 +203,11 @@ func isLoopback(addr string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// sessionIdleMin is the shortest --session-idle: a session is extended at
+// most once a minute, so a shorter idle time would let it expire while
+// in use.
+const sessionIdleMin = 2 * time.Minute
 
 func parseBool(s string) (bool, error) {
 	v, err := strconv.ParseBool(s)

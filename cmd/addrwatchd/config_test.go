@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func env(m map[string]string) func(string) string {
@@ -178,5 +179,41 @@ func TestParseConfigClusterTLSFlagsGoTogether(t *testing.T) {
 				t.Fatalf("%v accepted", args)
 			}
 		})
+	}
+}
+
+func TestParseConfigPublicTLSFilesGoTogether(t *testing.T) {
+	c, err := parseConfig(nil, env(map[string]string{"ADDRWATCH_TLS_CERT": "/etc/addrwatch/cert.pem", "ADDRWATCH_TLS_KEY": "/etc/addrwatch/key.pem"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PublicTLS == nil || c.PublicTLS.Cert != "/etc/addrwatch/cert.pem" || c.PublicTLS.Key != "/etc/addrwatch/key.pem" {
+		t.Fatalf("ADDRWATCH_TLS_CERT/KEY not applied: %+v", c.PublicTLS)
+	}
+	if c, err := parseConfig(nil, env(nil)); err != nil || c.PublicTLS != nil {
+		t.Fatalf("without the files the public listener must be plain HTTP: %+v, %v", c.PublicTLS, err)
+	}
+	for _, args := range [][]string{{"--tls-cert", "cert.pem"}, {"--tls-key", "key.pem"}} {
+		if _, err := parseConfig(args, env(nil)); err == nil || !strings.Contains(err.Error(), "go together") {
+			t.Errorf("%v: err %v, want the files to go together", args, err)
+		}
+	}
+}
+
+func TestParseConfigSessionIdle(t *testing.T) {
+	c, err := parseConfig(nil, env(nil))
+	if err != nil || c.SessionIdle != 30*time.Minute {
+		t.Fatalf("default session idle %s, %v; want 30m", c.SessionIdle, err)
+	}
+	if c, err = parseConfig(nil, env(map[string]string{"ADDRWATCH_SESSION_IDLE": "45m"})); err != nil || c.SessionIdle != 45*time.Minute {
+		t.Fatalf("ADDRWATCH_SESSION_IDLE=45m gave %s, %v", c.SessionIdle, err)
+	}
+	for _, bad := range []string{"1m", "25h", "abc", "-5m"} {
+		if _, err := parseConfig([]string{"--session-idle", bad}, env(nil)); err == nil {
+			t.Errorf("--session-idle %s accepted", bad)
+		}
+		if _, err := parseConfig(nil, env(map[string]string{"ADDRWATCH_SESSION_IDLE": bad})); err == nil {
+			t.Errorf("ADDRWATCH_SESSION_IDLE=%s accepted", bad)
+		}
 	}
 }

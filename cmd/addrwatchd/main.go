@@ -4,12 +4,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -67,6 +67,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	publicTLS, err := loadPublicTLS(cfg.PublicTLS, logger)
+	if err != nil {
+		return err
+	}
 
 	// Only the fault test's build (faultinject.go) reroutes node
 	// connections; this is nil otherwise.
@@ -97,13 +101,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	store := nodeStore{node: node}
 	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken,
 		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, TrustedProxies: cfg.TrustedProxies,
-		Cluster: store, Metrics: metrics, SpoolDir: cfg.Data, OpenMetrics: cfg.OpenMetrics})
-	public, err := serve(cfg.HTTP, api.NewHTTPServer("addrwatch", api.PublicHandler()))
+		Cluster: store, Metrics: metrics, SpoolDir: cfg.Data, OpenMetrics: cfg.OpenMetrics, SessionIdle: cfg.SessionIdle})
+	public, err := serve(cfg.HTTP, publicTLS, api.NewHTTPServer("addrwatch", api.PublicHandler()))
 	if err != nil {
 		return err
 	}
 	defer shutdown(public)
-	admin, err := serve(cfg.Admin, api.NewAdminHTTPServer("addrwatch-admin", api.AdminHandler()))
+	admin, err := serve(cfg.Admin, nil, api.NewAdminHTTPServer("addrwatch-admin", api.AdminHandler()))
 	if err != nil {
 		return err
 	}
@@ -115,7 +119,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	forwardedAdmin := api.NewNodeHTTPServer("addrwatch-admin", api.ForwardedAdminHandler(), true)
 	go forwardedAdmin.Serve(node.ForwardedListener(true))
 	defer shutdown(forwardedAdmin.Server)
-	logger.Info("addrwatchd serving", "http", cfg.HTTP, "admin", cfg.Admin, "raft", cfg.Raft, "node_id", cfg.NodeID, "data", cfg.Data)
+	logger.Info("addrwatchd serving", "http", cfg.HTTP, "https", publicTLS != nil, "admin", cfg.Admin, "raft", cfg.Raft, "node_id", cfg.NodeID, "data", cfg.Data)
 
 	if cfg.Demo {
 		if err := runDemo(ctx, cfg, api, node, stdout); err != nil {
@@ -137,11 +141,12 @@ func shutdown(srv *fasthttp.Server) {
 	srv.ShutdownWithContext(ctx)
 }
 
-// serve starts srv on addr and returns once it is listening.
-func serve(addr string, srv *httpd.HTTPServer) (*fasthttp.Server, error) {
-	ln, err := net.Listen("tcp", addr)
+// serve starts srv on addr, over TLS when tlsConfig is set, and returns
+// once it is listening.
+func serve(addr string, tlsConfig *tls.Config, srv *httpd.HTTPServer) (*fasthttp.Server, error) {
+	ln, err := listen(addr, tlsConfig)
 	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w", addr, err)
+		return nil, err
 	}
 	go srv.Serve(ln)
 	return srv.Server, nil

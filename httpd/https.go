@@ -1,0 +1,49 @@
+package httpd
+
+import (
+	"bytes"
+	"net"
+
+	"github.com/valyala/fasthttp"
+)
+
+// requestIsHTTPS reports whether the client reached us over HTTPS: TLS on
+// this listener, or a trusted proxy's X-Forwarded-Proto: https, or (for a
+// request a follower forwarded) what the follower saw.
+func (s *Server) requestIsHTTPS(ctx *fasthttp.RequestCtx) bool {
+	return isHTTPS(ctx, s.trustedProxies)
+}
+
+// isHTTPS is requestIsHTTPS for the given trusted proxies. A forwarded
+// request arrives over a node connection, whose own TLS says nothing about
+// the client, so only the forwarding node's word counts for it. A header
+// from a peer that is not a trusted proxy is the client's own claim and is
+// ignored.
+func isHTTPS(ctx *fasthttp.RequestCtx, trusted []*net.IPNet) bool {
+	if forwarded(ctx) {
+		https, _ := ctx.UserValue(forwardedHTTPSKey).(bool)
+		return https
+	}
+	if ctx.IsTLS() {
+		return true
+	}
+	if !isTrusted(trusted, ctx.RemoteIP()) {
+		return false
+	}
+	// A proxy that appends to the header puts its own value last; one
+	// that replaces it sends just one.
+	proto := ctx.Request.Header.Peek(fasthttp.HeaderXForwardedProto)
+	if i := bytes.LastIndexByte(proto, ','); i >= 0 {
+		proto = proto[i+1:]
+	}
+	return bytes.EqualFold(bytes.TrimSpace(proto), []byte("https"))
+}
+
+// clientProto is the scheme a follower names in clientProtoHeader when it
+// forwards a request.
+func clientProto(ctx *fasthttp.RequestCtx, trusted []*net.IPNet) string {
+	if isHTTPS(ctx, trusted) {
+		return "https"
+	}
+	return "http"
+}

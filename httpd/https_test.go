@@ -1,0 +1,127 @@
+package httpd
+
+import (
+	"crypto/tls"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// answersScheme is a handler that answers what requestIsHTTPS says.
+func answersScheme(s *Server) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		ctx.WriteString(clientProto(ctx, s.trustedProxies))
+		if s.requestIsHTTPS(ctx) != (clientProto(ctx, s.trustedProxies) == "https") {
+			ctx.WriteString(" (requestIsHTTPS disagrees)")
+		}
+	}
+}
+
+func loopbackNet(t *testing.T) []*net.IPNet {
+	t.Helper()
+	_, loopback, err := net.ParseCIDR("127.0.0.0/8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []*net.IPNet{loopback}
+}
+
+// TestRequestIsHTTPSBehindProxies: plain HTTP is not HTTPS; a trusted
+// proxy's X-Forwarded-Proto is believed (its own value, the last one,
+// case-insensitively); an untrusted peer's is ignored.
+func TestRequestIsHTTPSBehindProxies(t *testing.T) {
+	trusting := &Server{trustedProxies: loopbackNet(t)}
+	behindProxy := serveLoopback(t, ignoreNodeHeaders(answersScheme(trusting)))
+	direct := serveLoopback(t, ignoreNodeHeaders(answersScheme(&Server{})))
+	cases := []struct {
+		name    string
+		addr    string
+		headers []string
+		want    string
+	}{
+		{"plain, no header", direct, nil, "http"},
+		{"untrusted peer says https", direct, []string{"X-Forwarded-Proto", "https"}, "http"},
+		{"untrusted peer forges the node header", direct, []string{clientProtoHeader, "https"}, "http"},
+		{"trusted proxy, no header", behindProxy, nil, "http"},
+		{"trusted proxy says https", behindProxy, []string{"X-Forwarded-Proto", "HTTPS"}, "https"},
+		{"trusted proxy says http", behindProxy, []string{"X-Forwarded-Proto", "http"}, "http"},
+		{"trusted proxy appended https", behindProxy, []string{"X-Forwarded-Proto", "http, https"}, "https"},
+		{"trusted proxy appended http", behindProxy, []string{"X-Forwarded-Proto", "https, http"}, "http"},
+		{"client's node header behind a trusted proxy", behindProxy, []string{clientProtoHeader, "https"}, "http"},
+	}
+	for _, c := range cases {
+		if got := get(t, c.addr, c.headers...); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestRequestIsHTTPSOverTLS serves the handler through the edge on a TLS
+// listener, as addrwatchd does with --tls-cert: the edge's connection
+// wrapper keeps the TLS visible, and a client's X-Forwarded-Proto cannot
+// turn it off.
+func TestRequestIsHTTPSOverTLS(t *testing.T) {
+	// httptest's server carries a ready self-signed certificate for
+	// 127.0.0.1; only its TLS configuration is used.
+	donor := httptest.NewUnstartedServer(nil)
+	donor.StartTLS()
+	serverTLS, client := donor.TLS.Clone(), donor.Client()
+	donor.Close()
+	serverTLS.NextProtos = nil
+
+	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	srv := s.NewHTTPServer("test", ignoreNodeHeaders(answersScheme(s)))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(tls.NewListener(ln, serverTLS))
+	t.Cleanup(func() { srv.Shutdown() })
+
+	req, err := http.NewRequest("GET", "https://"+ln.Addr().String()+"/v1/me", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Forwarded-Proto", "http")
+	client.Timeout = 5 * time.Second
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if string(body) != "https" {
+		t.Fatalf("over TLS the handler saw %q, want https", body)
+	}
+}
+
+// TestForwardedRequestKeepsItsScheme: a follower forwards a request that
+// reached it over HTTPS (here, through a trusted proxy) or over HTTP; the
+// leader's node listener sees what the follower saw, whatever the client
+// claimed in the node header.
+func TestForwardedRequestKeepsItsScheme(t *testing.T) {
+	leaderServer := &Server{} // trusts no proxy: only the follower's word counts
+	leader := serveLoopback(t, receiveForwarded(answersScheme(leaderServer)))
+	f := &forwarder{cluster: leaderCluster{leader}, trusted: loopbackNet(t), clients: map[forwardTarget]*fasthttp.HostClient{}}
+	follower := serveLoopback(t, ignoreNodeHeaders(f.send(false, func([]byte) bool { return false }, answersScheme(leaderServer))))
+
+	if got := get(t, follower, "X-Forwarded-Proto", "https"); got != "https" {
+		t.Errorf("HTTPS at the follower: the leader saw %q, want https", got)
+	}
+	if got := get(t, follower, clientProtoHeader, "https"); got != "http" {
+		t.Errorf("HTTP at the follower with a forged node header: the leader saw %q, want http", got)
+	}
+	// A forwarded request without the header (an older follower) is not
+	// taken for HTTPS, even if the node connection itself is TLS.
+	ctx := &fasthttp.RequestCtx{}
+	ctx.SetUserValue(forwardedKey, true)
+	if leaderServer.requestIsHTTPS(ctx) {
+		t.Error("a forwarded request without the follower's word counted as HTTPS")
+	}
+}

@@ -173,3 +173,11 @@ func (s *Server) grantForm(resource actors.ResourceKind) siteHandler {
 		s.redirect(ctx, "/access?m=grant")
 	}
 }
+
+// siteLastUsed renders a key's last use, which is recorded to the minute.
+func siteLastUsed(k actors.KeyView) string {
+	if k.LastUsedAt == nil {
+		return "never"
+	}
+	return siteTime(*k.LastUsedAt)
+}

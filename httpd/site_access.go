@@ -1,6 +1,8 @@
 package httpd
 
 import (
+	"html/template"
+	"net/url"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -12,25 +14,6 @@ import (
 
 // siteLevels are the grant levels in the order the menus list them.
 var siteLevels = []actors.Level{actors.LevelNone, actors.LevelRead, actors.LevelWrite}
-
-// levelOption is one entry of a grant menu.
-type levelOption struct {
-	Level    actors.Level
-	Selected bool
-}
-
-// siteLevelMenus are the grant menus, one per selected level, built once:
-// every row of the grants table shares one, and the template compares
-// nothing per option.
-var siteLevelMenus = func() map[actors.Level][]levelOption {
-	menus := make(map[actors.Level][]levelOption, len(siteLevels))
-	for _, selected := range siteLevels {
-		for _, l := range siteLevels {
-			menus[selected] = append(menus[selected], levelOption{Level: l, Selected: l == selected})
-		}
-	}
-	return menus
-}()
 
 type keyRow struct {
 	ID         string
@@ -54,16 +37,19 @@ type grantRow struct {
 	KindLabel    string
 	Action       string
 	CSRF         string
-	Menu         []levelOption
+	Grant        actors.Level
 	ReadSees     actors.Level
 	WriteSees    actors.Level
 }
 
+// accessData is the panel page's own data; its tables come pre-rendered
+// (site_rows.go).
 type accessData struct {
-	Keys    []keyRow
-	Cards   []grantRow
-	Spaces  []grantRow
-	NameMax int
+	HasKeys   bool
+	KeyRows   template.HTML
+	HasGrants bool
+	GrantRows template.HTML
+	NameMax   int
 }
 
 // panel reads the access panel's state and the layout's fields.
@@ -95,23 +81,25 @@ func (s *Server) renderAccess(ctx *fasthttp.RequestCtx, sess *siteSession, statu
 // newAccessData turns the panel's view into the template's rows; csrf is
 // the session's form token, which every grant form carries.
 func newAccessData(v actors.AccessPanelView, csrf string) accessData {
-	data := accessData{Keys: make([]keyRow, 0, len(v.Keys)), NameMax: actors.KeyNameCharsMax}
+	keys := make([]keyRow, 0, len(v.Keys))
 	for _, k := range v.Keys {
-		data.Keys = append(data.Keys, keyRow{ID: k.KeyID, Name: k.Name, Capability: k.Capability, Prefix: k.KeyID,
+		keys = append(keys, keyRow{ID: k.KeyID, Name: k.Name, Capability: k.Capability, Prefix: k.KeyID,
 			Created: siteTime(k.CreatedAt), LastUsed: siteLastUsed(k)})
 	}
+	grants := make([]grantRow, 0, len(v.Cards)+len(v.Spaces))
 	row := func(r actors.PanelResource, kind, path string) grantRow {
 		return grantRow{ID: r.ID, Name: r.Name, Detail: r.Detail, HiddenByPlan: r.HiddenByPlan, GrantCleared: r.GrantCleared,
-			KindLabel: kind, Action: "/access/grants/" + path + "/" + r.ID, CSRF: csrf,
-			Menu: siteLevelMenus[r.Grant], ReadSees: r.ReadKeySees, WriteSees: r.WriteKeySees}
+			KindLabel: kind, Action: "/access/grants/" + path + "/" + url.PathEscape(r.ID), CSRF: csrf,
+			Grant: r.Grant, ReadSees: r.ReadKeySees, WriteSees: r.WriteKeySees}
 	}
 	for _, c := range v.Cards {
-		data.Cards = append(data.Cards, row(c, "Account card", "cards"))
+		grants = append(grants, row(c, "Account card", "cards"))
 	}
 	for _, sp := range v.Spaces {
-		data.Spaces = append(data.Spaces, row(sp, "Space", "spaces"))
+		grants = append(grants, row(sp, "Space", "spaces"))
 	}
-	return data
+	return accessData{HasKeys: len(keys) > 0, KeyRows: keyRowsHTML(keys), HasGrants: len(grants) > 0,
+		GrantRows: grantRowsHTML(grants), NameMax: actors.KeyNameCharsMax}
 }
 
 // siteTime renders an RFC 3339 time from a view for people, in UTC.

@@ -70,6 +70,7 @@ func siteSignIn(t *testing.T, b *browserTab, o siteOwner, login string) {
 	if status := b.open(o.siteURL + "/"); status != http.StatusOK {
 		t.Fatalf("sign-in page: %d", status)
 	}
+	b.assertUsable("the sign-in page")
 	b.fill("Login", login)
 	b.fill("Password", o.Password)
 	if status := b.submit(`form[action="/sign-in"] button`); status != http.StatusOK || !strings.HasSuffix(b.location(), "/access") {
@@ -108,6 +109,30 @@ func (b *browserTab) pick(selector, value string) int64 {
 	return resp.Status
 }
 
+// assertUsable checks the page can be used without a mouse or eyes: every
+// visible form control has a label, every button and link says what it
+// does, and each can take the keyboard focus.
+func (b *browserTab) assertUsable(page string) {
+	b.t.Helper()
+	problems := run(b, "check the controls of "+page, chromedp.Evaluate[[]string](`(() => {
+	const out = [];
+	for (const c of document.querySelectorAll("input, select, textarea")) {
+		if (c.type === "hidden") continue;
+		if (!c.labels || c.labels.length === 0 || !c.labels[0].textContent.trim()) out.push("unlabelled " + c.outerHTML.slice(0, 80));
+		if (c.tabIndex < 0) out.push("not focusable " + c.outerHTML.slice(0, 80));
+	}
+	for (const c of document.querySelectorAll("button, a")) {
+		if (c.hidden) continue;
+		if (!c.textContent.trim()) out.push("no text " + c.outerHTML.slice(0, 80));
+		if (c.tabIndex < 0) out.push("not focusable " + c.outerHTML.slice(0, 80));
+	}
+	return out;
+})()`))
+	if len(problems) > 0 {
+		b.t.Errorf("%s: %q", page, problems)
+	}
+}
+
 var siteKeyPattern = regexp.MustCompile(`awk\.[a-z0-9]+\.[a-z0-9]+\.[a-z0-9]+`)
 
 // siteCreateKey creates a key in the panel and returns the key and its id,
@@ -120,6 +145,7 @@ func siteCreateKey(t *testing.T, b *browserTab, o siteOwner, name, capability st
 	if status := b.submit(`form[action="/access/keys"] button`); status != http.StatusCreated {
 		t.Fatalf("create key: %d", status)
 	}
+	b.assertUsable("the new key page")
 	key = b.value("#new-key")
 	curl := b.text("#try-curl")
 	if !siteKeyPattern.MatchString(key) || !strings.Contains(curl, "Bearer "+key) || !strings.Contains(curl, o.siteURL+"/v1/me") {
@@ -207,6 +233,7 @@ func TestSiteOwnerJourneyInABrowser(t *testing.T) {
 		}
 		return seen
 	}
+	b.assertUsable("the API access panel")
 	if seen := agentCards(readKey); len(seen) != 0 {
 		t.Fatalf("before any grant the read key sees %v", seen)
 	}
@@ -233,6 +260,7 @@ func TestSiteOwnerJourneyInABrowser(t *testing.T) {
 	if status := b.submit(`a[href="/access/keys/` + writeID + `/revoke"]`); status != http.StatusOK || !b.hasText("Revoke") {
 		t.Fatalf("the revoke confirmation: %d", status)
 	}
+	b.assertUsable("the revoke confirmation")
 	b.submit(`form[action="/access/keys/` + writeID + `/revoke"] button`)
 	if !strings.Contains(b.text("p.notice"), "Key revoked") {
 		t.Fatalf("no notice after revoking")
@@ -242,6 +270,7 @@ func TestSiteOwnerJourneyInABrowser(t *testing.T) {
 
 	// Change the plan.
 	b.open(s.URL + "/settings")
+	b.assertUsable("the settings")
 	b.click("#plan-extended")
 	b.submit(`form[action="/settings/plan"] button`)
 	if me := owMe(t, s, readKey); me["plan"] != "extended" {
@@ -250,6 +279,7 @@ func TestSiteOwnerJourneyInABrowser(t *testing.T) {
 
 	// Download both CSVs: the owner API's files, notes included.
 	b.open(s.URL + "/downloads")
+	b.assertUsable("the downloads")
 	if got := b.texts("tbody td.text"); !slices.Contains(got, siteHostileScript) {
 		t.Fatalf("the downloads page shows %q", got)
 	}

@@ -21,6 +21,7 @@ require (
 	github.com/valyala/fasthttp v1.73.0
 	go.etcd.io/bbolt v1.3.5
 	golang.org/x/crypto v0.58.0
+	golang.org/x/net v0.60.0
 	golang.org/x/time v0.16.0
 )
 

@@ -89,14 +89,17 @@ const (
 
 // Space is a Space of bookmark cards (or a Sheet Space).
 type Space struct {
-	ID        string    `json:"id"`
-	Version   uint64    `json:"version"`
-	Type      SpaceType `json:"type"`
-	Name      string    `json:"name"`
-	Grant     Level     `json:"grant"`
-	Cards     []*Card   `json:"cards"`
-	Sheet     *Sheet    `json:"sheet,omitempty"` // sheet Spaces only
-	CreatedAt int64     `json:"created_at"`
+	ID      string    `json:"id"`
+	Version uint64    `json:"version"`
+	Type    SpaceType `json:"type"`
+	Name    string    `json:"name"`
+	Grant   Level     `json:"grant"`
+	// GrantCleared says the owner changed the Space's type, which cleared
+	// its grant, and has not granted it again since (the site shows it).
+	GrantCleared bool    `json:"grant_cleared,omitempty"`
+	Cards        []*Card `json:"cards"`
+	Sheet        *Sheet  `json:"sheet,omitempty"` // sheet Spaces only
+	CreatedAt    int64   `json:"created_at"`
 }
 
 // versionString renders a version as the opaque string the API shows.

@@ -268,7 +268,7 @@ func (p *SetGrant) apply(a *Account, c *Command, _ Level) Result {
 		if s == nil {
 			return fail(errSpaceNotFound)
 		}
-		s.Grant = p.Level
+		s.Grant, s.GrantCleared = p.Level, false
 	default:
 		return fail(Errorf(CodeValidation, "grants apply to portfolio cards and spaces"))
 	}

@@ -141,7 +141,7 @@ func (p *UpdateSpace) apply(a *Account, c *Command, capability Level) Result {
 		if s.Type == SpaceSheet {
 			s.Sheet = newSheet()
 		}
-		s.Grant = LevelNone
+		s.Grant, s.GrantCleared = LevelNone, true
 		a.recordEvent(c, EventScopeChanged, ResourceRef{Kind: ResourceSpace, ID: s.ID})
 	}
 	if p.Name != nil {

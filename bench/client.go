@@ -43,7 +43,13 @@ type request struct {
 	method string
 	url    string
 	bearer string
+	// cookie is a Cookie header ("name=value"), for the site's pages.
+	cookie string
 	body   []byte
+	// expect, when set, must be in a 2xx answer's body, or the answer
+	// counts as an error: a page that answers 200 with the wrong content
+	// (say, the sign-in form) must not pass for the page asked for.
+	expect []byte
 }
 
 // response is what came back; body is a copy the worker may keep until its
@@ -52,9 +58,13 @@ type response struct {
 	status int
 	body   []byte
 	err    error
+	// unexpected marks a 2xx answer without the request's expect.
+	unexpected bool
 }
 
-func (r *response) ok() bool { return r.err == nil && r.status >= 200 && r.status < 300 }
+func (r *response) ok() bool {
+	return r.err == nil && r.status >= 200 && r.status < 300 && !r.unexpected
+}
 
 // failure returns "" for a success, else the key the report counts the
 // error under: "409 STALE_VERSION" (status and the error body's code),
@@ -65,6 +75,9 @@ func (r *response) failure() string {
 	}
 	if r.ok() {
 		return ""
+	}
+	if r.unexpected {
+		return fmt.Sprintf("%d unexpected body", r.status)
 	}
 	if code := errorCode(r.body); code != "" {
 		return fmt.Sprintf("%d %s", r.status, code)
@@ -120,6 +133,9 @@ func (c *client) do(req *request, resp *response) {
 	if req.bearer != "" {
 		hreq.Header.Set(fasthttp.HeaderAuthorization, "Bearer "+req.bearer)
 	}
+	if req.cookie != "" {
+		hreq.Header.Set(fasthttp.HeaderCookie, req.cookie)
+	}
 	if req.body != nil {
 		hreq.Header.SetContentType("application/json")
 		hreq.SetBodyRaw(req.body)
@@ -127,6 +143,8 @@ func (c *client) do(req *request, resp *response) {
 	resp.err = c.hc.Do(hreq, hresp)
 	resp.status = hresp.StatusCode()
 	resp.body = append(resp.body[:0], hresp.Body()...)
+	resp.unexpected = req.expect != nil && resp.err == nil && resp.status >= 200 && resp.status < 300 &&
+		!bytes.Contains(resp.body, req.expect)
 }
 
 // call is the setup path: JSON in (a []byte body is sent as it is, any

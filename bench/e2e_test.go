@@ -15,7 +15,9 @@ import (
 // TestEveryScenarioAgainstARealNode builds addrwatchd, starts one node
 // with the spec's limits off, and runs every scenario for a moment through
 // run(), as `go run ./bench all` would: each must finish with requests
-// answered and no errors, and the JSON report must say so. This is what
+// answered and no errors, and the JSON report must say so (site makes
+// and signs in its own full accounts, and checks once that the panel shows
+// everything in them). This is what
 // keeps the scenarios, their set-up and their clean-up (auth-reads fills
 // the portfolio, and agent-mix after it needs room) working against the
 // server as it changes.
@@ -69,6 +71,14 @@ func TestEveryScenarioAgainstARealNode(t *testing.T) {
 		if r.Total.Requests == 0 || r.Total.Errors != 0 {
 			t.Errorf("%s: %d requests, %d errors %v", r.Scenario, r.Total.Requests, r.Total.Errors, r.Total.ErrorsBy)
 		}
+	}
+	// The site scenario counts a refused session as an error: the real
+	// site answers a session it does not know with a 303 to sign in.
+	req := sitePanelRequest("http://"+addrs[0], &siteAccount{session: "awt.notasession"})
+	var refused response
+	newClient(1, 10*time.Second).do(&req, &refused)
+	if f := refused.failure(); f != "303" {
+		t.Errorf("a panel load with an unknown session: failure %q (status %d), want 303", f, refused.status)
 	}
 	// agent-mix runs after auth-reads and creates Account cards, so its
 	// clean run above also shows that auth-reads deleted the cards it

@@ -97,6 +97,10 @@ var errorHints = map[string]string{
 	"409 STALE_VERSION": "409 STALE_VERSION means another client changed the same Sheet, card or Space: several connections share an account " +
 		"(--accounts below --connections) or something else writes to these accounts. Each one is re-read and counted here.",
 	"503": "503 HTTP_ERROR: no leader, or a write whose outcome is unknown; check the cluster with `bin/addrwatch cluster status`.",
+
+	// The site's pages.
+	"303":                 "303 See Other from a site page means the session cookie was refused (expired, signed out or never valid) and the page sent the browser to sign in.",
+	"200 unexpected body": "a 200 without the page asked for (site: the panel's \"API keys\" heading): the server answered with another page.",
 }
 
 // hintFor returns the hint for a failure key, or "".

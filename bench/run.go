@@ -44,16 +44,17 @@ func runScenarios(ctx context.Context, cfg *config, stdout, stderr io.Writer) in
 // cards that the chosen scenarios need; baseline alone needs none.
 func setupFor(chosen []*scenario, e *env, prog *progress, stderr io.Writer) error {
 	cfg := e.cfg
-	server, cards := false, false
+	server, fixture, cards := false, false, false
 	for _, s := range chosen {
 		server = server || s.server
+		fixture = fixture || s.server && !s.ownAccounts
 		cards = cards || s.cards
 	}
 	if !server {
 		return nil
 	}
 	perAccount := (cfg.connections + cfg.accounts - 1) / cfg.accounts
-	if perAccount > sheetsPerAccountMax {
+	if fixture && perAccount > sheetsPerAccountMax {
 		return fmt.Errorf("%d connections over %d accounts is %d Sheets an account, and an extended account holds %d: use --accounts %d or more",
 			cfg.connections, cfg.accounts, perAccount, sheetsPerAccountMax, (cfg.connections+sheetsPerAccountMax-1)/sheetsPerAccountMax)
 	}
@@ -68,6 +69,9 @@ func setupFor(chosen []*scenario, e *env, prog *progress, stderr io.Writer) erro
 	}
 	if err := loadAdminToken(cfg); err != nil {
 		return err
+	}
+	if !fixture {
+		return nil
 	}
 	fix, err := setupFixture(e.client, cfg, perAccount, cards, prog, stderr)
 	if err != nil {

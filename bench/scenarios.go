@@ -24,6 +24,9 @@ type scenario struct {
 	// perAccountMax is how many workers may share an account (0: as many
 	// as it has Sheets); agent-mix creates cards, and a Space holds ten.
 	perAccountMax int
+	// ownAccounts: the scenario makes (in start) and removes the accounts
+	// it runs against, and needs none of setupFixture's.
+	ownAccounts bool
 	// start, when set, starts what the scenario needs in-process.
 	start     func(e *env) (stop func(), err error)
 	newWorker func(e *env, w int) worker
@@ -43,6 +46,8 @@ var scenarios = []*scenario{
 		server: true, cards: true, seedRows: -1, start: fillPortfolios, newWorker: newAuthReadsWorker},
 	{name: "agent-mix", summary: "an agent session over the whole API: /me, events, Spaces, cards, History, notes, Sheets",
 		server: true, cards: true, seedRows: 50, perAccountMax: cardsPerPlaceMax - seededCards, newWorker: newAgentMixWorker},
+	{name: "site", summary: "signed-in loads of the owner's API access panel (GET /access) for a full extended account",
+		server: true, ownAccounts: true, seedRows: -1, start: setupSiteAccounts, newWorker: newSiteWorker},
 	{name: "baseline", summary: "a bare fasthttp handler in this process: the ceiling of this client and loopback",
 		server: false, seedRows: -1, start: startBaseline, newWorker: newBaselineWorker},
 }
@@ -69,6 +74,7 @@ type env struct {
 	cfg         *config
 	client      *client
 	fix         *fixture
+	site        []*siteAccount // the site scenario's accounts, while it runs
 	baselineURL string
 }
 

@@ -34,6 +34,7 @@ const (
 type account struct {
 	id           string
 	ownerSecret  string
+	password     string // the owner's, for signing in to the site
 	writeKey     string // capability write; the Sheets and the Bitcoin Space are granted write
 	readKey      string // capability read, for the read-only scenario
 	target       string // the node its set-up went through
@@ -137,12 +138,12 @@ func setupFixture(c *client, cfg *config, sheetsPerAccount int, cards bool, prog
 }
 
 func setupAccount(c *client, cfg *config, target string, sheets int, cards bool) (*account, error) {
-	a := &account{target: target}
+	a := &account{target: target, password: randomHex(16)}
 	var created struct {
 		AccountID   string `json:"account_id"`
 		OwnerSecret string `json:"owner_secret"`
 	}
-	body := map[string]string{"plan": "extended", "password": randomHex(16)}
+	body := map[string]string{"plan": "extended", "password": a.password}
 	if err := c.call("POST", cfg.admin+"/admin/v1/accounts", cfg.adminToken, body, 201, &created); err != nil {
 		var se *statusError
 		if errors.As(err, &se) && se.status == 401 {

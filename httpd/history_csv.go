@@ -54,16 +54,29 @@ var (
 // first bytes, so the longer hold is not open to anyone.
 const historyCSVWriteTimeout = 10 * time.Minute
 
-// isHistoryCSV reports whether a request is one of the owner API's History
-// CSV downloads (headerReceived gives it historyCSVWriteTimeout).
+// historyCSVPrefixes are where the History CSV downloads are: the owner
+// API's and the site's (the same files, with the site's session cookie).
+var historyCSVPrefixes = [][]byte{[]byte(ownerPrefix), []byte(siteDownloadsPrefix)}
+
+// isHistoryCSV reports whether a request is one of the History CSV
+// downloads (headerReceived gives it historyCSVWriteTimeout).
 func isHistoryCSV(method, requestURI []byte) bool {
 	path, _, _ := bytes.Cut(requestURI, []byte("?"))
 	if !bytes.Equal(method, []byte(fasthttp.MethodGet)) {
 		return false
 	}
-	card, isCard := bytes.CutPrefix(path, []byte(ownerPrefix+"/history/cards/"))
-	return bytes.Equal(path, []byte(ownerPrefix+"/history.csv")) ||
-		isCard && bytes.Count(card, []byte("/")) == 1 && bytes.HasSuffix(card, []byte("/transactions.csv"))
+	for _, prefix := range historyCSVPrefixes {
+		rest, found := bytes.CutPrefix(path, prefix)
+		if !found {
+			continue
+		}
+		card, isCard := bytes.CutPrefix(rest, []byte("/history/cards/"))
+		if bytes.Equal(rest, []byte("/history.csv")) ||
+			isCard && bytes.Count(card, []byte("/")) == 1 && bytes.HasSuffix(card, []byte("/transactions.csv")) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) registerHistoryCSV(r routeAdder) {

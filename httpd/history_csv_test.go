@@ -538,6 +538,9 @@ func TestHistoryCSVWriteTimeout(t *testing.T) {
 		"/owner/v1/history":                                0,
 		"/v1/history.csv":                                  0,
 		"/owner/v1/portfolio/cards/x/history/transactions": 0,
+		"/downloads/history.csv":                           historyCSVWriteTimeout,
+		"/downloads/history/cards/abc/transactions.csv":    historyCSVWriteTimeout,
+		"/downloads/cards/abc/transactions.csv":            0,
 	} {
 		if got := csvWriteTimeoutOf(t, "GET", uri); got != want {
 			t.Errorf("GET %s: write timeout %s, want %s", uri, got, want)

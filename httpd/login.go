@@ -37,20 +37,26 @@ func (s *Server) setLogin(ctx *fasthttp.RequestCtx) *actors.Error {
 	if req.Current == nil {
 		return required("current_password")
 	}
-	if err := actors.ValidateLogin(*req.Login); err != nil {
-		return err
-	}
-	c, cancel := s.context()
-	defer cancel()
-	who, stored, err := s.authorizeWithPassword(c, ctx, cred, *req.Current)
-	if err != nil {
-		return err
-	}
-	res, err := s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
-		Payload: &actors.SetLogin{Login: *req.Login, ExpectedPasswordHash: stored}})
+	res, err := s.replaceLogin(ctx, cred, *req.Login, *req.Current)
 	if err != nil {
 		return err
 	}
 	writeJSON(ctx, fasthttp.StatusOK, res.Body)
 	return nil
+}
+
+// replaceLogin sets the login of cred's account once the current password
+// is checked, for the owner API and the site.
+func (s *Server) replaceLogin(ctx *fasthttp.RequestCtx, cred actors.Credential, login, current string) (actors.Result, *actors.Error) {
+	if err := actors.ValidateLogin(login); err != nil {
+		return actors.Result{}, err
+	}
+	c, cancel := s.context()
+	defer cancel()
+	who, stored, err := s.authorizeWithPassword(c, ctx, cred, current)
+	if err != nil {
+		return actors.Result{}, err
+	}
+	return s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
+		Payload: &actors.SetLogin{Login: login, ExpectedPasswordHash: stored}})
 }

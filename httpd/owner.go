@@ -148,27 +148,37 @@ func (s *Server) changePassword(ctx *fasthttp.RequestCtx) *actors.Error {
 	if req.New == nil {
 		return required("new_password")
 	}
-	if err := validatePassword("new_password", *req.New); err != nil {
-		return err
-	}
-	c, cancel := s.context()
-	defer cancel()
-	who, stored, err := s.authorizeWithPassword(c, ctx, cred, *req.Current)
-	if err != nil {
-		return err
-	}
-	newHash, err := s.hashPassword(*req.New)
-	if err != nil {
-		return err
-	}
-	secret, secretHash := newOwnerSecret(cred.AccountID)
-	_, err = s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
-		Payload: &actors.ChangePassword{ExpectedPasswordHash: stored, NewPasswordHash: newHash, NewOwnerSecretHash: &secretHash}})
+	secret, err := s.replacePassword(ctx, cred, *req.Current, *req.New)
 	if err != nil {
 		return err
 	}
 	writeJSON(ctx, fasthttp.StatusOK, map[string]string{"owner_secret": secret})
 	return nil
+}
+
+// replacePassword is a password change by the owner of cred, for the
+// owner API and the site: it returns the new owner secret.
+func (s *Server) replacePassword(ctx *fasthttp.RequestCtx, cred actors.Credential, current, next string) (string, *actors.Error) {
+	if err := validatePassword("new_password", next); err != nil {
+		return "", err
+	}
+	c, cancel := s.context()
+	defer cancel()
+	who, stored, err := s.authorizeWithPassword(c, ctx, cred, current)
+	if err != nil {
+		return "", err
+	}
+	newHash, err := s.hashPassword(next)
+	if err != nil {
+		return "", err
+	}
+	secret, secretHash := newOwnerSecret(cred.AccountID)
+	_, err = s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
+		Payload: &actors.ChangePassword{ExpectedPasswordHash: stored, NewPasswordHash: newHash, NewOwnerSecretHash: &secretHash}})
+	if err != nil {
+		return "", err
+	}
+	return secret, nil
 }
 
 // rotateOwnerSecret replaces the owner secret, shown once in the answer,
@@ -188,20 +198,30 @@ func (s *Server) rotateOwnerSecret(ctx *fasthttp.RequestCtx) *actors.Error {
 	if req.Current == nil {
 		return required("current_password")
 	}
-	c, cancel := s.context()
-	defer cancel()
-	who, stored, err := s.authorizeWithPassword(c, ctx, cred, *req.Current)
-	if err != nil {
-		return err
-	}
-	secret, secretHash := newOwnerSecret(cred.AccountID)
-	_, err = s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
-		Payload: &actors.RotateOwnerSecret{NewHash: secretHash, ExpectedPasswordHash: stored}})
+	secret, err := s.replaceOwnerSecret(ctx, cred, *req.Current)
 	if err != nil {
 		return err
 	}
 	writeJSON(ctx, fasthttp.StatusOK, map[string]string{"owner_secret": secret})
 	return nil
+}
+
+// replaceOwnerSecret is an owner-secret rotation by the owner of cred, for
+// the owner API and the site: it returns the new secret.
+func (s *Server) replaceOwnerSecret(ctx *fasthttp.RequestCtx, cred actors.Credential, current string) (string, *actors.Error) {
+	c, cancel := s.context()
+	defer cancel()
+	who, stored, err := s.authorizeWithPassword(c, ctx, cred, current)
+	if err != nil {
+		return "", err
+	}
+	secret, secretHash := newOwnerSecret(cred.AccountID)
+	_, err = s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
+		Payload: &actors.RotateOwnerSecret{NewHash: secretHash, ExpectedPasswordHash: stored}})
+	if err != nil {
+		return "", err
+	}
+	return secret, nil
 }
 
 // authorizeWithPassword authenticates the owner's bearer credential, then

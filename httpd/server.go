@@ -152,6 +152,7 @@ func (s *Server) publicRoutes() fasthttp.RequestHandler {
 	r := s.newRouter()
 	s.registerAgent(r)
 	s.registerOwner(r)
+	s.registerSite(r)
 	h := r.Handler
 	if s.metrics != nil {
 		h = s.metrics.wrap(h)
@@ -180,10 +181,13 @@ func (s *Server) adminRoutes() fasthttp.RequestHandler {
 	return s.adminGate(r, h)
 }
 
+// siteAssetsPrefix is where the site's embedded stylesheet and script are.
+var siteAssetsPrefix = []byte("/assets/")
+
 // servedLocally lists public paths every node answers itself: the
-// documents, which are the same everywhere.
+// documents and the site's assets, which are the same everywhere.
 func servedLocally(path []byte) bool {
-	return bytes.HasPrefix(path, docsPathPrefix) || bytes.HasSuffix(path, []byte("/openapi.json"))
+	return bytes.HasPrefix(path, docsPathPrefix) || bytes.HasSuffix(path, []byte("/openapi.json")) || bytes.HasPrefix(path, siteAssetsPrefix)
 }
 
 // adminServedLocally lists admin paths about this node itself. Profiles

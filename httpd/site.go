@@ -1,0 +1,253 @@
+package httpd
+
+import (
+	"net/url"
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// The owner's site: server-rendered pages on the public listener, beside
+// /v1 and /owner/v1. It is a client of the same rules as the owner API: a
+// signed-in page runs the owner's queries and commands with the session in
+// its cookie, so the site can do nothing the owner API could not.
+//
+// Every state-changing request is a form POST that must come from one of
+// our pages (Origin) and carry the session's form token (CSRF); only then
+// is the session looked up. Pages are answered with no-store and a strict
+// Content-Security-Policy (site_render.go).
+
+// siteNotices are the messages a redirect after a change may show, by
+// code: the query string never carries text of its own.
+var siteNotices = map[string]string{
+	"revoked":    "Key revoked. Agents using it are refused from their next request.",
+	"grant":      "Grant saved. Agents see the change on their next request.",
+	"plan":       "Plan changed.",
+	"login":      "Login changed. Sign in with the new one from now on.",
+	"signed-out": "You are signed out. Your API keys keep working.",
+	"expired":    "Your session has ended. Sign in again.",
+}
+
+// siteDownloadsPrefix is where the site's downloads are.
+const siteDownloadsPrefix = "/downloads"
+
+func (s *Server) registerSite(r routeAdder) {
+	r.GET("/", s.home)
+	r.POST("/sign-in", s.signInForm)
+	r.POST("/sign-out", s.signedIn(s.signOutForm))
+	r.GET("/access", s.signedIn(s.accessPage))
+	r.POST("/access/keys", s.signedIn(s.createKeyForm))
+	r.GET("/access/keys/{key_id}/revoke", s.signedIn(s.revokeKeyPage))
+	r.POST("/access/keys/{key_id}/revoke", s.signedIn(s.revokeKeyForm))
+	r.POST("/access/grants/cards/{id}", s.signedIn(s.grantForm(actors.ResourcePortfolioCard)))
+	r.POST("/access/grants/spaces/{id}", s.signedIn(s.grantForm(actors.ResourceSpace)))
+	r.GET("/settings", s.signedIn(s.settingsPage))
+	r.POST("/settings/plan", s.signedIn(s.planForm))
+	r.POST("/settings/login", s.signedIn(s.loginForm))
+	r.POST("/settings/password", s.signedIn(s.passwordForm))
+	r.POST("/settings/owner-secret", s.signedIn(s.ownerSecretForm))
+	r.GET("/settings/delete", s.signedIn(s.deletePage))
+	r.POST("/settings/delete", s.signedIn(s.deleteForm))
+	r.GET("/downloads", s.signedIn(s.downloadsPage))
+	r.GET(siteDownloadsPrefix+"/history.csv", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
+		s.serveHistoryCSV(ctx, sess.cred, "")
+	}))
+	r.GET(siteDownloadsPrefix+"/history/cards/{card_id}/transactions.csv", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
+		s.serveHistoryCSV(ctx, sess.cred, pathParam(ctx, "card_id"))
+	}))
+	r.GET("/assets/{file}", siteAssets())
+}
+
+// siteHandler serves a signed-in request.
+type siteHandler func(ctx *fasthttp.RequestCtx, sess *siteSession)
+
+// signedIn runs h for a request with a live session. A form post must
+// come from our own origin and carry the session's token, or it is refused
+// with 403 before the session is even looked up. A missing, guessed or
+// expired session reaches nothing: it is sent to the sign-in page, and a
+// client that keeps presenting bad ones earns the owner-credential back-off.
+func (s *Server) signedIn(h siteHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		https := s.requestIsHTTPS(ctx)
+		post := ctx.IsPost()
+		if post && !s.sameOrigin(ctx) {
+			s.siteForbidden(ctx, "This form was not sent from an addrwatch page, so nothing was changed.")
+			return
+		}
+		cred, token, found := s.siteCredential(ctx)
+		if !found {
+			s.redirect(ctx, "/?m=expired")
+			return
+		}
+		if post && !tokensEqual(string(ctx.PostArgs().Peek(csrfField)), csrfToken(token)) {
+			s.siteForbidden(ctx, "This form is out of date or was not sent from an addrwatch page, so nothing was changed. Reload the page and try again.")
+			return
+		}
+		key := s.owner.clientIP(ctx) + " " + cred.AccountID
+		if wait := s.owner.bearers.wait(key, s.owner.now()); wait > 0 {
+			s.siteError(ctx, ownerRateLimited(wait))
+			return
+		}
+		c, cancel := s.context()
+		res, err := s.store.Query(c, cred, actors.AuthQuery{})
+		cancel()
+		if err != nil {
+			s.siteError(ctx, storeError(err))
+			return
+		}
+		if res.Err != nil {
+			if res.Err.Code == actors.CodeUnauthorized {
+				s.owner.bearers.fail(key, s.owner.now())
+				clearSessionCookies(ctx, https)
+				s.redirect(ctx, "/?m=expired")
+				return
+			}
+			s.siteError(ctx, res.Err)
+			return
+		}
+		h(ctx, &siteSession{cred: cred, who: res.Body.(actors.AuthView).Principal, csrf: csrfToken(token), https: https})
+	}
+}
+
+// home is the sign-in page, or the API access panel when signed in.
+func (s *Server) home(ctx *fasthttp.RequestCtx) {
+	if cred, _, found := s.siteCredential(ctx); found {
+		c, cancel := s.context()
+		res, err := s.store.Query(c, cred, actors.AuthQuery{})
+		cancel()
+		if err == nil && res.Err == nil {
+			s.redirect(ctx, "/access")
+			return
+		}
+	}
+	s.renderSignIn(ctx, fasthttp.StatusOK, "", siteNotices[string(ctx.QueryArgs().Peek("m"))], "")
+}
+
+type signInData struct {
+	Token string
+	Login string
+}
+
+func (s *Server) renderSignIn(ctx *fasthttp.RequestCtx, status int, login, notice, problem string) {
+	https := s.requestIsHTTPS(ctx)
+	s.renderPage(ctx, status, "signin", sitePage{Title: "Sign in", Narrow: true, Notice: notice, Problem: problem,
+		Data: signInData{Token: signInToken(ctx, https), Login: login}})
+}
+
+// signInForm signs in with a login (or an account ID) and a password and
+// starts the session cookie.
+func (s *Server) signInForm(ctx *fasthttp.RequestCtx) {
+	https := s.requestIsHTTPS(ctx)
+	if !s.sameOrigin(ctx) || !signInTokenValid(ctx, https) {
+		s.siteForbidden(ctx, "This sign-in form is out of date or was not sent from an addrwatch page. Reload the page and try again.")
+		return
+	}
+	login := string(ctx.PostArgs().Peek("login"))
+	password := string(ctx.PostArgs().Peek("password"))
+	token, err := s.siteSignIn(ctx, login, password)
+	if err != nil {
+		s.renderSignIn(ctx, StatusOf(err.Code), login, "", err.Message)
+		if err.RetryAfter > 0 {
+			ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.Itoa(err.RetryAfter))
+		}
+		return
+	}
+	_, signInName := cookieNames(https)
+	setCookie(ctx, signInName, "", https, -1)
+	setSessionCookie(ctx, token, https)
+	s.redirect(ctx, "/access")
+}
+
+// siteSignIn signs in with what the owner typed as the login: an
+// account's login, or else an account ID (accounts created without a
+// login sign in that way). Either path runs one password hash, and every
+// refusal but the back-off reads the same.
+func (s *Server) siteSignIn(ctx *fasthttp.RequestCtx, name, password string) (string, *actors.Error) {
+	login, accountID := name, ""
+	if _, known := s.store.AccountForLogin(name); !known {
+		login, accountID = "", name
+	}
+	token, _, err := s.signInOwner(ctx, login, accountID, password)
+	if err != nil && err.Code != actors.CodeRateLimited {
+		return "", actors.Errorf(actors.CodeUnauthorized, "Wrong login or password.")
+	}
+	return token, err
+}
+
+// signOutForm ends this session only: API keys keep working.
+func (s *Server) signOutForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	if _, err := s.siteWrite(sess, &actors.DeleteSession{}); err != nil && err.Code != actors.CodeUnauthorized {
+		s.siteError(ctx, err)
+		return
+	}
+	clearSessionCookies(ctx, sess.https)
+	s.redirect(ctx, "/?m=signed-out")
+}
+
+// siteWrite proposes an owner command as the signed-in session.
+func (s *Server) siteWrite(sess *siteSession, p actors.Payload) (actors.Result, *actors.Error) {
+	c, cancel := s.context()
+	defer cancel()
+	return s.propose(c, &actors.Command{Account: sess.cred.AccountID, At: s.now().UnixNano(), Principal: sess.who, Payload: p})
+}
+
+// siteQuery runs an owner query as the signed-in session.
+func (s *Server) siteQuery(sess *siteSession, q actors.Query) (actors.Result, *actors.Error) {
+	c, cancel := s.context()
+	defer cancel()
+	res, err := s.store.Query(c, sess.cred, q)
+	if err != nil {
+		return actors.Result{}, storeError(err)
+	}
+	if res.Err != nil {
+		return actors.Result{}, res.Err
+	}
+	return res, nil
+}
+
+// redirect answers 303 See Other, so a form post is never re-sent by a
+// reload.
+func (s *Server) redirect(ctx *fasthttp.RequestCtx, to string) {
+	siteHeaders(ctx)
+	ctx.Response.Header.Set(fasthttp.HeaderLocation, to)
+	ctx.SetStatusCode(fasthttp.StatusSeeOther)
+}
+
+// siteForbidden refuses a cross-site or stale form with 403.
+func (s *Server) siteForbidden(ctx *fasthttp.RequestCtx, text string) {
+	s.renderPage(ctx, fasthttp.StatusForbidden, "message", sitePage{Title: "Nothing was changed", Narrow: true,
+		Data: messageData{Text: text, Link: "/", LinkText: "Go to addrwatch"}})
+}
+
+// siteError shows an error the owner cannot fix on the page they were on.
+func (s *Server) siteError(ctx *fasthttp.RequestCtx, err *actors.Error) {
+	if err.RetryAfter > 0 {
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.Itoa(err.RetryAfter))
+	}
+	s.renderPage(ctx, StatusOf(err.Code), "message", sitePage{Title: "That did not work", Narrow: true,
+		Data: messageData{Text: err.Message, Link: "/", LinkText: "Back"}})
+}
+
+type messageData struct {
+	Text, Link, LinkText string
+}
+
+// siteBaseURL is the root URL the browser used, for the curl the panel
+// shows. A Host header with anything but host-name characters is not
+// echoed.
+func (s *Server) siteBaseURL(ctx *fasthttp.RequestCtx) string {
+	scheme := "http"
+	if s.requestIsHTTPS(ctx) {
+		scheme = "https"
+	}
+	host := string(ctx.Host())
+	for _, r := range host {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == ':' || r == '[' || r == ']') {
+			host = "localhost"
+			break
+		}
+	}
+	return (&url.URL{Scheme: scheme, Host: host}).String()
+}

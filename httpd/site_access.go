@@ -1,0 +1,205 @@
+package httpd
+
+import (
+	"html/template"
+	"net/url"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// The API access panel: keys (list, create, revoke) and the grants table.
+
+// siteLevels are the grant levels in the order the menus list them.
+var siteLevels = []actors.Level{actors.LevelNone, actors.LevelRead, actors.LevelWrite}
+
+type keyRow struct {
+	ID         string
+	Name       string
+	Capability actors.Level
+	Prefix     string
+	Created    string
+	LastUsed   string
+}
+
+// grantRow is one row of the grants table. It copies the fields of
+// actors.PanelResource it shows rather than embedding it: text/template
+// finds a promoted field through reflect's slow search of embedded
+// structs on every use, which was a sixth of a full panel's render time.
+type grantRow struct {
+	ID           string
+	Name         string
+	Detail       string
+	HiddenByPlan bool
+	GrantCleared bool
+	KindLabel    string
+	Action       string
+	CSRF         string
+	Grant        actors.Level
+	ReadSees     actors.Level
+	WriteSees    actors.Level
+}
+
+// accessData is the panel page's own data; its tables come pre-rendered
+// (site_rows.go).
+type accessData struct {
+	HasKeys   bool
+	KeyRows   template.HTML
+	HasGrants bool
+	GrantRows template.HTML
+	NameMax   int
+}
+
+// panel reads the access panel's state and the layout's fields.
+func (s *Server) panel(sess *siteSession, nav string) (actors.AccessPanelView, sitePage, *actors.Error) {
+	res, err := s.siteQuery(sess, actors.AccessPanelQuery{})
+	if err != nil {
+		return actors.AccessPanelView{}, sitePage{}, err
+	}
+	v := res.Body.(actors.AccessPanelView)
+	return v, sitePage{Nav: nav, Signed: true, CSRF: sess.csrf, AccountID: v.AccountID, Login: v.Login, Plan: v.Plan.String()}, nil
+}
+
+func (s *Server) accessPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	s.renderAccess(ctx, sess, fasthttp.StatusOK, "")
+}
+
+// renderAccess renders the panel, with problem when a form failed.
+func (s *Server) renderAccess(ctx *fasthttp.RequestCtx, sess *siteSession, status int, problem string) {
+	v, page, err := s.panel(sess, "access")
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	page.Title, page.Data, page.Problem = "API access", newAccessData(v, sess.csrf), problem
+	page.Notice = siteNotices[string(ctx.QueryArgs().Peek("m"))]
+	s.renderPage(ctx, status, "access", page)
+}
+
+// newAccessData turns the panel's view into the template's rows; csrf is
+// the session's form token, which every grant form carries.
+func newAccessData(v actors.AccessPanelView, csrf string) accessData {
+	keys := make([]keyRow, 0, len(v.Keys))
+	for _, k := range v.Keys {
+		keys = append(keys, keyRow{ID: k.KeyID, Name: k.Name, Capability: k.Capability, Prefix: k.KeyID,
+			Created: siteTime(k.CreatedAt), LastUsed: siteLastUsed(k)})
+	}
+	grants := make([]grantRow, 0, len(v.Cards)+len(v.Spaces))
+	row := func(r actors.PanelResource, kind, path string) grantRow {
+		return grantRow{ID: r.ID, Name: r.Name, Detail: r.Detail, HiddenByPlan: r.HiddenByPlan, GrantCleared: r.GrantCleared,
+			KindLabel: kind, Action: "/access/grants/" + path + "/" + url.PathEscape(r.ID), CSRF: csrf,
+			Grant: r.Grant, ReadSees: r.ReadKeySees, WriteSees: r.WriteKeySees}
+	}
+	for _, c := range v.Cards {
+		grants = append(grants, row(c, "Account card", "cards"))
+	}
+	for _, sp := range v.Spaces {
+		grants = append(grants, row(sp, "Space", "spaces"))
+	}
+	return accessData{HasKeys: len(keys) > 0, KeyRows: keyRowsHTML(keys), HasGrants: len(grants) > 0,
+		GrantRows: grantRowsHTML(grants), NameMax: actors.KeyNameCharsMax}
+}
+
+// siteTime renders an RFC 3339 time from a view for people, in UTC.
+func siteTime(rfc3339 string) string {
+	t, err := time.Parse(time.RFC3339Nano, rfc3339)
+	if err != nil {
+		return rfc3339
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+type keyCreatedData struct {
+	Name       string
+	Capability actors.Level
+	Key        string
+	Curl       string
+}
+
+// createKeyForm creates a key and shows it, once, on the answer page
+// itself: there is no redirect, so the key is in no URL and no history.
+func (s *Server) createKeyForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	args := ctx.PostArgs()
+	capability, known := actors.ParseLevel(string(args.Peek("capability")))
+	if !known || capability == actors.LevelNone {
+		s.renderAccess(ctx, sess, fasthttp.StatusUnprocessableEntity, "Pick a capability: read or write.")
+		return
+	}
+	c, cancel := s.context()
+	created, err := s.CreateKey(c, sess.cred, capability, string(args.Peek("name")))
+	cancel()
+	if err != nil {
+		s.renderAccess(ctx, sess, StatusOf(err.Code), err.Message)
+		return
+	}
+	_, page, err := s.panel(sess, "access")
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	page.Title = "Key created"
+	page.Data = keyCreatedData{Name: created.Name, Capability: created.Capability, Key: created.Key,
+		Curl: "curl -sS -H 'Authorization: Bearer " + created.Key + "' '" + s.siteBaseURL(ctx) + "/v1/me'"}
+	s.renderPage(ctx, fasthttp.StatusCreated, "key_created", page)
+}
+
+// keyOf finds the key named by the path in the panel.
+func (s *Server) keyOf(ctx *fasthttp.RequestCtx, sess *siteSession) (keyRow, sitePage, bool) {
+	v, page, err := s.panel(sess, "access")
+	if err != nil {
+		s.siteError(ctx, err)
+		return keyRow{}, page, false
+	}
+	id := pathParam(ctx, "key_id")
+	for _, k := range v.Keys {
+		if k.KeyID == id {
+			return keyRow{ID: k.KeyID, Name: k.Name, Capability: k.Capability, Prefix: k.KeyID}, page, true
+		}
+	}
+	s.siteError(ctx, actors.Errorf(actors.CodeNotFound, "That key does not exist or was already revoked."))
+	return keyRow{}, page, false
+}
+
+// revokeKeyPage asks for confirmation before revoking.
+func (s *Server) revokeKeyPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	key, page, found := s.keyOf(ctx, sess)
+	if !found {
+		return
+	}
+	page.Title, page.Data = "Revoke a key", key
+	s.renderPage(ctx, fasthttp.StatusOK, "revoke", page)
+}
+
+func (s *Server) revokeKeyForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	if _, err := s.siteWrite(sess, &actors.RevokeKey{KeyID: pathParam(ctx, "key_id")}); err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	s.redirect(ctx, "/access?m=revoked")
+}
+
+// grantForm sets one grant from its row of the table.
+func (s *Server) grantForm(resource actors.ResourceKind) siteHandler {
+	return func(ctx *fasthttp.RequestCtx, sess *siteSession) {
+		level, known := actors.ParseLevel(string(ctx.PostArgs().Peek("level")))
+		if !known {
+			s.renderAccess(ctx, sess, fasthttp.StatusUnprocessableEntity, "A grant is none, read or write.")
+			return
+		}
+		if _, err := s.siteWrite(sess, &actors.SetGrant{Resource: resource, ID: pathParam(ctx, "id"), Level: level}); err != nil {
+			s.renderAccess(ctx, sess, StatusOf(err.Code), err.Message)
+			return
+		}
+		s.redirect(ctx, "/access?m=grant")
+	}
+}
+
+// siteLastUsed renders a key's last use, which is recorded to the minute.
+func siteLastUsed(k actors.KeyView) string {
+	if k.LastUsedAt == nil {
+		return "never"
+	}
+	return siteTime(*k.LastUsedAt)
+}

@@ -1,0 +1,136 @@
+package httpd
+
+import (
+	"bytes"
+	"embed"
+	"html/template"
+	"io/fs"
+	"sync"
+
+	"github.com/valyala/fasthttp"
+)
+
+// The site's pages are html/template files and its assets are plain files,
+// all embedded in the binary: no build step, no CDN, and the site works
+// offline. html/template escapes every value by the context it lands in,
+// so a card name or note is always text, never markup.
+
+//go:embed site/templates/*.html
+var siteTemplateFiles embed.FS
+
+//go:embed site/static
+var siteStaticFiles embed.FS
+
+// sitePageNames are the templates that render a whole page inside the
+// layout.
+var sitePageNames = []string{"signin", "message", "access", "key_created", "revoke", "settings", "secret_shown", "delete", "downloads"}
+
+var (
+	sitePagesOnce sync.Once
+	sitePages     map[string]*template.Template
+)
+
+// sitePageTemplates parses each page with the layout, once.
+func sitePageTemplates() map[string]*template.Template {
+	sitePagesOnce.Do(func() {
+		sitePages = make(map[string]*template.Template, len(sitePageNames))
+		for _, name := range sitePageNames {
+			sitePages[name] = template.Must(template.ParseFS(siteTemplateFiles, "site/templates/layout.html", "site/templates/"+name+".html"))
+		}
+	})
+	return sitePages
+}
+
+// sitePage is what every page template gets: the layout's fields, and the
+// page's own in Data.
+type sitePage struct {
+	Title     string
+	Nav       string // the current section: access, settings or downloads
+	Signed    bool
+	CSRF      string
+	AccountID string
+	Login     string
+	Plan      string
+	Notice    string
+	Problem   string
+	Narrow    bool
+	Data      any
+}
+
+// sitePageBuffers are the buffers pages render into. A full API access
+// panel is about 30 KB, and growing a fresh buffer to that size on every
+// load was a tenth of its render time; SetBody copies the page out, so
+// the buffer can go back at once.
+var sitePageBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// sitePageBufferKeepMax is the largest buffer put back in the pool, so
+// one unusually big page does not pin its memory for good.
+const sitePageBufferKeepMax = 1 << 20
+
+// renderPage writes a page with the site's headers. A template error is a
+// bug: it is logged and answered with a plain 500 page.
+func (s *Server) renderPage(ctx *fasthttp.RequestCtx, status int, name string, p sitePage) {
+	buf := sitePageBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= sitePageBufferKeepMax {
+			sitePageBuffers.Put(buf)
+		}
+	}()
+	if err := sitePageTemplates()[name].ExecuteTemplate(buf, "layout", p); err != nil {
+		s.log.Error("site page failed to render", "page", name, "err", err)
+		status = fasthttp.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString("<!doctype html><title>Error</title><p>This page failed to render. Try again; if it persists, tell the operator.</p>")
+	}
+	siteHeaders(ctx)
+	ctx.SetContentType("text/html; charset=utf-8")
+	ctx.SetStatusCode(status)
+	ctx.SetBody(buf.Bytes())
+}
+
+// contentSecurityPolicy allows only our own script, style and images, no
+// inline code of any kind, no framing, and forms posting only to us.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// siteHeaders sets the security headers of every site answer. Pages are
+// never cached: several show a secret once, and all show account data.
+func siteHeaders(ctx *fasthttp.RequestCtx) {
+	h := &ctx.Response.Header
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set(fasthttp.HeaderCacheControl, "no-store")
+}
+
+// siteAssets serves the embedded stylesheet and script.
+func siteAssets() fasthttp.RequestHandler {
+	static, _ := fs.Sub(siteStaticFiles, "site/static")
+	types := map[string]string{"site.css": "text/css; charset=utf-8", "site.js": "text/javascript; charset=utf-8"}
+	files := map[string][]byte{}
+	for name := range types {
+		b, err := fs.ReadFile(static, name)
+		if err != nil {
+			panic("httpd: site asset missing: " + name)
+		}
+		files[name] = b
+	}
+	return func(ctx *fasthttp.RequestCtx) {
+		name := pathParam(ctx, "file")
+		body, found := files[name]
+		if !found {
+			siteHeaders(ctx)
+			ctx.SetContentType("text/plain; charset=utf-8")
+			ctx.SetStatusCode(fasthttp.StatusNotFound)
+			ctx.SetBodyString("not found")
+			return
+		}
+		siteHeaders(ctx)
+		ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "public, max-age=300")
+		ctx.SetContentType(types[name])
+		ctx.SetBody(body)
+	}
+}

@@ -1,0 +1,158 @@
+package httpd
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/url"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// The site's session is an owner session token (the same one POST
+// /owner/v1/sessions returns) kept in a cookie the page's scripts cannot
+// read. Over HTTPS the cookie takes the __Host- prefix, which the browser
+// accepts only with Secure, Path=/ and no Domain, so a sibling subdomain
+// cannot plant or shadow it.
+const (
+	sessionCookie       = "addrwatch_session"
+	secureSessionCookie = "__Host-addrwatch_session"
+	// signInCookie carries the sign-in form's CSRF token before there is
+	// a session to derive one from (double submit).
+	signInCookie       = "addrwatch_signin"
+	secureSignInCookie = "__Host-addrwatch_signin"
+	csrfField          = "csrf"
+)
+
+// siteSession is a signed-in request of the site.
+type siteSession struct {
+	cred  actors.Credential
+	who   actors.Principal
+	csrf  string // the token every form of this session carries
+	https bool
+}
+
+// sessionToken returns the session cookie's value, whichever name it has.
+func sessionToken(ctx *fasthttp.RequestCtx) string {
+	if v := ctx.Request.Header.Cookie(secureSessionCookie); len(v) > 0 {
+		return string(v)
+	}
+	return string(ctx.Request.Header.Cookie(sessionCookie))
+}
+
+// siteCredential parses the session cookie. Only a session token is
+// accepted: an owner secret or an API key in the cookie is no sign-in.
+func (s *Server) siteCredential(ctx *fasthttp.RequestCtx) (actors.Credential, string, bool) {
+	token := sessionToken(ctx)
+	if token == "" {
+		return actors.Credential{}, "", false
+	}
+	cred, valid := parseBearer(token, s.now().UnixNano())
+	if !valid || cred.Kind != actors.CredentialSession {
+		return actors.Credential{}, "", false
+	}
+	return cred, token, true
+}
+
+// csrfToken derives a session's form token from its secret token. It is a
+// one-way function of a secret only the browser holds, so a page on
+// another site cannot compute it, and every node computes the same one
+// without any stored state.
+func csrfToken(sessionToken string) string {
+	sum := sha256.Sum256([]byte("addrwatch site csrf\x00" + sessionToken))
+	return lowerBase32.EncodeToString(sum[:20])
+}
+
+// tokensEqual compares two form tokens in constant time.
+func tokensEqual(got, want string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// sameOrigin reports whether a state-changing request came from one of
+// our own pages: its Origin (or, when a browser sends none, its Referer)
+// names the host the request was sent to, over the scheme it was sent
+// with. A request with neither is refused: every browser that runs the
+// site sends Origin on a form post.
+func (s *Server) sameOrigin(ctx *fasthttp.RequestCtx) bool {
+	from := ctx.Request.Header.Peek("Origin")
+	if len(from) == 0 {
+		from = ctx.Request.Header.Peek(fasthttp.HeaderReferer)
+	}
+	if len(from) == 0 || bytes.Equal(from, []byte("null")) {
+		return false
+	}
+	u, err := url.Parse(string(from))
+	if err != nil || u.Host == "" {
+		return false
+	}
+	scheme := "http"
+	if s.requestIsHTTPS(ctx) {
+		scheme = "https"
+	}
+	return u.Scheme == scheme && u.Host == string(ctx.Host())
+}
+
+// setCookie sets one of the site's cookies; maxAge < 0 deletes it.
+func setCookie(ctx *fasthttp.RequestCtx, name, value string, https bool, maxAge time.Duration) {
+	c := fasthttp.AcquireCookie()
+	defer fasthttp.ReleaseCookie(c)
+	c.SetKey(name)
+	c.SetValue(value)
+	c.SetPath("/")
+	c.SetHTTPOnly(true)
+	c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
+	c.SetSecure(https)
+	switch {
+	case maxAge < 0:
+		c.SetExpire(fasthttp.CookieExpireDelete)
+		c.SetMaxAge(-1)
+	case maxAge > 0:
+		c.SetMaxAge(int(maxAge / time.Second))
+	}
+	ctx.Response.Header.SetCookie(c)
+}
+
+// cookieNames returns the session and sign-in cookie names for a request.
+func cookieNames(https bool) (session, signIn string) {
+	if https {
+		return secureSessionCookie, secureSignInCookie
+	}
+	return sessionCookie, signInCookie
+}
+
+// setSessionCookie starts the site session. The cookie has no Max-Age: it
+// ends with the browser, and the server ends the session itself after
+// the idle time anyway.
+func setSessionCookie(ctx *fasthttp.RequestCtx, token string, https bool) {
+	name, _ := cookieNames(https)
+	setCookie(ctx, name, token, https, 0)
+}
+
+// clearSessionCookies forgets the session under both names.
+func clearSessionCookies(ctx *fasthttp.RequestCtx, https bool) {
+	setCookie(ctx, secureSessionCookie, "", true, -1)
+	if !https {
+		setCookie(ctx, sessionCookie, "", false, -1)
+	}
+}
+
+// signInToken returns the sign-in form's token, setting a new cookie when
+// the browser has none.
+func signInToken(ctx *fasthttp.RequestCtx, https bool) string {
+	_, name := cookieNames(https)
+	if v := ctx.Request.Header.Cookie(name); len(v) == lowerBase32.EncodedLen(secretBytes) {
+		return string(v)
+	}
+	token := randomString(secretBytes)
+	setCookie(ctx, name, token, https, 0)
+	return token
+}
+
+// signInTokenValid checks the sign-in form's double-submitted token.
+func signInTokenValid(ctx *fasthttp.RequestCtx, https bool) bool {
+	_, name := cookieNames(https)
+	return tokensEqual(string(ctx.PostArgs().Peek(csrfField)), string(ctx.Request.Header.Cookie(name)))
+}

@@ -1,0 +1,170 @@
+package httpd
+
+import (
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// Account settings: plan, login, password, owner secret and deletion, and
+// the downloads page. Each action has the effect on keys the spec gives it:
+// a password change or an owner-secret rotation revokes every key, a plan
+// or login change revokes none.
+
+type settingsData struct {
+	HiddenSpaces int // Spaces a downgrade to base would hide now
+}
+
+func (s *Server) settingsPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	s.renderSettings(ctx, sess, fasthttp.StatusOK, siteNotices[string(ctx.QueryArgs().Peek("m"))], "")
+}
+
+func (s *Server) renderSettings(ctx *fasthttp.RequestCtx, sess *siteSession, status int, notice, problem string) {
+	v, page, err := s.panel(sess, "settings")
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	page.Title, page.Notice, page.Problem = "Account settings", notice, problem
+	page.Data = settingsData{HiddenSpaces: max(0, len(v.Spaces)-1)}
+	s.renderPage(ctx, status, "settings", page)
+}
+
+func (s *Server) planForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	plan, known := actors.ParsePlan(string(ctx.PostArgs().Peek("plan")))
+	if !known {
+		s.renderSettings(ctx, sess, fasthttp.StatusUnprocessableEntity, "", "Pick a plan: base or extended.")
+		return
+	}
+	if _, err := s.siteWrite(sess, &actors.SetPlan{Plan: plan}); err != nil {
+		s.renderSettings(ctx, sess, StatusOf(err.Code), "", err.Message)
+		return
+	}
+	s.redirect(ctx, "/settings?m=plan")
+}
+
+// loginForm sets or changes the login; keys are not affected.
+func (s *Server) loginForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	args := ctx.PostArgs()
+	if _, err := s.replaceLogin(ctx, sess.cred, string(args.Peek("login")), string(args.Peek("current_password"))); err != nil {
+		s.settingsFailed(ctx, sess, err)
+		return
+	}
+	s.redirect(ctx, "/settings?m=login")
+}
+
+type secretShownData struct {
+	Text   string
+	Secret string
+}
+
+// passwordForm changes the password. The acting session stays signed in;
+// every key, the old owner secret and every other session end.
+func (s *Server) passwordForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	args := ctx.PostArgs()
+	next := string(args.Peek("new_password"))
+	if next != string(args.Peek("repeat_password")) {
+		s.renderSettings(ctx, sess, fasthttp.StatusUnprocessableEntity, "", "The two new passwords differ. Nothing was changed.")
+		return
+	}
+	secret, err := s.replacePassword(ctx, sess.cred, string(args.Peek("current_password")), next)
+	if err != nil {
+		s.settingsFailed(ctx, sess, err)
+		return
+	}
+	s.showSecret(ctx, sess, "Password changed", "Your password is changed. Every API key is revoked, the old owner secret no longer works, and every other session is signed out.", secret)
+}
+
+// ownerSecretForm rotates the owner secret; every key is revoked.
+func (s *Server) ownerSecretForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	secret, err := s.replaceOwnerSecret(ctx, sess.cred, string(ctx.PostArgs().Peek("current_password")))
+	if err != nil {
+		s.settingsFailed(ctx, sess, err)
+		return
+	}
+	s.showSecret(ctx, sess, "Owner secret rotated", "The owner secret is replaced and every API key is revoked.", secret)
+}
+
+// settingsFailed shows a failed settings form. A wrong password says so in
+// the owner's words rather than the API's.
+func (s *Server) settingsFailed(ctx *fasthttp.RequestCtx, sess *siteSession, err *actors.Error) {
+	problem := err.Message
+	if err.Code == actors.CodeUnauthorized {
+		problem = "The current password is wrong. Nothing was changed."
+	}
+	s.renderSettings(ctx, sess, StatusOf(err.Code), "", problem)
+}
+
+// showSecret renders a new owner secret, once, on the answer page.
+func (s *Server) showSecret(ctx *fasthttp.RequestCtx, sess *siteSession, title, text, secret string) {
+	_, page, err := s.panel(sess, "settings")
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	page.Title, page.Data = title, secretShownData{Text: text, Secret: secret}
+	s.renderPage(ctx, fasthttp.StatusOK, "secret_shown", page)
+}
+
+type deleteData struct {
+	Phrase string
+}
+
+// deletePhrase is what the owner types to confirm a deletion: the
+// account's login, or its ID when it has none.
+func deletePhrase(page sitePage) string {
+	if page.Login != "" {
+		return page.Login
+	}
+	return page.AccountID
+}
+
+func (s *Server) deletePage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	s.renderDelete(ctx, sess, fasthttp.StatusOK, "")
+}
+
+func (s *Server) renderDelete(ctx *fasthttp.RequestCtx, sess *siteSession, status int, problem string) {
+	_, page, err := s.panel(sess, "settings")
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	page.Title, page.Problem, page.Data = "Delete the account", problem, deleteData{Phrase: deletePhrase(page)}
+	s.renderPage(ctx, status, "delete", page)
+}
+
+// deleteForm deletes the account once the owner typed the phrase.
+func (s *Server) deleteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	_, page, err := s.panel(sess, "settings")
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	if !strings.EqualFold(strings.TrimSpace(string(ctx.PostArgs().Peek("confirm"))), deletePhrase(page)) {
+		s.renderDelete(ctx, sess, fasthttp.StatusUnprocessableEntity, "What you typed does not match. Nothing was deleted.")
+		return
+	}
+	if _, err := s.siteWrite(sess, &actors.DeleteAccount{}); err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	clearSessionCookies(ctx, sess.https)
+	s.renderPage(ctx, fasthttp.StatusOK, "message", sitePage{Title: "Account deleted", Narrow: true,
+		Data: messageData{Text: "The account and everything in it are deleted, and every API key is revoked.", Link: "/", LinkText: "Sign in page"}})
+}
+
+type downloadsData struct {
+	Cards []actors.PanelResource
+}
+
+func (s *Server) downloadsPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	v, page, err := s.panel(sess, "downloads")
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	page.Title, page.Data = "Downloads", downloadsData{Cards: v.Cards}
+	s.renderPage(ctx, fasthttp.StatusOK, "downloads", page)
+}

@@ -57,7 +57,7 @@ func (s *Server) registerSite(r routeAdder) {
 	r.GET(siteDownloadsPrefix+"/history/cards/{card_id}/transactions.csv", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.serveHistoryCSV(ctx, sess.cred, pathParam(ctx, "card_id"))
 	}))
-	r.GET("/assets/{file}", siteAssets())
+	registerSiteAssets(r)
 }
 
 // siteHandler serves a signed-in request.

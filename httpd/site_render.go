@@ -106,31 +106,20 @@ func siteHeaders(ctx *fasthttp.RequestCtx) {
 	h.Set(fasthttp.HeaderCacheControl, "no-store")
 }
 
-// siteAssets serves the embedded stylesheet and script.
-func siteAssets() fasthttp.RequestHandler {
+// registerSiteAssets serves the embedded stylesheet and script, each at
+// its own path, so an unknown asset is the router's ordinary 404.
+func registerSiteAssets(r routeAdder) {
 	static, _ := fs.Sub(siteStaticFiles, "site/static")
-	types := map[string]string{"site.css": "text/css; charset=utf-8", "site.js": "text/javascript; charset=utf-8"}
-	files := map[string][]byte{}
-	for name := range types {
-		b, err := fs.ReadFile(static, name)
+	for name, contentType := range map[string]string{"site.css": "text/css; charset=utf-8", "site.js": "text/javascript; charset=utf-8"} {
+		body, err := fs.ReadFile(static, name)
 		if err != nil {
 			panic("httpd: site asset missing: " + name)
 		}
-		files[name] = b
-	}
-	return func(ctx *fasthttp.RequestCtx) {
-		name := pathParam(ctx, "file")
-		body, found := files[name]
-		if !found {
+		r.GET(string(siteAssetsPrefix)+name, func(ctx *fasthttp.RequestCtx) {
 			siteHeaders(ctx)
-			ctx.SetContentType("text/plain; charset=utf-8")
-			ctx.SetStatusCode(fasthttp.StatusNotFound)
-			ctx.SetBodyString("not found")
-			return
-		}
-		siteHeaders(ctx)
-		ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "public, max-age=300")
-		ctx.SetContentType(types[name])
-		ctx.SetBody(body)
+			ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "public, max-age=300")
+			ctx.SetContentType(contentType)
+			ctx.SetBody(body)
+		})
 	}
 }

@@ -135,8 +135,8 @@ func TestRoutingRules(t *testing.T) {
 	t.Run("unknown_path_is_404", func(t *testing.T) {
 		t.Parallel()
 		paths := []string{
-			"/", "/v1", "/v1/", "/v2/me", "/v1/nope", "/v1/nope/", "/v1/me/extra", "/v1/portfolio",
-			"/v1/portfolio/cards/id/extra", "/V1/me", "/owner/v1", "/owner/v1/nope", "/v1/portfolio-cards",
+			"/nope", "/v1", "/v1/", "/v2/me", "/v1/nope", "/v1/nope/", "/v1/me/extra", "/v1/portfolio",
+			"/v1/portfolio/cards/id/extra", "/V1/me", "/owner/v1", "/owner/v1/nope", "/v1/portfolio-cards", "/assets/nope.css",
 		}
 		for _, p := range paths {
 			for _, method := range []string{"GET", "POST", "DELETE", "OPTIONS"} {

@@ -106,8 +106,19 @@ type forwardTarget struct {
 type forwarder struct {
 	cluster Cluster
 	trusted []*net.IPNet // for the client IP a forwarded request names
+	// timeout replaces forwardTimeout when set (tests).
+	timeout time.Duration
 	mu      sync.Mutex
 	clients map[forwardTarget]*fasthttp.HostClient
+}
+
+// answerTimeout is how long the leader's whole answer to a request that
+// is not streamed may take.
+func (f *forwarder) answerTimeout() time.Duration {
+	if f.timeout > 0 {
+		return f.timeout
+	}
+	return forwardTimeout
 }
 
 func (f *forwarder) client(target forwardTarget) *fasthttp.HostClient {
@@ -115,26 +126,36 @@ func (f *forwarder) client(target forwardTarget) *fasthttp.HostClient {
 	defer f.mu.Unlock()
 	c := f.clients[target]
 	if c == nil {
-		// One attempt only: fasthttp would otherwise resend a GET or PUT
-		// whose connection broke, and a PUT the leader had already
-		// applied would run twice. Retrying is decided in send(), where
-		// only a failed dial (nothing sent) is retried.
-		c = &fasthttp.HostClient{Addr: target.addr, MaxConns: forwardConnsMax, ReadTimeout: forwardTimeout, WriteTimeout: forwardTimeout,
-			NoDefaultUserAgentHeader: true, DisablePathNormalizing: true, MaxIdemponentCallAttempts: 1,
-			RetryIfErr: func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
-			DialTimeout: func(addr string, timeout time.Duration) (net.Conn, error) {
-				if timeout <= 0 || timeout > forwardDialTimeout {
-					timeout = forwardDialTimeout
-				}
-				conn, err := f.cluster.DialNode(addr, target.admin, timeout)
-				if err != nil {
-					return nil, &dialError{err}
-				}
-				return conn, nil
-			}}
+		c = f.newClient(target, f.answerTimeout(), nil)
 		f.clients[target] = c
 	}
 	return c
+}
+
+// newClient returns a client of target's node connections, which reads an
+// answer within readTimeout. watch, if set, is given each connection the
+// client opens and returns the one the client uses.
+func (f *forwarder) newClient(target forwardTarget, readTimeout time.Duration, watch func(net.Conn) net.Conn) *fasthttp.HostClient {
+	// One attempt only: fasthttp would otherwise resend a GET or PUT
+	// whose connection broke, and a PUT the leader had already
+	// applied would run twice. Retrying is decided in send(), where
+	// only a failed dial (nothing sent) is retried.
+	return &fasthttp.HostClient{Addr: target.addr, MaxConns: forwardConnsMax, ReadTimeout: readTimeout, WriteTimeout: forwardTimeout,
+		NoDefaultUserAgentHeader: true, DisablePathNormalizing: true, MaxIdemponentCallAttempts: 1,
+		RetryIfErr: func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
+		DialTimeout: func(addr string, timeout time.Duration) (net.Conn, error) {
+			if timeout <= 0 || timeout > forwardDialTimeout {
+				timeout = forwardDialTimeout
+			}
+			conn, err := f.cluster.DialNode(addr, target.admin, timeout)
+			if err != nil {
+				return nil, &dialError{err}
+			}
+			if watch != nil {
+				conn = watch(conn)
+			}
+			return conn, nil
+		}}
 }
 
 // dialError is a node connection that could not be opened: nothing was
@@ -202,7 +223,12 @@ func (f *forwarder) forward(ctx *fasthttp.RequestCtx, target forwardTarget, retr
 	req.URI().SetScheme("http")
 	req.Header.Set(clientIPHeader, clientIP(ctx, f.trusted))
 	req.Header.Set(clientProtoHeader, clientProto(ctx, f.trusted))
-	err := f.client(target).DoTimeout(req, &ctx.Response, forwardTimeout)
+	var err error
+	if isHistoryCSV(ctx.Method(), ctx.RequestURI()) {
+		err = f.forwardStream(ctx, target, req)
+	} else {
+		err = f.client(target).DoTimeout(req, &ctx.Response, f.answerTimeout())
+	}
 	if err == nil {
 		return true
 	}

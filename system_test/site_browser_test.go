@@ -388,6 +388,13 @@ func TestSiteThroughAFollowerInABrowser(t *testing.T) {
 	b.pick("#grant-"+o.cards[1], "read")
 	r := do(t, "GET", leader.URL+"/v1/portfolio/cards/"+o.cards[1], key, nil)
 	expect(t, r, http.StatusOK, "")
+	// A History CSV downloaded through the follower is the leader's file.
+	b.open(o.siteURL + "/downloads")
+	_, data := b.download(`a[href="/downloads/history.csv"]`)
+	rows := siteCSVRows(t, leader, o, "combined through a follower", data, "/history.csv")
+	if note := siteNoteRow(t, "combined through a follower", rows, o.noteTx); note != siteHostileNote {
+		t.Fatalf("note through a follower %q", note)
+	}
 	// The session signed in on one follower is good on the other.
 	b.setCookie(followers[1].URL, "addrwatch_session", b.cookie("addrwatch_session").Value)
 	b.open(followers[1].URL + "/settings")

@@ -34,7 +34,7 @@ const (
 
 // config is everything the flags and arguments say.
 type config struct {
-	command     string // "run", "compare-etcd" or "free-ports"
+	command     string // "run", "compare-etcd", "fsync" or "free-ports"
 	scenarios   []string
 	targets     []string // public listeners, without a trailing slash
 	admin       string
@@ -76,6 +76,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch cfg.command {
 	case "free-ports":
 		return freePortsCommand(cfg, stdout, stderr)
+	case "fsync":
+		return fsyncCommand(cfg, stdout, stderr)
 	case "compare-etcd":
 		return compareEtcd(ctx, cfg, stdout, stderr)
 	default:
@@ -125,6 +127,15 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 			if len(positional) > 0 {
 				return nil, fmt.Errorf("compare-etcd takes no scenarios, got %q", positional)
 			}
+		case "fsync":
+			if len(positional) > 1 {
+				return nil, fmt.Errorf("fsync takes no scenarios, got %q", positional[1:])
+			}
+			cfg.command = positional[0]
+			if cfg.requests == 0 {
+				cfg.requests = defaultFsyncRequests
+			}
+			return cfg, nil
 		case "free-ports":
 			cfg.command = positional[0]
 			n := 1
@@ -222,6 +233,7 @@ func printUsage(w io.Writer) {
 Usage:
   go run ./bench [flags] SCENARIO...       run scenarios in order against --targets
   go run ./bench [flags] compare-etcd      the same durable writes through a 3-node etcd, then addrwatch
+  go run ./bench --data DIR fsync          time a 4 KiB append + fsync on DIR's disk (--requests, default 2000)
   go run ./bench free-ports N              print N free loopback addresses (used by make bench)
 
 Start a server first, without the rate limits that would otherwise throttle it,

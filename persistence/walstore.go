@@ -50,6 +50,12 @@ func OpenWAL(dir string, logger hclog.Logger) (*WAL, error) {
 		return nil, err
 	}
 	if err := checkBolt(filepath.Join(dir, metadb.FileName)); err != nil {
+		// The WAL is one store: the way back (a backup, or moving it
+		// aside) is the same whichever of its files is damaged.
+		var corrupt *CorruptError
+		if errors.As(err, &corrupt) {
+			return nil, &CorruptError{Path: dir, Err: fmt.Errorf("%s: %w", metadb.FileName, corrupt.Err)}
+		}
 		return nil, err
 	}
 	meta := &metadb.BoltMetaDB{}

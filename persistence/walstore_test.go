@@ -136,7 +136,7 @@ func TestOpenStoresReportsCorruptWAL(t *testing.T) {
 			if !errors.As(err, &corrupt) {
 				t.Fatalf("%v, want a CorruptError", err)
 			}
-			if !strings.Contains(err.Error(), "is corrupt; restore from a backup") || !strings.Contains(err.Error(), walDir) {
+			if corrupt.Path != walDir || !strings.HasPrefix(err.Error(), "wal is corrupt; restore from a backup ("+walDir) {
 				t.Fatalf("message %q does not say the WAL is corrupt with its path", err)
 			}
 			if segs, _ := filepath.Glob(filepath.Join(walDir, "*.wal")); len(segs) == 0 {

@@ -86,6 +86,9 @@ type Config struct {
 	// missing or empty start from its newest snapshot, losing the writes
 	// after it, instead of refusing to start (see checkStores).
 	RecoverFromSnapshot bool
+	// RaftLog is the log store of a new data dir (--raft-log); a data dir
+	// keeps the one it has. Empty means the WAL.
+	RaftLog persistence.LogStore
 }
 
 // Node is one raft member with the account actors behind its FSM.
@@ -122,10 +125,14 @@ type Node struct {
 // replays the log, and bootstraps the cluster when the data dir is new.
 func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 	hlog := newRaftLogger(cfg.Logger)
-	stores, err := persistence.OpenStores(cfg.DataDir, hlog)
+	if cfg.RaftLog == "" {
+		cfg.RaftLog = persistence.LogWAL
+	}
+	stores, err := persistence.OpenStores(cfg.DataDir, cfg.RaftLog, hlog)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Logger.Info(fmt.Sprintf("raft log: %s (%s)", stores.Kind, stores.Why), "path", stores.LogPath)
 	if err := checkStores(stores, cfg.RecoverFromSnapshot, cfg.Logger); err != nil {
 		stores.Close()
 		return nil, err

@@ -65,7 +65,9 @@ func Recover(cfg RecoverConfig) (RecoverReport, error) {
 		return report, fmt.Errorf("cluster: data dir %s is not a directory", cfg.DataDir)
 	}
 	hlog := newRaftLogger(cfg.Logger)
-	stores, err := persistence.OpenStores(cfg.DataDir, hlog)
+	// The data dir keeps the log store it has; the kind asked for matters
+	// only to a data dir with none, which holds nothing to recover.
+	stores, err := persistence.OpenStores(cfg.DataDir, persistence.LogWAL, hlog)
 	if errors.Is(err, persistence.ErrInUse) {
 		return report, fmt.Errorf("cluster: %s: %w; stop the node first", cfg.DataDir, err)
 	}

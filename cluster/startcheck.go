@@ -75,7 +75,7 @@ func readStoreState(stores *persistence.Stores) (storeState, error) {
 // checkStores refuses a start that would lose data silently:
 //
 //   - a snapshot or log entries with no current term: the stable store
-//     (for raft-boltdb, raft.db with the log in it) was deleted or
+//     (raft.db with the log in it, or the WAL's wal/) was deleted or
 //     emptied. With recoverFromSnapshot set, and a snapshot to start from,
 //     it warns what is lost and lets the node start from the snapshot;
 //   - a log that starts after the newest snapshot ends (or after entry 1

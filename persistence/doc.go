@@ -1,9 +1,12 @@
 // Package persistence owns the bytes on disk: the versioned encodings of
 // log entries (batches of commands) and of snapshots, and the wiring of
-// raft-boltdb and raft's file snapshot store: the data dir kept private
-// (modes.go), and raft.db read through before it is opened, so that a
-// damaged file is an error rather than a crash (boltcheck.go). It knows
-// nothing of raft's control flow.
+// the log and stable store and raft's file snapshot store. The log store
+// is raft-wal (walstore.go, the default for a new data dir) or
+// raft-boltdb (raft.db); a data dir keeps the one it has (logchoice.go).
+// Around them: the data dir kept private (modes.go) and locked against a
+// second process (lock_unix.go), and each store's bolt file read through
+// before it is opened, so that a damaged file is an error rather than a
+// crash (boltcheck.go). It knows nothing of raft's control flow.
 //
 // A log entry is one format byte, a command count, then per command its
 // kind byte and a length-prefixed JSON body. A decoder that meets an

@@ -365,10 +365,16 @@ func BenchmarkSnapshotRead1000Accounts(b *testing.B) {
 }
 
 func TestOpenStoresHasState(t *testing.T) {
+	for _, kind := range []LogStore{LogWAL, LogBolt} {
+		t.Run(string(kind), func(t *testing.T) { testOpenStoresHasState(t, kind) })
+	}
+}
+
+func testOpenStoresHasState(t *testing.T, kind LogStore) {
 	dir := filepath.Join(t.TempDir(), "data", "node1") // OpenStores creates it
 	logger := hclog.NewNullLogger()
 
-	s, err := OpenStores(dir, logger)
+	s, err := OpenStores(dir, kind, logger)
 	if err != nil {
 		t.Fatalf("OpenStores: %v", err)
 	}
@@ -383,7 +389,8 @@ func TestOpenStoresHasState(t *testing.T) {
 	if perm := info.Mode().Perm(); perm&0o077 != 0 {
 		t.Errorf("data dir mode %v is open to other users", perm)
 	}
-	for _, name := range []string{"raft.db", "snapshots"} {
+	store := map[LogStore]string{LogWAL: "wal", LogBolt: "raft.db"}[kind]
+	for _, name := range []string{store, "snapshots"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
@@ -396,7 +403,7 @@ func TestOpenStoresHasState(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 
-	s, err = OpenStores(dir, logger)
+	s, err = OpenStores(dir, kind, logger)
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
@@ -419,7 +426,7 @@ func TestOpenStoresHasState(t *testing.T) {
 
 func TestOpenStoresStableStoreAloneIsState(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenStores(dir, hclog.NewNullLogger())
+	s, err := OpenStores(dir, LogWAL, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +446,7 @@ func TestOpenStoresOnAFileFails(t *testing.T) {
 	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := OpenStores(file, hclog.NewNullLogger()); err == nil {
+	if s, err := OpenStores(file, LogWAL, hclog.NewNullLogger()); err == nil {
 		s.Close()
 		t.Fatal("OpenStores on a regular file succeeded")
 	}

@@ -24,6 +24,12 @@ import (
 // directory of the stores ends 0700 and every file 0600, and a file that
 // is not the server's is left alone.
 func TestOpenStoresMakesTheDataDirPrivate(t *testing.T) {
+	for _, kind := range []LogStore{LogWAL, LogBolt} {
+		t.Run(string(kind), func(t *testing.T) { testOpenStoresMakesTheDataDirPrivate(t, kind) })
+	}
+}
+
+func testOpenStoresMakesTheDataDirPrivate(t *testing.T, kind LogStore) {
 	defer syscall.Umask(syscall.Umask(0o022))
 	parent := filepath.Join(t.TempDir(), "srv")
 	dir := filepath.Join(parent, "data")
@@ -42,7 +48,7 @@ func TestOpenStoresMakesTheDataDirPrivate(t *testing.T) {
 		}
 	}
 
-	s, err := OpenStores(dir, hclog.NewNullLogger())
+	s, err := OpenStores(dir, kind, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatalf("OpenStores: %v", err)
 	}
@@ -95,7 +101,7 @@ func TestOpenStoresMakesTheDataDirPrivate(t *testing.T) {
 func writeBoltLog(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := OpenStores(dir, hclog.NewNullLogger())
+	s, err := OpenStores(dir, LogBolt, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +133,7 @@ func openAndReadAll(t *testing.T, damaged []byte) error {
 	if err := os.WriteFile(filepath.Join(dir, "raft.db"), damaged, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := OpenStores(dir, hclog.NewNullLogger())
+	s, err := OpenStores(dir, LogBolt, hclog.NewNullLogger())
 	if err != nil {
 		return err
 	}
@@ -244,8 +250,14 @@ func TestFaultsAsErrorsTurnsSIGBUSIntoAnError(t *testing.T) {
 // TestOpenStoresInUse opens a data dir twice: the second open says the dir
 // is in use instead of waiting or calling the file corrupt.
 func TestOpenStoresInUse(t *testing.T) {
+	for _, kind := range []LogStore{LogWAL, LogBolt} {
+		t.Run(string(kind), func(t *testing.T) { testOpenStoresInUse(t, kind) })
+	}
+}
+
+func testOpenStoresInUse(t *testing.T, kind LogStore) {
 	dir := t.TempDir()
-	s, err := OpenStores(dir, hclog.NewNullLogger())
+	s, err := OpenStores(dir, kind, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +265,7 @@ func TestOpenStoresInUse(t *testing.T) {
 	if err := s.Stable.SetUint64([]byte("CurrentTerm"), 1); err != nil {
 		t.Fatal(err)
 	}
-	if again, err := OpenStores(dir, hclog.NewNullLogger()); !errors.Is(err, ErrInUse) {
+	if again, err := OpenStores(dir, kind, hclog.NewNullLogger()); !errors.Is(err, ErrInUse) {
 		if again != nil {
 			again.Close()
 		}

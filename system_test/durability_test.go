@@ -367,7 +367,13 @@ func owRestart(t *testing.T, s *server, kill bool, when string, last owLastWrite
 }
 
 func TestDurabilityRestartAndSnapshot(t *testing.T) {
-	s := startServer(t)
+	for _, store := range raftLogs {
+		t.Run(store, func(t *testing.T) { testDurabilityRestartAndSnapshot(t, store) })
+	}
+}
+
+func testDurabilityRestartAndSnapshot(t *testing.T, store string) {
+	s := startOnRaftLog(t, store)
 
 	// A: a bit of everything.
 	a := owNewTenant(t, s, "A", "base")
@@ -590,7 +596,13 @@ func owCreateLoadAccounts(t *testing.T, s *server, n, base int) []*owLoadAccount
 }
 
 func TestDurabilityCrashMidLoad(t *testing.T) {
-	s := startServer(t)
+	for _, store := range raftLogs {
+		t.Run(store, func(t *testing.T) { testDurabilityCrashMidLoad(t, store) })
+	}
+}
+
+func testDurabilityCrashMidLoad(t *testing.T, store string) {
+	s := startOnRaftLog(t, store)
 	const accountsPerCycle, cardsPerAccount = 20, 10
 	var all []*owLoadAccount
 	for cycle, killAt := range []int{20, 80, 140} {

@@ -53,63 +53,88 @@ func accountsAroundASnapshot(t *testing.T, s *server) (inSnapshot, after account
 	return inSnapshot, after
 }
 
-// TestStartRefusesALostLog deletes raft.db, then empties it, beside a
-// snapshot. Before, the server restored the snapshot, reported ready,
-// logged only INFO lines and had lost the account created after the
-// snapshot. Now it exits 1 saying what is missing and what to do, and
-// --recover-from-snapshot starts it from the snapshot with a WARN line.
+// TestStartRefusesALostLog deletes the log store (raft.db, or the WAL's
+// directory wal/), then empties it, beside a snapshot. Before, the server
+// restored the snapshot, reported ready, logged only INFO lines and had
+// lost the account created after the snapshot. Now it exits 1 saying
+// what is missing and what to do, and --recover-from-snapshot starts it
+// from the snapshot with a WARN line.
 func TestStartRefusesALostLog(t *testing.T) {
-	s := startServer(t)
+	for _, store := range raftLogs {
+		t.Run(store, func(t *testing.T) { testStartRefusesALostLog(t, store) })
+	}
+}
+
+func testStartRefusesALostLog(t *testing.T, store string) {
+	// Every start names the store: once the log store is gone, the data
+	// dir no longer says which it had.
+	flag := []string{"--raft-log", store}
+	s := startOnRaftLog(t, store)
 	kept, lost := accountsAroundASnapshot(t, s)
-	raftDB := filepath.Join(s.Dir, "raft.db")
-	backup, err := os.ReadFile(raftDB)
-	if err != nil {
+	logStore := filepath.Join(s.Dir, map[string]string{"wal": "wal", "bolt": "raft.db"}[store])
+	backup := logStore + ".backup"
+	if err := os.Rename(logStore, backup); err != nil {
 		t.Fatal(err)
 	}
 
-	for _, damage := range []string{"deleted", "truncated to 0 bytes"} {
-		if damage == "deleted" {
-			err = os.Remove(raftDB)
-		} else {
-			err = os.Truncate(raftDB, 0)
-		}
-		if err != nil {
+	for _, damage := range []string{"deleted", "emptied"} {
+		// The refused start before may have made a new, empty store.
+		if err := os.RemoveAll(logStore); err != nil {
 			t.Fatal(err)
 		}
-		code, out := s.startRefused()
-		if code != 1 {
-			t.Fatalf("raft.db %s: exit %d, want 1; output:\n%s", damage, code, out)
+		if damage == "emptied" {
+			if err := makeEmpty(logStore, store); err != nil {
+				t.Fatal(err)
+			}
 		}
-		for _, want := range []string{"refusing to start", raftDB, "no current term, but there is a snapshot", "--recover-from-snapshot"} {
+		code, out := s.startRefused(flag...)
+		if code != 1 {
+			t.Fatalf("%s %s: exit %d, want 1; output:\n%s", logStore, damage, code, out)
+		}
+		for _, want := range []string{"refusing to start", logStore, "no current term, but there is a snapshot", "--recover-from-snapshot"} {
 			if !strings.Contains(out, want) {
-				t.Errorf("raft.db %s: the output does not say %q:\n%s", damage, want, out)
+				t.Errorf("%s %s: the output does not say %q:\n%s", logStore, damage, want, out)
 			}
 		}
 	}
 
-	// Putting the file back is the first way back.
-	if err := os.WriteFile(raftDB, backup, 0o600); err != nil {
+	// Putting the store back is the first way back.
+	if err := os.RemoveAll(logStore); err != nil {
 		t.Fatal(err)
 	}
-	s.start()
+	if err := os.Rename(backup, logStore); err != nil {
+		t.Fatal(err)
+	}
+	s.start(flag...)
 	expect(t, do(t, "GET", s.URL+"/owner/v1/keys", lost.OwnerSecret, nil), http.StatusOK, "")
 	s.stop()
 
 	// Accepting the loss is the last.
-	if err := os.Remove(raftDB); err != nil {
+	if err := os.RemoveAll(logStore); err != nil {
 		t.Fatal(err)
 	}
-	s.start("--recover-from-snapshot")
+	s.start(append(flag, "--recover-from-snapshot")...)
 	if out := s.logs.String(); !strings.Contains(out, "level=WARN msg=\"starting from the newest snapshot") || !strings.Contains(out, " index=") {
 		t.Errorf("no WARN line naming the snapshot; output:\n%s", out)
 	}
+	s.expectRaftLog(store)
 	expect(t, do(t, "GET", s.URL+"/owner/v1/keys", kept.OwnerSecret, nil), http.StatusOK, "")
 	expect(t, do(t, "GET", s.URL+"/owner/v1/keys", lost.OwnerSecret, nil), http.StatusUnauthorized, "UNAUTHORIZED")
 	// The node goes on as usual afterwards, without the flag.
 	again := s.createAccount(t, "base")
 	s.stop()
 	s.start()
+	s.expectRaftLog(store)
 	expect(t, do(t, "GET", s.URL+"/owner/v1/keys", again.OwnerSecret, nil), http.StatusOK, "")
+}
+
+// makeEmpty puts an empty log store at path: a file of no bytes for bolt,
+// a directory with nothing in it for the WAL.
+func makeEmpty(path, store string) error {
+	if store == "wal" {
+		return os.Mkdir(path, 0o700)
+	}
+	return os.WriteFile(path, nil, 0o600)
 }
 
 // TestStartRefusesACorruptRaftDB damages raft.db three ways. Before, the
@@ -117,7 +142,7 @@ func TestStartRefusesALostLog(t *testing.T) {
 // the meta pages said only "invalid database"); now it says raft.db is
 // corrupt, with its path, and exits 1.
 func TestStartRefusesACorruptRaftDB(t *testing.T) {
-	s := startServer(t)
+	s := startOnRaftLog(t, "bolt")
 	for range 40 {
 		s.createAccount(t, "base")
 	}
@@ -162,11 +187,18 @@ func TestStartRefusesACorruptRaftDB(t *testing.T) {
 }
 
 // TestDataDirIsPrivate runs the server under a umask of 022 on a data dir
-// in a 0755 parent. Before, snapshots/ and each snapshot were 0755 and
-// state.bin and meta.json 0644 (they hold password and key hashes); now
-// every directory is 0700 and every file 0600, and a data dir an older
-// build left open is repaired at start.
+// in a 0755 parent, on each raft log store. Before, snapshots/ and each
+// snapshot were 0755 and state.bin and meta.json 0644 (they hold password
+// and key hashes); now every directory is 0700 and every file 0600 (the
+// WAL's wal/ and its files included), and a data dir an older build left
+// open is repaired at start.
 func TestDataDirIsPrivate(t *testing.T) {
+	for _, store := range raftLogs {
+		t.Run(store, func(t *testing.T) { testDataDirIsPrivate(t, store) })
+	}
+}
+
+func testDataDirIsPrivate(t *testing.T, store string) {
 	defer syscall.Umask(syscall.Umask(0o022))
 	s := &server{t: t, AdminToken: "private-admin-token"}
 	s.Dir = filepath.Join(t.TempDir(), "srv", "data")
@@ -178,8 +210,9 @@ func TestDataDirIsPrivate(t *testing.T) {
 	}
 	s.httpAddr, s.adminAddr, s.raftAddr = freeAddr(t), freeAddr(t), freeAddr(t)
 	s.URL, s.AdminURL = "http://"+s.httpAddr, "http://"+s.adminAddr
-	s.start()
+	s.start("--raft-log", store)
 	t.Cleanup(s.stop)
+	s.expectRaftLog(store)
 	s.createAccount(t, "base")
 	expect(t, do(t, "POST", s.AdminURL+"/admin/v1/snapshot", s.AdminToken, nil), http.StatusOK, "")
 	s.createAccount(t, "base")
@@ -242,4 +275,93 @@ func checkPrivate(t *testing.T, when, dir string) {
 	if len(open) > 0 {
 		t.Errorf("%s: not private (dirs must be 0700, files 0600): %s", when, strings.Join(open, ", "))
 	}
+}
+
+// TestStartRefusesACorruptWAL damages a stopped node's WAL: its segment
+// file's header, its meta file (wal-meta.db), and the meta file lost
+// beside the segments. Each time the server says the WAL is corrupt, with
+// its path, and exits 1, with no panic or goroutine dump, and it leaves
+// the segments where they were.
+func TestStartRefusesACorruptWAL(t *testing.T) {
+	s := startOnRaftLog(t, "wal")
+	for range 40 {
+		s.createAccount(t, "base")
+	}
+	s.stop()
+	walDir := filepath.Join(s.Dir, "wal")
+	segments, err := filepath.Glob(filepath.Join(walDir, "*.wal"))
+	if err != nil || len(segments) == 0 {
+		t.Fatalf("no segment files in %s: %v", walDir, err)
+	}
+	meta := filepath.Join(walDir, "wal-meta.db")
+	damages := []struct {
+		what   string
+		file   string
+		damage func(good []byte) []byte // nil: remove the file
+	}{
+		{"random bytes over the segment file's header", segments[0], func(good []byte) []byte { return scribbled(good, 0, 32) }},
+		{"random bytes over the meta file's meta pages", meta, func(good []byte) []byte { return scribbled(good, 0, 2*4096) }},
+		{"the meta file deleted", meta, nil},
+	}
+	for _, d := range damages {
+		good, err := os.ReadFile(d.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.damage == nil {
+			err = os.Remove(d.file)
+		} else {
+			err = os.WriteFile(d.file, d.damage(good), 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, out := s.startRefused()
+		if code != 1 || !strings.Contains(out, "wal is corrupt; restore from a backup ("+walDir) {
+			t.Errorf("%s: exit %d, want 1 with \"wal is corrupt; restore from a backup (%s\"; output:\n%s", d.what, code, walDir, out)
+		}
+		for _, crash := range []string{"panic", "SIGBUS", "goroutine "} {
+			if strings.Contains(out, crash) {
+				t.Errorf("%s: the output has %q:\n%s", d.what, crash, out)
+			}
+		}
+		if _, err := os.Stat(segments[0]); err != nil {
+			t.Fatalf("%s: the segment file is gone: %v", d.what, err)
+		}
+		// Undo the damage: the next one starts from a good WAL.
+		if err := os.WriteFile(d.file, good, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.start()
+	s.expectRaftLog("wal")
+}
+
+// TestSecondServerOnADataDirIsRefused starts a second server on the data
+// dir of a running one (on ports of its own): it exits 1 saying the data
+// dir is in use, and the first goes on serving.
+func TestSecondServerOnADataDirIsRefused(t *testing.T) {
+	for _, store := range raftLogs {
+		t.Run(store, func(t *testing.T) {
+			first := startOnRaftLog(t, store)
+			second := &server{t: t, Dir: first.Dir, AdminToken: first.AdminToken}
+			second.httpAddr, second.adminAddr, second.raftAddr = freeAddr(t), freeAddr(t), freeAddr(t)
+			second.URL, second.AdminURL = "http://"+second.httpAddr, "http://"+second.adminAddr
+			code, out := second.startRefused()
+			if code != 1 || !strings.Contains(out, "the data dir is in use by another process") {
+				t.Fatalf("a second server on a data dir in use: exit %d, want 1 saying the data dir is in use; output:\n%s", code, out)
+			}
+			first.createAccount(t, "base")
+		})
+	}
+}
+
+// scribbled is good with random bytes over [from, to).
+func scribbled(good []byte, from, to int) []byte {
+	b := append([]byte(nil), good...)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := from; i < to && i < len(b); i++ {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
+	"github.com/addrwatch/addrwatch/persistence"
 )
 
 // config is the server's settings: each flag is also ADDRWATCH_<NAME> in the
@@ -41,6 +42,8 @@ type config struct {
 	// RecoverFromSnapshot accepts losing the writes after the newest
 	// snapshot when the log and stable store are missing or empty.
 	RecoverFromSnapshot bool
+	// RaftLog is the log store of a new data dir.
+	RaftLog persistence.LogStore
 }
 
 // clusterTLSFiles are --cluster-ca, --cluster-cert and --cluster-key.
@@ -108,8 +111,12 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("ADDRWATCH_RECOVER_FROM_SNAPSHOT: %w", err)
 	}
 	fs.BoolVar(&c.RecoverFromSnapshot, "recover-from-snapshot", recoverDefault, "when the raft log and stable store are missing or empty but a snapshot is left, start from that snapshot and lose every write after it (without it the server refuses to start)")
+	raftLog := fs.String("raft-log", env("raft-log", string(persistence.LogWAL)), "the raft log and stable store of a NEW data dir: wal (hashicorp/raft-wal, one sync per append) or bolt (raft-boltdb, the store of data dirs made before the WAL). A data dir keeps the store it already has (raft.db or wal/) whatever this says, and says which at start")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.RaftLog, err = persistence.ParseLogStore(*raftLog); err != nil {
+		return c, fmt.Errorf("--raft-log: %w", err)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))

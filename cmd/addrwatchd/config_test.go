@@ -20,7 +20,7 @@ func TestParseConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.HTTP != "127.0.0.1:8080" || c.Admin != "127.0.0.1:8081" || c.Data != "./data" || c.NodeID != "node1" ||
-		c.Raft != "127.0.0.1:7000" || c.Upstream != "sim" || c.Limits != "spec" || c.Demo || len(c.Peers) != 0 || c.AdminToken != "" || c.OpenMetrics {
+		c.Raft != "127.0.0.1:7000" || c.Upstream != "sim" || c.Limits != "spec" || c.Demo || len(c.Peers) != 0 || c.AdminToken != "" || c.OpenMetrics || c.RaftLog != "wal" {
 		t.Fatalf("defaults differ from ARCHITECTURE.md: %+v", c)
 	}
 }
@@ -35,6 +35,7 @@ func TestParseConfigEnvironmentAndFlags(t *testing.T) {
 		"ADDRWATCH_DEMO":            "true",
 		"ADDRWATCH_LIMITS":          "off",
 		"ADDRWATCH_OPEN_METRICS":    "true",
+		"ADDRWATCH_RAFT_LOG":        "bolt",
 	})
 	c, err := parseConfig([]string{"--http", "127.0.0.1:9191", "--upstream", "http://127.0.0.1:3002/api"}, e)
 	if err != nil {
@@ -43,7 +44,7 @@ func TestParseConfigEnvironmentAndFlags(t *testing.T) {
 	if c.HTTP != "127.0.0.1:9191" {
 		t.Errorf("a flag must win over the environment: http %q", c.HTTP)
 	}
-	if c.AdminToken != "from-env" || c.NodeID != "n7" || !c.Demo || c.Limits != "off" || c.Upstream != "http://127.0.0.1:3002/api" || !c.OpenMetrics {
+	if c.AdminToken != "from-env" || c.NodeID != "n7" || !c.Demo || c.Limits != "off" || c.Upstream != "http://127.0.0.1:3002/api" || !c.OpenMetrics || c.RaftLog != "bolt" {
 		t.Errorf("environment not applied: %+v", c)
 	}
 	if len(c.Peers) != 2 || c.Peers[1].ID != "n8" || c.Peers[1].RaftAddr != "127.0.0.1:7008" {
@@ -65,6 +66,7 @@ func TestParseConfigRejectsBadValues(t *testing.T) {
 		"http":            {"--http", "8080"},
 		"node id":         {"--node-id", ""},
 		"stray argument":  {"extra"},
+		"raft log":        {"--raft-log", "sqlite"},
 		"unknown flag":    {"--nope"},
 	}
 	for name, args := range cases {

@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	accounts := actors.NewRegistry(logger)
 	defer accounts.Shutdown()
 	node, err := cluster.Open(cluster.Config{NodeID: cfg.NodeID, RaftAddr: cfg.Raft, DataDir: cfg.Data, Peers: cfg.Peers, Logger: logger,
-		TLS: nodeTLS, Dial: nodeDial, Join: cfg.Join, RecoverFromSnapshot: cfg.RecoverFromSnapshot}, accounts)
+		TLS: nodeTLS, Dial: nodeDial, Join: cfg.Join, RecoverFromSnapshot: cfg.RecoverFromSnapshot, RaftLog: cfg.RaftLog}, accounts)
 	if err != nil {
 		return explainOpenError(err)
 	}

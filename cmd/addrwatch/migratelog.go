@@ -12,8 +12,9 @@ import (
 // to the WAL. Like cluster recover it works on the data dir itself, not
 // over HTTP: the node must be stopped, so there is no server to ask.
 var migrateLogCommand = &command{
-	words:   []string{"migrate-log"},
-	summary: "move a stopped node's raft log from raft.db (bolt) to the WAL",
+	words:    []string{"migrate-log"},
+	synopsis: "--data DIR",
+	summary:  "move a stopped node's raft log from raft.db (bolt) to the WAL",
 	details: `Copy the raft log and stable store of a stopped node from <data>/raft.db
 (raft-boltdb) to a new WAL in <data>/wal (raft-wal). Every entry and key is
 copied into <data>/wal.migrating, read back and compared with raft.db, and

@@ -296,3 +296,74 @@ func TestMigrateBoltToWALIsPrivate(t *testing.T) {
 		t.Errorf("not private: %q", loose)
 	}
 }
+
+// TestVerifyWALCatchesADifference builds WALs that differ from raft.db in
+// one way each, as a faulty copy would, and checks that the read-back
+// refuses every one: a missing entry, one changed byte, a changed term,
+// a lost vote.
+func TestVerifyWALCatchesADifference(t *testing.T) {
+	dir := t.TempDir()
+	fx := writeBoltDataDir(t, dir, 1, 20)
+	bolt, err := openBoltReadOnly(filepath.Join(dir, boltFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bolt.Close()
+	changed := func(index uint64, change func(*raft.Log)) []*raft.Log {
+		out := make([]*raft.Log, len(fx.entries))
+		for i, e := range fx.entries {
+			c := *e
+			c.Data = bytes.Clone(e.Data)
+			if e.Index == index {
+				change(&c)
+			}
+			out[i] = &c
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		entries []*raft.Log
+		term    uint64
+		cand    []byte
+		want    string
+	}{
+		{"same", fx.entries, fx.term, fx.cand, ""},
+		{"an entry short", fx.entries[:19], fx.term, fx.cand, "holds entries 1 to 19"},
+		{"a byte changed", changed(12, func(e *raft.Log) { e.Data[0]++ }), fx.term, fx.cand, "entry 12 differs"},
+		{"a term changed", changed(3, func(e *raft.Log) { e.Term++ }), fx.term, fx.cand, "entry 3 differs"},
+		{"current term lost", fx.entries, 0, fx.cand, "CurrentTerm is 0"},
+		{"vote lost", fx.entries, fx.term, nil, "LastVoteCand is"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wdir := filepath.Join(t.TempDir(), "wal")
+			if err := os.Mkdir(wdir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			w, closeWAL, err := openWAL(wdir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.StoreLogs(tc.entries); err != nil {
+				t.Fatal(err)
+			}
+			if tc.term != 0 {
+				err = errors.Join(err, w.SetUint64([]byte("CurrentTerm"), tc.term))
+			}
+			err = errors.Join(err, w.SetUint64([]byte("LastVoteTerm"), fx.vote))
+			if tc.cand != nil {
+				err = errors.Join(err, w.Set([]byte("LastVoteCand"), tc.cand))
+			}
+			if err := errors.Join(err, closeWAL()); err != nil {
+				t.Fatal(err)
+			}
+			err = verifyWAL(wdir, bolt)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("verify an exact copy: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("verify: %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+}

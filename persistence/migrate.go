@@ -38,7 +38,7 @@ var (
 	ErrNoBoltLog = errors.New("the data dir has no " + boltFile + ": there is no bolt log to migrate")
 	// ErrNodeRunning is ErrInUse as the migration words it: another
 	// process holds raft.db's file lock.
-	ErrNodeRunning = fmt.Errorf("the node is running: stop it before migrating its log (%w)", ErrInUse)
+	ErrNodeRunning = errors.New("the node is running (another process holds " + boltFile + "'s lock): stop it before migrating its log")
 	ErrWALExists   = errors.New("the data dir already has a " + walDir + " directory: it was migrated before, " +
 		"or an earlier run stopped after its last step; while " + boltFile + " is there the node starts on it " +
 		"and ignores " + walDir + ", so move " + walDir + " away to migrate again")

@@ -73,7 +73,7 @@ func TestMigrateLogRefusals(t *testing.T) {
 		}
 		defer running.Close()
 		got := runCLI(t, nil, "migrate-log", "--data", dir)
-		if got.code != exitFailure || !strings.HasPrefix(got.stderr, "error: the node is running: stop it") {
+		if got.code != exitFailure || got.stderr != "error: "+persistence.ErrNodeRunning.Error()+"\n" {
 			t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "raft.db")); err != nil {

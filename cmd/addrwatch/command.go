@@ -57,6 +57,7 @@ var commands = []*command{
 	snapshotCommand,
 	clusterCertsCommand,
 	clusterRecoverCommand,
+	migrateLogCommand,
 	keyCreateCommand,
 	keyListCommand,
 	keyRevokeCommand,

@@ -55,7 +55,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.Func("admin", "admin API base `URL` (env ADDRWATCH_ADMIN_URL; default "+defaultAdminURL+")", setString(&g.admin))
 	fs.Func("admin-token", "admin bearer `TOKEN` (env ADDRWATCH_ADMIN_TOKEN; default: read from <data>/"+adminTokenFile+")", setString(&g.adminToken))
 	fs.Func("owner-secret", "owner secret or session `TOKEN` (env ADDRWATCH_OWNER_SECRET)", setString(&g.ownerSecret))
-	fs.Func("data", "server data `DIR`: holds the generated admin token; for cluster recover, the stopped node's data (env ADDRWATCH_DATA; default "+defaultDataDir+", except for cluster recover)", setString(&g.data))
+	fs.Func("data", "server data `DIR`: holds the generated admin token; for cluster recover and migrate-log, the stopped node's data (env ADDRWATCH_DATA; default "+defaultDataDir+", except for cluster recover and migrate-log)", setString(&g.data))
 	fs.BoolFunc("json", "print the server's raw JSON response", func(s string) error {
 		v, err := strconv.ParseBool(s)
 		if err != nil {

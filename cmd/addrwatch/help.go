@@ -21,7 +21,7 @@ Operator commands (admin API, admin token):
 	printCommandList(w, offline)
 	fmt.Fprint(w, "\nOwner commands (owner API, owner secret or session token):\n")
 	printCommandList(w, ownerAPI)
-	fmt.Fprint(w, "\nRecovery commands (on a stopped node's data directory):\n")
+	fmt.Fprint(w, "\nCommands on a stopped node's data directory (recovery, log migration):\n")
 	printCommandList(w, localData)
 	fmt.Fprint(w, "\nGlobal flags (accepted before or after the command):\n")
 	fs := newFlagSet("addrwatch")

@@ -8,7 +8,8 @@
 // with cluster/nodecert (standard library only), so they are made exactly
 // as nodes check them; and "cluster recover", for a cluster that has lost
 // its quorum and cannot serve the admin API, works on a stopped node's data
-// directory through cluster.Recover.
+// directory through cluster.Recover, and so does "migrate-log", through
+// persistence.MigrateBoltToWAL.
 package main
 
 import (

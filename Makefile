@@ -26,7 +26,7 @@ test-short: ## the unit tests only (no server processes)
 	$(GO) test -short -count=1 ./...
 
 SOAK_SECONDS ?= 300
-soak: ## the fault test (partitions, kills, leadership transfers under load) for SOAK_SECONDS (default 300)
+soak: ## the fault test (partitions, kills, leadership transfers under load) on the WAL for SOAK_SECONDS (default 300), then on bolt for two thirds of that
 	ADDRWATCH_FAULT_SECONDS=$(SOAK_SECONDS) $(GO) test ./system_test -run TestFaultLinearizable -count=1 -v -timeout 60m
 
 FUZZTIME ?= 30s

@@ -44,8 +44,9 @@ type Stores struct {
 // the WAL), or want in a new data dir; a data dir holding both is
 // refused (ErrTwoLogStores). It first takes the data dir's lock
 // (LockDataDir: a second process gets ErrInUse), makes the data dir and
-// the stores private (MakePrivate) and reads the store's bolt file through
-// (checkBolt): a damaged store is a CorruptError, never a crash.
+// the stores private (MakePrivate), reads the store's bolt file through
+// (checkBolt) and then the log entries raft reads at start (checkEntries):
+// a damaged store is a CorruptError, never a crash.
 func OpenStores(dir string, want LogStore, logger hclog.Logger) (*Stores, error) {
 	snapshotDir := filepath.Join(dir, snapshotsDir)
 	if err := os.MkdirAll(snapshotDir, dirMode); err != nil {
@@ -97,6 +98,10 @@ func openLocked(dir string, want LogStore, logger hclog.Logger) (*Stores, error)
 	if err != nil {
 		store.Close()
 		return nil, fmt.Errorf("persistence: snapshot store: %w", err)
+	}
+	if err := checkEntries(s.LogPath, store, snaps); err != nil {
+		store.Close()
+		return nil, err
 	}
 	// The cache serves the entries a leader sends its followers straight
 	// after appending them, which would otherwise be read back from disk.

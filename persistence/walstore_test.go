@@ -3,6 +3,7 @@
 package persistence
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -104,8 +105,9 @@ func TestOpenStoresChoosesTheLogStore(t *testing.T) {
 }
 
 // TestOpenStoresReportsCorruptWAL damages a stopped node's WAL: the
-// header of its segment file, its meta file, and the meta file lost
-// beside the segments. Each is a CorruptError naming the WAL, never a
+// header of its segment file, an entry before the last batch (whose
+// checksum raft-wal does not check), its meta file, and the meta file
+// lost beside the segments. Each is a CorruptError naming the WAL, never a
 // panic or an empty log started over the segments.
 func TestOpenStoresReportsCorruptWAL(t *testing.T) {
 	damages := map[string]func(t *testing.T, walDir string){
@@ -114,6 +116,18 @@ func TestOpenStoresReportsCorruptWAL(t *testing.T) {
 		},
 		"meta file": func(t *testing.T, walDir string) {
 			scribble(t, filepath.Join(walDir, "wal-meta.db"), 0, 2*4096)
+		},
+		// The last 15 bytes of entry 1's payload, its AppendedAt time: the
+		// first entry frame follows the 32-byte file header, with the
+		// payload's length in bytes 4-7 of its 8-byte frame header.
+		"an entry": func(t *testing.T, walDir string) {
+			segment := onlySegment(t, walDir)
+			b, err := os.ReadFile(segment)
+			if err != nil {
+				t.Fatal(err)
+			}
+			end := 32 + 8 + int64(binary.LittleEndian.Uint32(b[32+4:]))
+			scribble(t, segment, end-15, 15)
 		},
 		"meta file lost": func(t *testing.T, walDir string) {
 			if err := os.Remove(filepath.Join(walDir, "wal-meta.db")); err != nil {

@@ -176,8 +176,9 @@ type ftSchedule struct {
 }
 
 // ftStartFaultCluster starts three nodes of the faultinject build over
-// mutual TLS, each link between them through its own proxy.
-func ftStartFaultCluster(t *testing.T) ([]*server, *ftNet) {
+// mutual TLS, each link between them through its own proxy, each node
+// also with extra.
+func ftStartFaultCluster(t *testing.T, extra ...string) ([]*server, *ftNet) {
 	t.Helper()
 	binary := faultInjectBinary(t)
 	nodes := newClusterNodes(t, 3)
@@ -185,7 +186,7 @@ func ftStartFaultCluster(t *testing.T) ([]*server, *ftNet) {
 	for _, s := range nodes {
 		s.binary = binary
 	}
-	launchCluster(t, nodes, clusterTLSArgs(t, len(nodes)))
+	launchCluster(t, nodes, clusterTLSArgs(t, len(nodes), extra...))
 	return nodes, links
 }
 

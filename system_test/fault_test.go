@@ -42,9 +42,12 @@ import (
 //     only stale default reads (below), and
 //   - every acknowledged write is present on all three nodes.
 //
-// It runs for ADDRWATCH_FAULT_SECONDS (default 20) of faults; `make soak`
-// runs it longer. ADDRWATCH_FAULT_SEED replays a run's order of faults
-// (the log names the seed; timing still differs).
+// It runs for ADDRWATCH_FAULT_SECONDS (default 20) of faults on the WAL,
+// the log store of new data dirs (subtest wal), then for two thirds of
+// that on raft-boltdb, the one older data dirs keep (subtest bolt): enough
+// for one round of each kind of fault, and `make test` stays short. `make
+// soak` runs both longer. ADDRWATCH_FAULT_SEED replays a run's order of
+// faults (the log names the seed; timing still differs).
 //
 // # Default reads and linearizable reads
 //
@@ -107,8 +110,20 @@ func TestFaultLinearizable(t *testing.T) {
 	}
 	t.Parallel()
 	duration := ftDuration(t)
+	// One after the other: side by side, two clusters under load on two
+	// cores would slow each other into faults of their own.
+	t.Run("wal", func(t *testing.T) { testFaultLinearizable(t, "wal", duration) })
+	t.Run("bolt", func(t *testing.T) { testFaultLinearizable(t, "bolt", (duration * 2 / 3).Round(time.Second)) })
+}
+
+// testFaultLinearizable is the fault test on a cluster whose nodes keep
+// their raft log in store, for duration of faults.
+func testFaultLinearizable(t *testing.T, store string, duration time.Duration) {
 	seed := ftSeed(t)
-	nodes, links := ftStartFaultCluster(t)
+	nodes, links := ftStartFaultCluster(t, "--raft-log", store)
+	for _, s := range nodes {
+		s.expectRaftLog(store)
+	}
 	regs := ftSetup(t, nodes)
 	ftKeepLogsOnFailure(t, nodes)
 
@@ -133,7 +148,7 @@ func TestFaultLinearizable(t *testing.T) {
 	wg.Wait()
 	st := rec.stats()
 	outage, outageAt := rec.longestWriteOutage()
-	t.Logf("fault test: %s of faults (seed %d), load ran %.1fs with %d clients over %d registers, nodes over mutual TLS through a proxy per link", duration, faults.seed, time.Duration(rec.now()).Seconds(), ftClientCount, len(regs))
+	t.Logf("fault test on the %s raft log: %s of faults (seed %d), load ran %.1fs with %d clients over %d registers, nodes over mutual TLS through a proxy per link", store, duration, faults.seed, time.Duration(rec.now()).Seconds(), ftClientCount, len(regs))
 	t.Logf("  faults: %d rounds: %d partitions, %d leader kills, %d follower kills, %d leadership transfers (%d into a partition)", faults.rounds, faults.partitions, faults.leaderKills, faults.followerKills, faults.transfers, faults.intoPartition)
 	for _, line := range faults.log {
 		t.Logf("    %s", line)

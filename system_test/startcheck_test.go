@@ -3,6 +3,7 @@
 package system_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -278,8 +279,8 @@ func checkPrivate(t *testing.T, when, dir string) {
 }
 
 // TestStartRefusesACorruptWAL damages a stopped node's WAL: its segment
-// file's header, its meta file (wal-meta.db), and the meta file lost
-// beside the segments. Each time the server says the WAL is corrupt, with
+// file's header, its meta file (wal-meta.db), the meta file lost beside
+// the segments, and an entry raft reads at start. Each time the server says the WAL is corrupt, with
 // its path, and exits 1, with no panic or goroutine dump, and it leaves
 // the segments where they were.
 func TestStartRefusesACorruptWAL(t *testing.T) {
@@ -302,6 +303,7 @@ func TestStartRefusesACorruptWAL(t *testing.T) {
 		{"random bytes over the segment file's header", segments[0], func(good []byte) []byte { return scribbled(good, 0, 32) }},
 		{"random bytes over the meta file's meta pages", meta, func(good []byte) []byte { return scribbled(good, 0, 2*4096) }},
 		{"the meta file deleted", meta, nil},
+		{"0xff over the first entry's time (raft-wal checks only the last batch's checksum; raft panicked reading it)", segments[0], firstEntryTimeScribbled},
 	}
 	for _, d := range damages {
 		good, err := os.ReadFile(d.file)
@@ -354,6 +356,19 @@ func TestSecondServerOnADataDirIsRefused(t *testing.T) {
 			first.createAccount(t, "base")
 		})
 	}
+}
+
+// firstEntryTimeScribbled is a segment file with 0xff over the last 15
+// bytes of its first entry, the entry's AppendedAt time (a version byte
+// no time has). In raft-wal's format (torn_wal_test.go) that entry's frame
+// follows the file header, with its payload's length in its header.
+func firstEntryTimeScribbled(good []byte) []byte {
+	b := append([]byte(nil), good...)
+	end := walFileHeaderLen + walFrameHeaderLen + int(binary.LittleEndian.Uint32(b[walFileHeaderLen+4:]))
+	for i := end - 15; i < end; i++ {
+		b[i] = 0xff
+	}
+	return b
 }
 
 // scribbled is good with random bytes over [from, to).

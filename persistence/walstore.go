@@ -63,7 +63,7 @@ func OpenWAL(dir string, logger hclog.Logger) (*WAL, error) {
 	err := faultsAsErrors(func() error {
 		var err error
 		w, err = wal.Open(dir, wal.WithMetaStore(meta), wal.WithLogger(logger),
-			wal.WithSegmentFiler(segment.NewFiler(dir, privateFS{walfs.New()})))
+			wal.WithSegmentFiler(indexlessSealFiler{segment.NewFiler(dir, privateFS{walfs.New()})}))
 		return err
 	})
 	if err != nil {
@@ -128,4 +128,25 @@ func (p privateFS) Create(dir, name string, size uint64) (types.WritableFile, er
 		return nil, fmt.Errorf("persistence: make %s private: %w", name, err)
 	}
 	return f, nil
+}
+
+// indexlessSealFiler works around hashicorp/raft-wal#31 (v0.4.0, the only
+// release): when raft deletes the tail of the log (a new leader replacing
+// a follower's uncommitted entries), raft-wal marks the tail segment
+// sealed in its metadata without writing the segment's index block. Until
+// the process ends the segment is read through its in-memory index; after
+// a restart Open finds no index block, every entry of the segment reads
+// "sealed segment has no index block", and raft cannot start. Such a
+// segment is opened the way an unsealed tail is recovered instead: by
+// scanning its frames, which rebuilds the index in memory. The WAL never
+// appends to it (its metadata says sealed) and reads only up to the
+// MaxIndex the metadata gives it, so the frames the truncation dropped
+// stay unread.
+type indexlessSealFiler struct{ *segment.Filer }
+
+func (f indexlessSealFiler) Open(info types.SegmentInfo) (types.SegmentReader, error) {
+	if !info.SealTime.IsZero() && info.IndexStart == 0 {
+		return f.Filer.RecoverTail(info)
+	}
+	return f.Filer.Open(info)
 }

@@ -64,6 +64,8 @@ type clusterOptions struct {
 	dial func(from *member) DialFunc
 	// underVerifier, when set, gives each member its Config.underVerifier.
 	underVerifier func(m *member) func(raft.LogStore) raft.LogStore
+	// raftLog is every member's Config.RaftLog (empty: the default).
+	raftLog persistence.LogStore
 }
 
 func (c *testCluster) newMember(id string) *member {
@@ -86,7 +88,7 @@ func (c *testCluster) open(m *member, peers []Peer) {
 	c.t.Helper()
 	accounts := actors.NewRegistry(discardLogger())
 	n, err := Open(Config{NodeID: m.id, RaftAddr: m.raftAddr, DataDir: m.dir, Peers: peers, Logger: discardLogger(), TLS: m.tls, Dial: m.dial,
-		underVerifier: m.underVerifier}, accounts)
+		RaftLog: c.opts.raftLog, underVerifier: m.underVerifier}, accounts)
 	if err != nil {
 		accounts.Shutdown()
 		c.t.Fatalf("Open %s: %v", m.id, err)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/addrwatch/addrwatch/persistence"
 )
 
 // corruptingLog is a log store that, once armed, stores the next command
@@ -62,11 +64,17 @@ func (c *corruptingLog) IsMonotonic() bool { return storeView{c.LogStore}.IsMono
 // entry as one follower stores it, has the leader write a checkpoint, and
 // expects that follower, and only it, to report the mismatch in its
 // status and its metrics, while every node keeps the same accounts (the
-// checkpoint reaches no FSM).
+// checkpoint reaches no FSM). It runs on both log stores.
 func TestLogVerificationReportsADamagedFollowerEntry(t *testing.T) {
+	for _, store := range []persistence.LogStore{persistence.LogWAL, persistence.LogBolt} {
+		t.Run(string(store), func(t *testing.T) { testLogVerificationReportsADamagedEntry(t, store) })
+	}
+}
+
+func testLogVerificationReportsADamagedEntry(t *testing.T, store persistence.LogStore) {
 	stores := map[string]*corruptingLog{}
 	var mu sync.Mutex
-	c := startClusterWith(t, clusterOptions{underVerifier: func(m *member) func(raft.LogStore) raft.LogStore {
+	c := startClusterWith(t, clusterOptions{raftLog: store, underVerifier: func(m *member) func(raft.LogStore) raft.LogStore {
 		return func(s raft.LogStore) raft.LogStore {
 			mu.Lock()
 			defer mu.Unlock()

@@ -58,7 +58,7 @@ func (c *corruptingLog) StoreLogs(logs []*raft.Log) error {
 	return c.LogStore.StoreLogs(logs)
 }
 
-func (c *corruptingLog) IsMonotonic() bool { return storeView{c.LogStore}.IsMonotonic() }
+func (c *corruptingLog) IsMonotonic() bool { return isMonotonic(c.LogStore) }
 
 // TestLogVerificationReportsADamagedFollowerEntry damages one command
 // entry as one follower stores it, has the leader write a checkpoint, and
@@ -170,5 +170,60 @@ func TestCheckpointDue(t *testing.T) {
 		if got := checkpointDue(tc.last, tc.covered, tc.since); got != tc.want {
 			t.Errorf("checkpointDue(%d, %d, %v) = %v, want %v", tc.last, tc.covered, tc.since, got, tc.want)
 		}
+	}
+}
+
+// TestLogVerificationToleratesARewrittenTail feeds two verifiers what a
+// leader and a follower store: the follower held an uncommitted entry 3
+// of an old leader, which the new leader's entry 3 replaced (raft's
+// "clearing log suffix"). Its written checksum then differs from the
+// leader's without any damage: that range is unverified, not a failure.
+// The same difference with no entry removed is damage in flight.
+func TestLogVerificationToleratesARewrittenTail(t *testing.T) {
+	entry := func(index, term uint64, data string) *raft.Log {
+		return &raft.Log{Index: index, Term: term, Type: raft.LogCommand, Data: []byte(data)}
+	}
+	for _, tc := range []struct {
+		name         string
+		rewrite      bool
+		wantFailures uint64
+	}{
+		{name: "tail replaced by the new leader", rewrite: true, wantFailures: 0},
+		{name: "different entry written", rewrite: false, wantFailures: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leader := &logVerification{log: discardLogger()}
+			follower := &logVerification{log: discardLogger()}
+			leaderLog, followerLog := leader.wrap(raft.NewInmemStore(), nil), follower.wrap(raft.NewInmemStore(), nil)
+			t.Cleanup(leader.close)
+			t.Cleanup(follower.close)
+			store := func(s raft.LogStore, logs ...*raft.Log) {
+				t.Helper()
+				if err := s.StoreLogs(logs); err != nil {
+					t.Fatal(err)
+				}
+			}
+			store(leaderLog, entry(1, 1, "a"), entry(2, 1, "b"), entry(3, 2, "c"))
+			checkpoint := &raft.Log{Index: 4, Term: 2, Type: raft.LogBarrier}
+			store(leaderLog, checkpoint)
+
+			store(followerLog, entry(1, 1, "a"), entry(2, 1, "b"), entry(3, 1, "old"))
+			if tc.rewrite {
+				if err := followerLog.DeleteRange(3, 3); err != nil {
+					t.Fatal(err)
+				}
+				store(followerLog, entry(3, 2, "c"))
+			}
+			replicated := *checkpoint
+			store(followerLog, &replicated)
+
+			eventually(t, "both verifiers to report", func() (bool, string) {
+				l, f := leader.status(), follower.status()
+				return l.CheckpointsVerified == 1 && f.CheckpointsVerified+f.Failures+f.Unverified == 1, fmt.Sprintf("leader %+v, follower %+v", l, f)
+			})
+			if f := follower.status(); f.Failures != tc.wantFailures {
+				t.Fatalf("follower reports %+v, want %d failures", f, tc.wantFailures)
+			}
+		})
 	}
 }

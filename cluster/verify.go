@@ -91,7 +91,15 @@ func (n *Node) writeCheckpoints() {
 }
 
 // checkpoint appends a checkpoint through raft and waits for it to apply.
-func (n *Node) checkpoint() error { return n.raft.Barrier(checkpointTimeout).Error() }
+// It first checks that a quorum still follows this leader: a leader cut
+// off from it would append an entry that never commits, which the next
+// leader then has every such node remove again.
+func (n *Node) checkpoint() error {
+	if err := n.raft.VerifyLeader().Error(); err != nil {
+		return err
+	}
+	return n.raft.Barrier(checkpointTimeout).Error()
+}
 
 // LogVerification is what this node's log verifier has found since it
 // started, for the cluster status.

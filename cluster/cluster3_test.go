@@ -30,6 +30,9 @@ type member struct {
 	dial     DialFunc // nil: dial directly
 	node     *Node
 	accounts *actors.Registry
+
+	// underVerifier is the member's Config.underVerifier (nil: none).
+	underVerifier func(raft.LogStore) raft.LogStore
 }
 
 // stop closes the node and its registry; a stopped member stays stopped.
@@ -59,6 +62,10 @@ type clusterOptions struct {
 	certs string
 	// dial, when set, gives each member its Config.Dial.
 	dial func(from *member) DialFunc
+	// underVerifier, when set, gives each member its Config.underVerifier.
+	underVerifier func(m *member) func(raft.LogStore) raft.LogStore
+	// raftLog is every member's Config.RaftLog (empty: the default).
+	raftLog persistence.LogStore
 }
 
 func (c *testCluster) newMember(id string) *member {
@@ -70,6 +77,9 @@ func (c *testCluster) newMember(id string) *member {
 	if c.opts.dial != nil {
 		m.dial = c.opts.dial(m)
 	}
+	if c.opts.underVerifier != nil {
+		m.underVerifier = c.opts.underVerifier(m)
+	}
 	return m
 }
 
@@ -77,7 +87,8 @@ func (c *testCluster) newMember(id string) *member {
 func (c *testCluster) open(m *member, peers []Peer) {
 	c.t.Helper()
 	accounts := actors.NewRegistry(discardLogger())
-	n, err := Open(Config{NodeID: m.id, RaftAddr: m.raftAddr, DataDir: m.dir, Peers: peers, Logger: discardLogger(), TLS: m.tls, Dial: m.dial}, accounts)
+	n, err := Open(Config{NodeID: m.id, RaftAddr: m.raftAddr, DataDir: m.dir, Peers: peers, Logger: discardLogger(), TLS: m.tls, Dial: m.dial,
+		RaftLog: c.opts.raftLog, underVerifier: m.underVerifier}, accounts)
 	if err != nil {
 		accounts.Shutdown()
 		c.t.Fatalf("Open %s: %v", m.id, err)

@@ -89,6 +89,9 @@ type Config struct {
 	// RaftLog is the log store of a new data dir (--raft-log); a data dir
 	// keeps the one it has. Empty means the WAL.
 	RaftLog persistence.LogStore
+	// underVerifier, a test's hook, wraps the log store beneath the log
+	// verifier (verify.go), e.g. to damage what one node stores.
+	underVerifier func(raft.LogStore) raft.LogStore
 }
 
 // Node is one raft member with the account actors behind its FSM.
@@ -102,6 +105,7 @@ type Node struct {
 	proposer  *proposer
 	accounts  *actors.Registry
 	metrics   *applyMetrics
+	verify    *logVerification
 	log       *slog.Logger
 	cfg       Config
 	// Bootstrapped is true when this start found an empty data dir and
@@ -167,16 +171,23 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 	leaderCh := make(chan bool, 16)
 	rc.NotifyCh = leaderCh
 	contacts := newPeerContacts()
-	r, err := raft.NewRaft(rc, f, stores.Log, stores.Stable, stores.Snapshot, contacts.watch(transport))
+	verify := &logVerification{log: cfg.Logger}
+	err = stores.WrapLog(func(raw raft.LogStore) raft.LogStore { return verify.wrap(raw, cfg.underVerifier) })
+	var r *raft.Raft
+	if err == nil {
+		r, err = raft.NewRaft(rc, f, stores.Log, stores.Stable, stores.Snapshot, contacts.watch(transport))
+	}
 	if err != nil {
+		verify.close()
 		transport.Close()
 		nodes.close()
 		stores.Close()
 		return nil, fmt.Errorf("cluster: start raft: %w", err)
 	}
-	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, nodes: nodes, dialer: dialer, accounts: accounts, metrics: metrics, log: cfg.Logger, cfg: cfg,
+	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, nodes: nodes, dialer: dialer, accounts: accounts, metrics: metrics, verify: verify, log: cfg.Logger, cfg: cfg,
 		leaderCh: leaderCh, done: make(chan struct{}), check: &leaderCheck{raft: r}, contacts: contacts}
 	go n.watchLeadership()
+	go n.writeCheckpoints()
 	go n.promoteCaughtUp()
 	if !existing && !cfg.Join {
 		if err := n.bootstrap(); err != nil {
@@ -385,6 +396,8 @@ type Status struct {
 	Term         uint64         `json:"term"`
 	Accounts     int            `json:"accounts"`
 	Writes       WriteStats     `json:"writes"`
+	// LogVerification is what this node's log verifier found (verify.go).
+	LogVerification LogVerification `json:"log_verification"`
 }
 
 // Status reports the node's view of the cluster.
@@ -401,6 +414,7 @@ func (n *Node) Status() (Status, error) {
 		Accounts:     n.accounts.Len(),
 		Writes:       n.metrics.stats(),
 	}
+	s.LogVerification = n.verify.status()
 	future := n.raft.GetConfiguration()
 	if err := future.Error(); err != nil {
 		return s, err
@@ -426,6 +440,7 @@ func (n *Node) Close() error {
 	err := n.raft.Shutdown().Error()
 	n.transport.Close()
 	n.nodes.close()
+	n.verify.close()
 	if cerr := n.stores.Close(); err == nil {
 		err = cerr
 	}

@@ -28,7 +28,7 @@ func (n *Node) Collectors() []prometheus.Collector {
 	gauge := func(name, help string, value func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, value)
 	}
-	return []prometheus.Collector{
+	return append([]prometheus.Collector{
 		applyLatency,
 		commitBatch,
 		gauge("addrwatch_raft_state", "Raft state: 0 follower, 1 candidate, 2 leader, 3 shutdown.", func() float64 {
@@ -61,5 +61,5 @@ func (n *Node) Collectors() []prometheus.Collector {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "addrwatch_node_connections_refused_total",
 			Help: "Connections to the raft address refused before serving: no TLS or no certificate of the cluster CA, a bad stream byte, too slow, or too many at once."},
 			func() float64 { return float64(n.nodes.refused.Load()) }),
-	}
+	}, n.verify.collectors()...)
 }

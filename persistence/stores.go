@@ -36,6 +36,8 @@ type Stores struct {
 	// closer closes the log and stable store (bolt or the WAL).
 	closer io.Closer
 	lock   *DirLock
+	// raw is the log store under the cache, for WrapLog.
+	raw raft.LogStore
 }
 
 // OpenStores opens (creating if needed) the stores under dir: the log and
@@ -110,7 +112,7 @@ func openLocked(dir string, want LogStore, logger hclog.Logger) (*Stores, error)
 		store.Close()
 		return nil, fmt.Errorf("persistence: log cache: %w", err)
 	}
-	s.Log, s.Stable, s.closer = logs, store, store
+	s.Log, s.Stable, s.closer, s.raw = logs, store, store, store
 	s.Snapshot = &privateSnapshots{SnapshotStore: snaps, dir: filepath.Join(dir, snapshotsDir)}
 	return s, nil
 }

@@ -262,35 +262,9 @@ func TestMigrateBoltToWALIsPrivate(t *testing.T) {
 	if err := MigrateBoltToWAL(dir, nil); err != nil {
 		t.Fatal(err)
 	}
-	var loose []string
-	check := func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		want := fs.FileMode(0o600)
-		if d.IsDir() {
-			want = 0o700
-		}
-		if got := info.Mode().Perm(); got != want {
-			loose = append(loose, strings.TrimPrefix(path, dir)+" "+got.String())
-		}
-		return nil
-	}
-	if err := filepath.WalkDir(filepath.Join(dir, WALDir), check); err != nil {
-		t.Fatal(err)
-	}
+	loose := looseModes(t, filepath.Join(dir, WALDir), nil)
 	for _, b := range backups(t, dir) {
-		info, err := os.Stat(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := check(b, fs.FileInfoToDirEntry(info), nil); err != nil {
-			t.Fatal(err)
-		}
+		loose = append(loose, looseModes(t, b, nil)...)
 	}
 	if len(loose) > 0 {
 		t.Errorf("not private: %q", loose)

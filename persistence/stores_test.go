@@ -64,30 +64,7 @@ func testOpenStoresMakesTheDataDirPrivate(t *testing.T, kind LogStore) {
 		t.Fatal(err)
 	}
 
-	var loose []string
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		want := fs.FileMode(0o600)
-		switch {
-		case d.IsDir():
-			want = 0o700
-		case d.Name() == "operator-notes.txt":
-			want = 0o644
-		}
-		if got := info.Mode().Perm(); got != want {
-			loose = append(loose, strings.TrimPrefix(path, dir)+" "+got.String())
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	loose := looseModes(t, dir, map[string]fs.FileMode{"operator-notes.txt": 0o644})
 	if len(loose) > 0 {
 		t.Errorf("modes not as they should be (dirs 0700, files 0600, foreign files untouched): %v", loose)
 	}
@@ -286,4 +263,36 @@ func boltHighWater(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	return int(size)
+}
+
+// looseModes walks root (a directory or one file) and lists every path
+// whose mode is not private (directories 0700, files 0600) or, for a file
+// named in foreign, the mode given there.
+func looseModes(t *testing.T, root string, foreign map[string]fs.FileMode) []string {
+	t.Helper()
+	var loose []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want, named := foreign[d.Name()]
+		switch {
+		case d.IsDir():
+			want = 0o700
+		case !named:
+			want = 0o600
+		}
+		if got := info.Mode().Perm(); got != want {
+			loose = append(loose, strings.TrimPrefix(path, root)+" "+got.String())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loose
 }

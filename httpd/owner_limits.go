@@ -250,7 +250,13 @@ func (o *ownerLimits) bearerKey(ctx *fasthttp.RequestCtx) (string, bool) {
 	if !valid || (cred.Kind != actors.CredentialOwnerSecret && cred.Kind != actors.CredentialSession) {
 		return "", false
 	}
-	return o.clientIP(ctx) + " " + cred.AccountID, true
+	return o.bearerKeyFor(ctx, cred.AccountID), true
+}
+
+// bearerKeyFor is the bearer ledger's key of ctx's client on account: the
+// owner API's Authorization header and the site's session cookie share it.
+func (o *ownerLimits) bearerKeyFor(ctx *fasthttp.RequestCtx, account string) string {
+	return o.clientIP(ctx) + " " + account
 }
 
 // ownerRateLimited is the 429 of a client or account in back-off.

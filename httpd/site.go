@@ -85,7 +85,7 @@ func (s *Server) signedIn(h siteHandler) fasthttp.RequestHandler {
 			s.siteForbidden(ctx, "This form is out of date or was not sent from an addrwatch page, so nothing was changed. Reload the page and try again.")
 			return
 		}
-		key := s.owner.clientIP(ctx) + " " + cred.AccountID
+		key := s.owner.bearerKeyFor(ctx, cred.AccountID)
 		if wait := s.owner.bearers.wait(key, s.owner.now()); wait > 0 {
 			s.siteError(ctx, ownerRateLimited(wait))
 			return

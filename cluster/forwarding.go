@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"net"
 	"time"
 )
@@ -11,23 +12,48 @@ import (
 // forwarded: nothing in a request, and nothing in the replicated state,
 // can claim it.
 
-// ForwardedListener returns the listener of requests other nodes forward
-// to this one: admin API requests when admin is set, public API requests
-// otherwise. Close closes it for good.
-func (n *Node) ForwardedListener(admin bool) net.Listener {
-	if admin {
-		return n.nodes.streams[streamAdmin]
+// Forward names a kind of forwarded traffic.
+type Forward uint8
+
+const (
+	// ForwardPublic is one public API request per connection at a time.
+	ForwardPublic Forward = iota + 1
+	// ForwardAdmin is one admin API request per connection at a time.
+	ForwardAdmin
+	// ForwardFrames is many public API requests at once on one
+	// connection, each in a frame of its own.
+	ForwardFrames
+)
+
+func (f Forward) stream() (stream, error) {
+	switch f {
+	case ForwardPublic:
+		return streamPublic, nil
+	case ForwardAdmin:
+		return streamAdmin, nil
+	case ForwardFrames:
+		return streamFrames, nil
 	}
-	return n.nodes.streams[streamPublic]
+	return 0, fmt.Errorf("cluster: unknown kind of forwarded traffic %d", f)
+}
+
+// ForwardedListener returns the listener of the traffic of kind f other
+// nodes forward to this one. Close closes it for good.
+func (n *Node) ForwardedListener(f Forward) net.Listener {
+	s, err := f.stream()
+	if err != nil {
+		panic(err)
+	}
+	return n.nodes.streams[s]
 }
 
 // DialForward opens a node connection to the node at addr (the leader's
-// raft address, from Leader) for forwarded admin requests when admin is
-// set, public ones otherwise. An error means nothing was sent.
-func (n *Node) DialForward(addr string, admin bool, timeout time.Duration) (net.Conn, error) {
-	s := streamPublic
-	if admin {
-		s = streamAdmin
+// raft address, from Leader) for forwarded traffic of kind f. An error
+// means nothing was sent.
+func (n *Node) DialForward(addr string, f Forward, timeout time.Duration) (net.Conn, error) {
+	s, err := f.stream()
+	if err != nil {
+		return nil, err
 	}
 	return n.dialer.open(addr, s, timeout)
 }

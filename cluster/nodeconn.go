@@ -23,8 +23,8 @@ import (
 // without it (loopback, tests) any connection is.
 //
 // After the handshake the dialling node writes one byte naming the stream
-// it wants: raft's RPCs, or a public or admin API request forwarded to the
-// leader. The accepting node answers with the same byte once it has taken
+// it wants: raft's RPCs, a public or admin API request forwarded to the
+// leader, or many public API requests forwarded at once, in frames. The accepting node answers with the same byte once it has taken
 // the connection, so a dialler knows before it sends anything whether it
 // was accepted: a refusal of any kind is a failed dial, which forwarding
 // may retry without risk of running a request twice.
@@ -38,6 +38,7 @@ const (
 	streamRaft   stream = 'R'
 	streamPublic stream = 'P' // a public API request forwarded to the leader
 	streamAdmin  stream = 'A' // an admin API request forwarded to the leader
+	streamFrames stream = 'F' // public API requests forwarded to the leader, many at once
 )
 
 const (
@@ -91,7 +92,7 @@ func listenNodes(addr string, advertise net.Addr, nodeTLS *NodeTLS, log *slog.Lo
 	if nodeTLS != nil {
 		m.tls = nodeTLS.server
 	}
-	for _, s := range []stream{streamRaft, streamPublic, streamAdmin} {
+	for _, s := range []stream{streamRaft, streamPublic, streamAdmin, streamFrames} {
 		m.streams[s] = &streamListener{addr: advertise, conns: make(chan net.Conn), closed: make(chan struct{})}
 	}
 	go m.serve()

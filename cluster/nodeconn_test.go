@@ -52,7 +52,7 @@ func startTLSNode(t *testing.T, certs string) *testNode {
 		TLS: issueNodeTLS(t, certs, "node1")})
 }
 
-var allStreams = []stream{streamRaft, streamPublic, streamAdmin}
+var allStreams = []stream{streamRaft, streamPublic, streamAdmin, streamFrames}
 
 // TestNodeConnectionsRefuseStrangers: a node with the cluster's TLS takes a
 // connection, for raft or for forwarded requests, only from a peer with a
@@ -101,12 +101,12 @@ func TestNodeConnectionsRefuseStrangers(t *testing.T) {
 	// A node of the cluster gets through on every stream, and the stream
 	// byte picks the listener.
 	friend := newNodeDialer(issueNodeTLS(t, certs, "n2"), nil)
-	for _, s := range []stream{streamPublic, streamAdmin} {
+	for f, s := range map[Forward]stream{ForwardPublic: streamPublic, ForwardAdmin: streamAdmin, ForwardFrames: streamFrames} {
 		c, err := friend.open(addr, s, testTimeout)
 		if err != nil {
 			t.Fatalf("a node of the cluster: stream %c: %v", s, err)
 		}
-		echoOnce(t, tn.node.ForwardedListener(s == streamAdmin), c)
+		echoOnce(t, tn.node.ForwardedListener(f), c)
 	}
 }
 
@@ -132,7 +132,7 @@ func TestNodeDialsOnlyNodes(t *testing.T) {
 		b, _ := io.ReadAll(io.LimitReader(c, 1))
 		received <- b
 	}()
-	if c, err := tn.node.DialForward(ln.Addr().String(), true, testTimeout); err == nil {
+	if c, err := tn.node.DialForward(ln.Addr().String(), ForwardAdmin, testTimeout); err == nil {
 		c.Close()
 		t.Fatal("a node dialled a server of another CA")
 	}
@@ -286,11 +286,11 @@ func TestThreeNodeReplicationOverMutualTLS(t *testing.T) {
 		if !known {
 			t.Fatalf("%s knows no leader", f.id)
 		}
-		conn, err := f.node.DialForward(addr, true, testTimeout)
+		conn, err := f.node.DialForward(addr, ForwardAdmin, testTimeout)
 		if err != nil {
 			t.Fatalf("%s forwards to the leader: %v", f.id, err)
 		}
-		echoOnce(t, leader.node.ForwardedListener(true), conn)
+		echoOnce(t, leader.node.ForwardedListener(ForwardAdmin), conn)
 	}
 }
 
@@ -367,11 +367,11 @@ func TestDialHookCarriesNodeConnections(t *testing.T) {
 	c.converge(leader, followers)
 	for _, f := range followers {
 		addr, _ := f.node.Leader()
-		conn, err := f.node.DialForward(addr, false, testTimeout)
+		conn, err := f.node.DialForward(addr, ForwardPublic, testTimeout)
 		if err != nil {
 			t.Fatalf("%s forwards through its proxy: %v", f.id, err)
 		}
-		echoOnce(t, leader.node.ForwardedListener(false), conn)
+		echoOnce(t, leader.node.ForwardedListener(ForwardPublic), conn)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -392,7 +392,7 @@ func TestDialHookCarriesNodeConnections(t *testing.T) {
 // listeners refuse to accept, so the servers on them return.
 func TestNodeConnectionsAfterClose(t *testing.T) {
 	tn := startNode(t, t.TempDir(), freeRaftAddr(t))
-	ln := tn.node.ForwardedListener(false)
+	ln := tn.node.ForwardedListener(ForwardPublic)
 	tn.close()
 	if _, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("Accept after Close: %v, want net.ErrClosed", err)

@@ -19,12 +19,16 @@ const (
 	// raftApplyTimeout bounds how long a batch may wait to enter raft.
 	raftApplyTimeout = 10 * time.Second
 	// entriesInFlight is how many entries may be between raft.Apply and
-	// their apply here at once. One: every entry costs a bolt commit (two
-	// fdatasyncs) on each of the three nodes, so while one entry is in
-	// flight the next is better off gathering commands than going out as
-	// a second, smaller entry. On three local nodes at 32 connections,
-	// one in flight did 6.5-6.9k writes/s, two 6.1k, and no bound (about
-	// one command per entry) 4.8k; see DESIGN.md.
+	// their apply here at once. One: every entry costs a log append and
+	// its sync on the leader and then on a follower, in series, plus an
+	// RPC each way, whatever its size, so while one entry is in flight the
+	// next is better off gathering commands than going out as a second,
+	// smaller entry. Measured on three local nodes (2 cores) with bolt,
+	// two fdatasyncs per append: one in flight 6.5-6.9k writes/s at 32
+	// connections, two 6.1k, no bound (about one command per entry) 4.8k.
+	// With raft-wal, one sync per append, two in flight was again no
+	// better than one, since the CPU the commands cost, not the disk,
+	// bounds the rate; see DESIGN.md.
 	entriesInFlight = 1
 )
 

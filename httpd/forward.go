@@ -21,12 +21,24 @@ type Cluster interface {
 	// Leader returns the node address of the leader, or false while none
 	// is known or this node leads.
 	Leader() (addr string, known bool)
-	// DialNode opens a node connection to addr that the node there serves
-	// as forwarded admin requests when admin is set, public ones otherwise.
-	// Only nodes can open one (mutual TLS with the cluster CA). An error
-	// means nothing was sent.
-	DialNode(addr string, admin bool, timeout time.Duration) (net.Conn, error)
+	// DialNode opens a node connection to addr for stream. Only nodes can
+	// open one (mutual TLS with the cluster CA). An error means nothing
+	// was sent.
+	DialNode(addr string, stream NodeStream, timeout time.Duration) (net.Conn, error)
 }
+
+// NodeStream is the kind of node connection a follower opens to forward.
+type NodeStream uint8
+
+const (
+	// StreamPublic carries one public request at a time, as HTTP.
+	StreamPublic NodeStream = iota + 1
+	// StreamAdmin carries one admin request at a time, as HTTP.
+	StreamAdmin
+	// StreamFrames carries many public requests at once, in frames
+	// (forward_frames.go).
+	StreamFrames
+)
 
 // Forwarding: a follower serves every request it cannot answer itself by
 // passing it to the leader over a pooled node connection and relaying the
@@ -110,6 +122,14 @@ type forwarder struct {
 	timeout time.Duration
 	mu      sync.Mutex
 	clients map[forwardTarget]*fasthttp.HostClient
+
+	// The framed connection to the leader, and the last leader that
+	// refused one (forward_frames_client.go).
+	framesMu          sync.Mutex
+	framed            *framedConn
+	framedAddr        string
+	framesRefusedAddr string
+	framesRefusedAt   time.Time
 }
 
 // answerTimeout is how long the leader's whole answer to a request that
@@ -147,7 +167,11 @@ func (f *forwarder) newClient(target forwardTarget, readTimeout time.Duration, w
 			if timeout <= 0 || timeout > forwardDialTimeout {
 				timeout = forwardDialTimeout
 			}
-			conn, err := f.cluster.DialNode(addr, target.admin, timeout)
+			stream := StreamPublic
+			if target.admin {
+				stream = StreamAdmin
+			}
+			conn, err := f.cluster.DialNode(addr, stream, timeout)
 			if err != nil {
 				return nil, &dialError{err}
 			}
@@ -223,12 +247,7 @@ func (f *forwarder) forward(ctx *fasthttp.RequestCtx, target forwardTarget, retr
 	req.URI().SetScheme("http")
 	req.Header.Set(clientIPHeader, clientIP(ctx, f.trusted))
 	req.Header.Set(clientProtoHeader, clientProto(ctx, f.trusted))
-	var err error
-	if isHistoryCSV(ctx.Method(), ctx.RequestURI()) {
-		err = f.forwardStream(ctx, target, req)
-	} else {
-		err = f.client(target).DoTimeout(req, &ctx.Response, f.answerTimeout())
-	}
+	err := f.relay(ctx, target, req)
 	if err == nil {
 		return true
 	}
@@ -239,6 +258,22 @@ func (f *forwarder) forward(ctx *fasthttp.RequestCtx, target forwardTarget, retr
 	}
 	writeError(ctx, actors.Errorf(actors.CodeHTTPError, "the leader could not be reached; a write may or may not have been applied, so re-read before retrying"))
 	return true
+}
+
+// relay sends req to target and sets ctx's answer to the leader's: a
+// download streamed on a connection of its own, another public request
+// over the framed connection when the leader takes one, and anything else
+// on a pooled connection of its own while it is in flight.
+func (f *forwarder) relay(ctx *fasthttp.RequestCtx, target forwardTarget, req *fasthttp.Request) error {
+	if isHistoryCSV(ctx.Method(), ctx.RequestURI()) {
+		return f.forwardStream(ctx, target, req)
+	}
+	if !target.admin {
+		if framed, err := f.framedTo(target.addr); err == nil {
+			return framed.do(req, &ctx.Response, f.answerTimeout())
+		}
+	}
+	return f.client(target).DoTimeout(req, &ctx.Response, f.answerTimeout())
 }
 
 // NewNodeHTTPServer returns the server for requests other nodes forward

@@ -56,7 +56,7 @@ func streamCSV(pieces [][]byte, pause func(written int)) fasthttp.RequestHandler
 // public request to leader.
 func followerOf(t *testing.T, leader string, timeout time.Duration) string {
 	t.Helper()
-	f := &forwarder{cluster: leaderCluster{leader}, timeout: timeout, clients: map[forwardTarget]*fasthttp.HostClient{}}
+	f := &forwarder{cluster: leaderCluster{addr: leader}, timeout: timeout, clients: map[forwardTarget]*fasthttp.HostClient{}}
 	return serveLoopback(t, f.send(false, func([]byte) bool { return false }, func(ctx *fasthttp.RequestCtx) {
 		t.Errorf("the follower served %s itself", ctx.Path())
 	}))

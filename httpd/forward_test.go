@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -10,13 +11,20 @@ import (
 )
 
 // leaderCluster is a follower's view of a cluster whose leader listens for
-// node connections on addr.
-type leaderCluster struct{ addr string }
+// node connections on addr, and for framed ones on frames (none when
+// empty: such a leader refuses them, as one too old to know them does).
+type leaderCluster struct{ addr, frames string }
 
 func (c leaderCluster) Serving() bool          { return false }
 func (c leaderCluster) Leading() bool          { return false }
 func (c leaderCluster) Leader() (string, bool) { return c.addr, true }
-func (c leaderCluster) DialNode(addr string, _ bool, timeout time.Duration) (net.Conn, error) {
+func (c leaderCluster) DialNode(addr string, stream NodeStream, timeout time.Duration) (net.Conn, error) {
+	if stream == StreamFrames {
+		if c.frames == "" {
+			return nil, errors.New("not accepted: EOF")
+		}
+		addr = c.frames
+	}
 	return net.DialTimeout("tcp", addr, timeout)
 }
 
@@ -69,7 +77,7 @@ func get(t *testing.T, addr string, headers ...string) string {
 func TestForwardedRequestNamesItsClient(t *testing.T) {
 	leader := serveLoopback(t, receiveForwarded(seenBy))
 	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
-	f := &forwarder{cluster: leaderCluster{leader}, trusted: []*net.IPNet{loopback}, clients: map[forwardTarget]*fasthttp.HostClient{}}
+	f := &forwarder{cluster: leaderCluster{addr: leader}, trusted: []*net.IPNet{loopback}, clients: map[forwardTarget]*fasthttp.HostClient{}}
 	follower := serveLoopback(t, ignoreNodeHeaders(f.send(false, func([]byte) bool { return false }, seenBy)))
 
 	got := get(t, follower, "X-Forwarded-For", "198.51.100.7", clientIPHeader, "192.0.2.66", legacyForwardedHeader, "anything")

@@ -108,7 +108,7 @@ func TestRequestIsHTTPSOverTLS(t *testing.T) {
 func TestForwardedRequestKeepsItsScheme(t *testing.T) {
 	leaderServer := &Server{} // trusts no proxy: only the follower's word counts
 	leader := serveLoopback(t, receiveForwarded(answersScheme(leaderServer)))
-	f := &forwarder{cluster: leaderCluster{leader}, trusted: loopbackNet(t), clients: map[forwardTarget]*fasthttp.HostClient{}}
+	f := &forwarder{cluster: leaderCluster{addr: leader}, trusted: loopbackNet(t), clients: map[forwardTarget]*fasthttp.HostClient{}}
 	follower := serveLoopback(t, ignoreNodeHeaders(f.send(false, func([]byte) bool { return false }, answersScheme(leaderServer))))
 
 	if got := get(t, follower, "X-Forwarded-Proto", "https"); got != "https" {

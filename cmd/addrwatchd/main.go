@@ -114,10 +114,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer shutdown(admin)
 	// Requests other nodes forward arrive over node connections.
 	forwardedPublic := api.NewNodeHTTPServer("addrwatch", api.ForwardedPublicHandler(), false)
-	go forwardedPublic.Serve(node.ForwardedListener(false))
+	go forwardedPublic.Serve(node.ForwardedListener(cluster.ForwardPublic))
 	defer shutdown(forwardedPublic.Server)
+	framed := api.NewFramedServer()
+	go framed.Serve(node.ForwardedListener(cluster.ForwardFrames))
+	defer framed.Close()
 	forwardedAdmin := api.NewNodeHTTPServer("addrwatch-admin", api.ForwardedAdminHandler(), true)
-	go forwardedAdmin.Serve(node.ForwardedListener(true))
+	go forwardedAdmin.Serve(node.ForwardedListener(cluster.ForwardAdmin))
 	defer shutdown(forwardedAdmin.Server)
 	logger.Info("addrwatchd serving", "http", cfg.HTTP, "https", publicTLS != nil, "admin", cfg.Admin, "raft", cfg.Raft, "node_id", cfg.NodeID, "data", cfg.Data)
 

@@ -71,6 +71,13 @@ func (s nodeStore) Serving() bool                     { return s.node.Serving() 
 func (s nodeStore) Leading() bool                     { return s.node.IsLeader() }
 func (s nodeStore) Leader() (addr string, known bool) { return s.node.Leader() }
 
-func (s nodeStore) DialNode(addr string, admin bool, timeout time.Duration) (net.Conn, error) {
-	return s.node.DialForward(addr, admin, timeout)
+func (s nodeStore) DialNode(addr string, stream httpd.NodeStream, timeout time.Duration) (net.Conn, error) {
+	f := cluster.ForwardPublic
+	switch stream {
+	case httpd.StreamAdmin:
+		f = cluster.ForwardAdmin
+	case httpd.StreamFrames:
+		f = cluster.ForwardFrames
+	}
+	return s.node.DialForward(addr, f, timeout)
 }

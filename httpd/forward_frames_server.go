@@ -1,0 +1,141 @@
+package httpd
+
+import (
+	"bufio"
+	"net"
+	"sync"
+
+	"github.com/valyala/fasthttp"
+)
+
+// FramedServer is the leader's end of framed forwarding: it serves the
+// public requests that followers send over framed node connections.
+type FramedServer struct {
+	handler fasthttp.RequestHandler
+	logger  fasthttp.Logger
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+}
+
+// NewFramedServer returns the server of framed forwarded requests: the
+// public routes, as the node's forwarded public listener serves them.
+func (s *Server) NewFramedServer() *FramedServer {
+	return newFramedServer(refuseBadHeads(s.ForwardedPublicHandler()), newFasthttpLogger(s.log, "addrwatch-frames"))
+}
+
+func newFramedServer(handler fasthttp.RequestHandler, logger fasthttp.Logger) *FramedServer {
+	return &FramedServer{handler: handler, logger: logger, conns: map[net.Conn]struct{}{}}
+}
+
+// Serve serves the framed connections ln accepts until ln is closed.
+func (fs *FramedServer) Serve(ln net.Listener) error {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		if !fs.track(conn) {
+			conn.Close()
+			return net.ErrClosed
+		}
+		go fs.serveConn(conn)
+	}
+}
+
+// Close closes every framed connection; requests being served finish, but
+// their answers are not sent.
+func (fs *FramedServer) Close() {
+	fs.mu.Lock()
+	fs.closed = true
+	fs.mu.Unlock()
+	fs.closeConns()
+}
+
+// closeConns closes the framed connections open now.
+func (fs *FramedServer) closeConns() {
+	fs.mu.Lock()
+	conns := make([]net.Conn, 0, len(fs.conns))
+	for c := range fs.conns {
+		conns = append(conns, c)
+	}
+	fs.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
+func (fs *FramedServer) track(c net.Conn) bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.closed {
+		return false
+	}
+	fs.conns[c] = struct{}{}
+	return true
+}
+
+func (fs *FramedServer) untrack(c net.Conn) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	delete(fs.conns, c)
+}
+
+// serveConn reads requests from conn and has workers serve them, at most
+// framesInFlightMax at once; answers go out in the order they are ready.
+// A worker stays for the next request rather than exiting: a goroutine
+// per request would grow a new stack through the handlers every time.
+func (fs *FramedServer) serveConn(conn net.Conn) {
+	defer fs.untrack(conn)
+	defer conn.Close()
+	w := newFrameWriter(conn, func(error) { conn.Close() })
+	defer w.close()
+	work := make(chan frame)
+	defer close(work)
+	workers := 0
+	br := bufio.NewReaderSize(conn, frameWriteBuffer)
+	for {
+		f, err := readFrame(br)
+		if err != nil {
+			return
+		}
+		select {
+		case work <- f:
+			continue
+		default:
+		}
+		if workers < framesInFlightMax {
+			workers++
+			go fs.work(conn, w, work)
+		}
+		work <- f
+	}
+}
+
+// work serves the requests of one framed connection until it closes.
+func (fs *FramedServer) work(conn net.Conn, w *frameWriter, work <-chan frame) {
+	for f := range work {
+		answer, err := fs.serve(conn, f.data)
+		if err != nil {
+			fs.logger.Printf("framed request %d: %v", f.id, err)
+			w.close()
+			continue
+		}
+		w.send(frame{id: f.id, data: answer})
+	}
+}
+
+// serve runs one framed request through the handler and returns the
+// answer as a frame's data.
+func (fs *FramedServer) serve(conn net.Conn, data []byte) ([]byte, error) {
+	var ctx fasthttp.RequestCtx
+	ctx.Init2(conn, fs.logger, false)
+	if err := parseFrame(data, func(br *bufio.Reader) error { return ctx.Request.ReadLimitBody(br, bodyBytesMax) }); err != nil {
+		writeError(&ctx, readError(&ctx, err, bodyBytesMax))
+	} else {
+		fs.handler(&ctx)
+	}
+	ctx.Response.SkipBody = ctx.Request.Header.IsHead()
+	return encodeFrame(ctx.Response.Write)
+}

@@ -1,0 +1,227 @@
+package httpd
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// countingListener counts the connections it accepts.
+type countingListener struct {
+	net.Listener
+	accepted atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted.Add(1)
+	}
+	return c, err
+}
+
+// framedLeader serves h as a leader serves forwarded requests, on a
+// loopback HTTP listener and a framed one, and returns a follower's view
+// of it, the framed listener and its server.
+func framedLeader(t *testing.T, h fasthttp.RequestHandler) (leaderCluster, *countingListener, *FramedServer) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := &countingListener{Listener: ln}
+	fs := newFramedServer(receiveForwarded(h), newFasthttpLogger(nil, "test"))
+	go fs.Serve(frames)
+	t.Cleanup(func() { ln.Close(); fs.Close() })
+	return leaderCluster{addr: serveLoopback(t, receiveForwarded(h)), frames: ln.Addr().String()}, frames, fs
+}
+
+// followerOf serves, on a loopback listener, a follower that forwards
+// every request to the leader of c.
+func framedFollowerOf(t *testing.T, c leaderCluster, timeout time.Duration) string {
+	t.Helper()
+	f := &forwarder{cluster: c, trusted: loopbackNet(t), timeout: timeout, clients: map[forwardTarget]*fasthttp.HostClient{}}
+	return serveLoopback(t, ignoreNodeHeaders(f.send(false, func([]byte) bool { return false }, seenBy)))
+}
+
+func do(t *testing.T, method, url, body string, headers ...string) *fasthttp.Response {
+	t.Helper()
+	req := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(req)
+	req.Header.SetMethod(method)
+	req.SetRequestURI(url)
+	req.SetBodyString(body)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp := &fasthttp.Response{}
+	if method == fasthttp.MethodHead {
+		resp.SkipBody = true
+	}
+	if err := fasthttp.DoTimeout(req, resp, 10*time.Second); err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	return resp
+}
+
+// TestFramedForwardingAnswersEachRequestItsOwn: many requests in flight at
+// once share one framed connection, answers come back in another order
+// than the requests went out, and each client gets its own.
+func TestFramedForwardingAnswersEachRequestItsOwn(t *testing.T) {
+	echo := func(ctx *fasthttp.RequestCtx) {
+		// Later requests are answered first.
+		n := 0
+		fmt.Sscan(string(ctx.PostBody()), &n)
+		time.Sleep(time.Duration(50-n%50) * time.Millisecond)
+		ctx.SetStatusCode(fasthttp.StatusCreated)
+		ctx.Response.Header.Set("Location", "/v1/things/"+string(ctx.PostBody()))
+		fmt.Fprintf(ctx, "%s %s %s", ctx.Method(), ctx.Path(), ctx.PostBody())
+	}
+	c, frames, _ := framedLeader(t, echo)
+	follower := framedFollowerOf(t, c, 0)
+
+	const requests = 200
+	var wg sync.WaitGroup
+	errs := make(chan string, requests)
+	for i := range requests {
+		wg.Go(func() {
+			body := fmt.Sprint(i)
+			resp := do(t, fasthttp.MethodPost, fmt.Sprintf("http://%s/v1/things/%d", follower, i), body)
+			want := fmt.Sprintf("POST /v1/things/%d %d", i, i)
+			if resp.StatusCode() != fasthttp.StatusCreated || string(resp.Body()) != want || string(resp.Header.Peek("Location")) != "/v1/things/"+body {
+				errs <- fmt.Sprintf("request %d: %d %q (Location %q), want 201 %q", i, resp.StatusCode(), resp.Body(), resp.Header.Peek("Location"), want)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if n := frames.accepted.Load(); n != 1 {
+		t.Errorf("the follower opened %d framed connections for %d requests, want 1", n, requests)
+	}
+}
+
+// TestFramedForwardingKeepsTheAnswer: what a client sees through a
+// follower is what the leader answered: status, headers, cookies, a HEAD
+// answer's length without its body, and the client the follower saw.
+func TestFramedForwardingKeepsTheAnswer(t *testing.T) {
+	h := func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) == "/who" {
+			seenBy(ctx)
+			return
+		}
+		var cookie fasthttp.Cookie
+		cookie.SetKey("addrwatch_session")
+		cookie.SetValue("s3cr3t")
+		cookie.SetHTTPOnly(true)
+		ctx.Response.Header.SetCookie(&cookie)
+		ctx.Response.Header.Set("Retry-After", "7")
+		ctx.SetContentType("application/json")
+		ctx.SetStatusCode(fasthttp.StatusTooManyRequests)
+		ctx.SetBodyString(`{"code":"RATE_LIMITED","error":"slow down"}`)
+	}
+	c, frames, _ := framedLeader(t, h)
+	follower := framedFollowerOf(t, c, 0)
+
+	resp := do(t, fasthttp.MethodGet, "http://"+follower+"/v1/me", "")
+	if resp.StatusCode() != fasthttp.StatusTooManyRequests || string(resp.Body()) != `{"code":"RATE_LIMITED","error":"slow down"}` ||
+		string(resp.Header.Peek("Retry-After")) != "7" || string(resp.Header.ContentType()) != "application/json" {
+		t.Errorf("GET: %d %q Retry-After %q Content-Type %q", resp.StatusCode(), resp.Body(), resp.Header.Peek("Retry-After"), resp.Header.ContentType())
+	}
+	if cookie := string(resp.Header.PeekCookie("addrwatch_session")); !strings.Contains(cookie, "s3cr3t") || !strings.Contains(strings.ToLower(cookie), "httponly") {
+		t.Errorf("the session cookie came through as %q", cookie)
+	}
+
+	head := do(t, fasthttp.MethodHead, "http://"+follower+"/v1/me", "")
+	if head.StatusCode() != fasthttp.StatusTooManyRequests || head.Header.ContentLength() != len(`{"code":"RATE_LIMITED","error":"slow down"}`) || len(head.Body()) != 0 {
+		t.Errorf("HEAD: %d, Content-Length %d, body %q", head.StatusCode(), head.Header.ContentLength(), head.Body())
+	}
+
+	who := do(t, fasthttp.MethodGet, "http://"+follower+"/who", "", "X-Forwarded-For", "198.51.100.7", clientIPHeader, "192.0.2.66")
+	if want := "198.51.100.7|forwarded||"; string(who.Body()) != want {
+		t.Errorf("the leader saw %q through the framed connection, want %q", who.Body(), want)
+	}
+	if n := frames.accepted.Load(); n != 1 {
+		t.Errorf("%d framed connections, want 1", n)
+	}
+}
+
+// TestForwardingToALeaderWithoutFrames: a leader that refuses framed
+// connections, as one of an older version does, is still reached, one
+// request per connection.
+func TestForwardingToALeaderWithoutFrames(t *testing.T) {
+	c := leaderCluster{addr: serveLoopback(t, receiveForwarded(seenBy))}
+	follower := framedFollowerOf(t, c, 0)
+	for range 3 {
+		resp := do(t, fasthttp.MethodGet, "http://"+follower+"/v1/me", "")
+		if want := "127.0.0.1|forwarded||"; resp.StatusCode() != fasthttp.StatusOK || string(resp.Body()) != want {
+			t.Errorf("through a leader without frames: %d %q, want 200 %q", resp.StatusCode(), resp.Body(), want)
+		}
+	}
+}
+
+// TestFramedConnectionLostFailsTheRequestsInFlight: when the framed
+// connection breaks while the leader serves a request, the client hears
+// that the outcome is unknown, at once, and the request is not sent a
+// second time; the next request opens a new connection.
+func TestFramedConnectionLostFailsTheRequestsInFlight(t *testing.T) {
+	var served atomic.Int64
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	h := func(ctx *fasthttp.RequestCtx) {
+		served.Add(1)
+		if string(ctx.Path()) == "/slow" {
+			entered <- struct{}{}
+			<-release
+		}
+		ctx.SetBodyString("done")
+	}
+	c, frames, fs := framedLeader(t, h)
+	follower := framedFollowerOf(t, c, 0)
+
+	answered := make(chan *fasthttp.Response, 1)
+	go func() { answered <- do(t, fasthttp.MethodPut, "http://"+follower+"/slow", "x") }()
+	<-entered
+	fs.closeConns()
+	var resp *fasthttp.Response
+	select {
+	case resp = <-answered:
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("the request waited on a lost connection")
+	}
+	close(release)
+	if resp.StatusCode() != fasthttp.StatusServiceUnavailable || !strings.Contains(string(resp.Body()), "may or may not have been applied") {
+		t.Errorf("a request whose connection was lost: %d %q, want 503 saying its outcome is unknown", resp.StatusCode(), resp.Body())
+	}
+	if n := served.Load(); n != 1 {
+		t.Errorf("the leader served the request %d times, want once", n)
+	}
+	if resp := do(t, fasthttp.MethodGet, "http://"+follower+"/v1/me", ""); string(resp.Body()) != "done" {
+		t.Errorf("the next request: %d %q", resp.StatusCode(), resp.Body())
+	}
+	if n := frames.accepted.Load(); n != 2 {
+		t.Errorf("%d framed connections, want 2 (the lost one and its successor)", n)
+	}
+}
+
+// TestFramedAnswerTimesOut: an answer that takes longer than the forward
+// timeout is given up on, with the outcome unknown.
+func TestFramedAnswerTimesOut(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	c, _, _ := framedLeader(t, func(ctx *fasthttp.RequestCtx) { <-release })
+	follower := framedFollowerOf(t, c, 200*time.Millisecond)
+	resp := do(t, fasthttp.MethodPut, "http://"+follower+"/v1/slow", "x")
+	if resp.StatusCode() != fasthttp.StatusServiceUnavailable || !strings.Contains(string(resp.Body()), "may or may not have been applied") {
+		t.Errorf("a request the leader did not answer in time: %d %q", resp.StatusCode(), resp.Body())
+	}
+}

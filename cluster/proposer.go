@@ -26,9 +26,10 @@ const (
 	// smaller entry. Measured on three local nodes (2 cores) with bolt,
 	// two fdatasyncs per append: one in flight 6.5-6.9k writes/s at 32
 	// connections, two 6.1k, no bound (about one command per entry) 4.8k.
-	// With raft-wal, one sync per append, two in flight was again no
-	// better than one, since the CPU the commands cost, not the disk,
-	// bounds the rate; see DESIGN.md.
+	// With raft-wal, one sync per append, two in flight, and an adaptive
+	// second entry (sent only once 16 commands wait for it), were both
+	// slower than one: the CPU the commands cost, not the disk, bounds the
+	// rate; see DESIGN.md.
 	entriesInFlight = 1
 )
 

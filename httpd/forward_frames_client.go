@@ -2,10 +2,10 @@ package httpd
 
 import (
 	"bufio"
-	"bytes"
 	"sync"
 	"time"
 
+	"github.com/valyala/bytebufferpool"
 	"github.com/valyala/fasthttp"
 )
 
@@ -103,18 +103,21 @@ func (c *framedConn) forget(id uint32) {
 // frames.
 var writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 4096) }}
 
-// encodeFrame returns what write puts out, as the data of one frame.
+// encodeFrame returns what write puts out, as the data of one frame. It
+// writes into a pooled buffer and returns a copy of exactly the size
+// written, rather than growing a new buffer to fit for every frame.
 func encodeFrame(write func(*bufio.Writer) error) ([]byte, error) {
-	var buf bytes.Buffer
+	buf := bytebufferpool.Get()
+	defer bytebufferpool.Put(buf)
 	bw := writerPool.Get().(*bufio.Writer)
-	bw.Reset(&buf)
+	bw.Reset(buf)
 	err := write(bw)
 	if err == nil {
 		err = bw.Flush()
 	}
 	bw.Reset(nil)
 	writerPool.Put(bw)
-	return buf.Bytes(), err
+	return append([]byte(nil), buf.B...), err
 }
 
 // do sends req to the leader and reads its answer into resp, within

@@ -126,15 +126,26 @@ func (fs *FramedServer) work(conn net.Conn, w *frameWriter, work <-chan frame) {
 	}
 }
 
+// ctxPool holds the RequestCtxs framed requests are served with: one
+// with its request and answer buffers already grown is much cheaper than a
+// new one per request.
+var ctxPool = sync.Pool{New: func() any { return new(fasthttp.RequestCtx) }}
+
 // serve runs one framed request through the handler and returns the
 // answer as a frame's data.
 func (fs *FramedServer) serve(conn net.Conn, data []byte) ([]byte, error) {
-	var ctx fasthttp.RequestCtx
+	ctx := ctxPool.Get().(*fasthttp.RequestCtx)
+	defer func() {
+		ctx.Request.Reset()
+		ctx.Response.Reset()
+		ctx.ResetUserValues()
+		ctxPool.Put(ctx)
+	}()
 	ctx.Init2(conn, fs.logger, false)
 	if err := parseFrame(data, func(br *bufio.Reader) error { return ctx.Request.ReadLimitBody(br, bodyBytesMax) }); err != nil {
-		writeError(&ctx, readError(&ctx, err, bodyBytesMax))
+		writeError(ctx, readError(ctx, err, bodyBytesMax))
 	} else {
-		fs.handler(&ctx)
+		fs.handler(ctx)
 	}
 	ctx.Response.SkipBody = ctx.Request.Header.IsHead()
 	return encodeFrame(ctx.Response.Write)

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
 )
 
 // FramedServer is the leader's end of framed forwarding: it serves the
@@ -13,6 +15,9 @@ import (
 type FramedServer struct {
 	handler fasthttp.RequestHandler
 	logger  fasthttp.Logger
+	// answerMax is the largest answer sent as is: frameBytesMax, lower in
+	// tests.
+	answerMax int
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -26,7 +31,7 @@ func (s *Server) NewFramedServer() *FramedServer {
 }
 
 func newFramedServer(handler fasthttp.RequestHandler, logger fasthttp.Logger) *FramedServer {
-	return &FramedServer{handler: handler, logger: logger, conns: map[net.Conn]struct{}{}}
+	return &FramedServer{handler: handler, logger: logger, answerMax: frameBytesMax, conns: map[net.Conn]struct{}{}}
 }
 
 // Serve serves the framed connections ln accepts until ln is closed.
@@ -148,5 +153,13 @@ func (fs *FramedServer) serve(conn net.Conn, data []byte) ([]byte, error) {
 		fs.handler(ctx)
 	}
 	ctx.Response.SkipBody = ctx.Request.Header.IsHead()
-	return encodeFrame(ctx.Response.Write)
+	answer, err := encodeFrame(ctx.Response.Write)
+	if err == nil && len(answer) > fs.answerMax {
+		// The follower would refuse the frame and drop the connection,
+		// failing every other request on it too.
+		ctx.Response.Reset()
+		writeError(ctx, actors.Errorf(actors.CodeHTTPError, "the answer is too large to pass on from the leader; send the request to the leader"))
+		answer, err = encodeFrame(ctx.Response.Write)
+	}
+	return answer, err
 }

@@ -31,12 +31,20 @@ func (l *countingListener) Accept() (net.Conn, error) {
 // of it, the framed listener and its server.
 func framedLeader(t *testing.T, h fasthttp.RequestHandler) (leaderCluster, *countingListener, *FramedServer) {
 	t.Helper()
+	return framedLeaderWith(t, h, frameBytesMax)
+}
+
+// framedLeaderWith is framedLeader with answers over answerMax bytes
+// refused.
+func framedLeaderWith(t *testing.T, h fasthttp.RequestHandler, answerMax int) (leaderCluster, *countingListener, *FramedServer) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	frames := &countingListener{Listener: ln}
 	fs := newFramedServer(receiveForwarded(h), newFasthttpLogger(nil, "test"))
+	fs.answerMax = answerMax
 	go fs.Serve(frames)
 	t.Cleanup(func() { ln.Close(); fs.Close() })
 	return leaderCluster{addr: serveLoopback(t, receiveForwarded(h)), frames: ln.Addr().String()}, frames, fs
@@ -223,5 +231,40 @@ func TestFramedAnswerTimesOut(t *testing.T) {
 	resp := do(t, fasthttp.MethodPut, "http://"+follower+"/v1/slow", "x")
 	if resp.StatusCode() != fasthttp.StatusServiceUnavailable || !strings.Contains(string(resp.Body()), "may or may not have been applied") {
 		t.Errorf("a request the leader did not answer in time: %d %q", resp.StatusCode(), resp.Body())
+	}
+}
+
+// TestFramedAnswerTooLargeFailsAlone: an answer over the frame limit is
+// replaced by an error on the leader, rather than sent and refused by the
+// follower, which would drop the connection and every other request on
+// it. The test lowers the limit on the leader's side only.
+func TestFramedAnswerTooLargeFailsAlone(t *testing.T) {
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	h := func(ctx *fasthttp.RequestCtx) {
+		switch string(ctx.Path()) {
+		case "/big":
+			<-entered
+			ctx.SetBodyString(strings.Repeat("x", 8<<10))
+			close(release)
+		case "/slow":
+			close(entered)
+			<-release
+			ctx.SetBodyString("slow done")
+		}
+	}
+	c, frames, _ := framedLeaderWith(t, h, 4<<10)
+	follower := framedFollowerOf(t, c, 0)
+	slow := make(chan *fasthttp.Response, 1)
+	go func() { slow <- do(t, fasthttp.MethodGet, "http://"+follower+"/slow", "") }()
+	big := do(t, fasthttp.MethodGet, "http://"+follower+"/big", "")
+	if big.StatusCode() != fasthttp.StatusServiceUnavailable || !strings.Contains(string(big.Body()), "too large") {
+		t.Errorf("an answer over the frame limit: %d %.100q", big.StatusCode(), big.Body())
+	}
+	if r := <-slow; string(r.Body()) != "slow done" {
+		t.Errorf("the request sharing the connection: %d %q", r.StatusCode(), r.Body())
+	}
+	if n := frames.accepted.Load(); n != 1 {
+		t.Errorf("%d framed connections, want 1: the large answer dropped the connection", n)
 	}
 }

@@ -93,10 +93,16 @@ func (c *framedConn) retire() {
 	}
 }
 
+// forget drops a request that will not wait for its answer, closing a
+// retiring connection it was the last to wait on.
 func (c *framedConn) forget(id uint32) {
 	c.mu.Lock()
 	delete(c.waiting, id)
+	done := c.retiring && len(c.waiting) == 0
 	c.mu.Unlock()
+	if done {
+		c.fail()
+	}
 }
 
 // writerPool holds the bufio.Writers that write requests and answers into
@@ -151,6 +157,10 @@ func (c *framedConn) do(req *fasthttp.Request, resp *fasthttp.Response, timeout 
 		resp.SkipBody = req.Header.IsHead()
 		return parseFrame(data, func(br *bufio.Reader) error { return resp.ReadLimitBody(br, frameBytesMax) })
 	case <-timer.C:
+		// A leader that has not answered in forwardTimeout may be gone
+		// without a word (its machine lost): later requests take a new
+		// connection, while this one waits out the others in flight.
+		c.retire()
 		c.forget(id)
 		return fasthttp.ErrTimeout
 	}

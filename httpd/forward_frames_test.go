@@ -226,11 +226,17 @@ func TestFramedConnectionLostFailsTheRequestsInFlight(t *testing.T) {
 func TestFramedAnswerTimesOut(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	c, _, _ := framedLeader(t, func(ctx *fasthttp.RequestCtx) { <-release })
+	c, frames, _ := framedLeader(t, func(ctx *fasthttp.RequestCtx) { <-release })
 	follower := framedFollowerOf(t, c, 200*time.Millisecond)
 	resp := do(t, fasthttp.MethodPut, "http://"+follower+"/v1/slow", "x")
 	if resp.StatusCode() != fasthttp.StatusServiceUnavailable || !strings.Contains(string(resp.Body()), "may or may not have been applied") {
 		t.Errorf("a request the leader did not answer in time: %d %q", resp.StatusCode(), resp.Body())
+	}
+	// The connection that timed out is not used again: a leader gone
+	// without a word would otherwise take every later request with it.
+	do(t, fasthttp.MethodPut, "http://"+follower+"/v1/slow", "x")
+	if n := frames.accepted.Load(); n != 2 {
+		t.Errorf("%d framed connections after two timeouts, want 2 (a new one after the first)", n)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -49,33 +50,59 @@ func compareEtcd(ctx context.Context, cfg *config, stdout, stderr io.Writer) int
 		return exitFailed
 	}
 
+	var results []*result
+	for round := 1; round <= cfg.rounds; round++ {
+		if cfg.rounds > 1 {
+			fmt.Fprintf(stderr, "round %d of %d\n", round, cfg.rounds)
+		}
+		etcdRes, err := runEtcdPut(ctx, cfg, bin, c, prog, stderr)
+		if err != nil {
+			fmt.Fprintln(stderr, "bench: etcd:", err)
+			return exitFailed
+		}
+		results = append(results, etcdRes)
+		if ctx.Err() != nil {
+			return report(cfg, results, stdout, stderr)
+		}
+		awRes, err := runScenario(ctx, sheetPut, e, prog, stderr)
+		if err != nil {
+			fmt.Fprintln(stderr, "bench: sheet-put:", err)
+			return exitFailed
+		}
+		results = append(results, awRes)
+		if cfg.rounds > 1 {
+			etcdRes.Scenario += fmt.Sprintf(" #%d", round)
+			awRes.Scenario += fmt.Sprintf(" #%d", round)
+		}
+	}
+	code := report(cfg, results, stdout, stderr)
+	w := stderrOrStdout(cfg, stdout, stderr)
+	if cfg.rounds == 1 {
+		printRatio(w, results[0], results[1], len(cfg.targets))
+	} else {
+		printRounds(w, results, len(cfg.targets))
+	}
+	return code
+}
+
+// runEtcdPut starts a three-member etcd, drives its durable puts, and
+// stops it before returning, so that addrwatch never shares the cores
+// with it.
+func runEtcdPut(ctx context.Context, cfg *config, bin string, c *client, prog *progress, stderr io.Writer) (*result, error) {
 	cluster, err := startEtcd(ctx, bin, stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "bench: etcd:", err)
-		return exitFailed
+		return nil, err
 	}
+	defer cluster.stop()
 	workers := make([]worker, cfg.connections)
 	for w := range workers {
 		workers[w] = newEtcdPutWorker(cluster.clientURLs[w%len(cluster.clientURLs)], w)
 	}
 	fmt.Fprintf(stderr, "etcd-put: %d connections, %s requests over %d etcd members\n", cfg.connections, commas(cfg.requests), len(cluster.clientURLs))
-	etcdRes := runLoad(ctx, loadSpec{name: "etcd-put", workers: workers, requests: cfg.requests, rate: cfg.rate, progress: prog,
+	res := runLoad(ctx, loadSpec{name: "etcd-put", workers: workers, requests: cfg.requests, rate: cfg.rate, progress: prog,
 		send: func(_ int, req *request, resp *response) { c.do(req, resp) }})
-	etcdRes.Targets = len(cluster.clientURLs)
-	cluster.stop()
-	if ctx.Err() != nil {
-		return report(cfg, []*result{etcdRes}, stdout, stderr)
-	}
-
-	awRes, err := runScenario(ctx, sheetPut, e, prog, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "bench: sheet-put:", err)
-		return exitFailed
-	}
-	results := []*result{etcdRes, awRes}
-	code := report(cfg, results, stdout, stderr)
-	printRatio(stderrOrStdout(cfg, stdout, stderr), etcdRes, awRes, len(cfg.targets))
-	return code
+	res.Targets = len(cluster.clientURLs)
+	return res, nil
 }
 
 func stderrOrStdout(cfg *config, stdout, stderr io.Writer) io.Writer {
@@ -102,6 +129,43 @@ func printRatio(w io.Writer, etcd, aw *result, targets int) {
 	if targets < 3 {
 		fmt.Fprintln(w, "  note: etcd replicates to three members; for a like-for-like figure run addrwatch as three nodes and list all three in --targets.")
 	}
+}
+
+// printRounds lists each round's ratios and their medians: the machine's
+// speed drifts between runs minutes apart, and each round compares two
+// runs made back to back.
+func printRounds(w io.Writer, results []*result, targets int) {
+	var throughput, p99 []float64
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "addrwatch (%d node(s)) ÷ etcd (3 members), same writes, client and connections, round by round:\n", targets)
+	for i := 0; i+1 < len(results); i += 2 {
+		etcd, aw := results[i], results[i+1]
+		t := safeRatio(aw.Total.Throughput, etcd.Total.Throughput)
+		l := safeRatio(float64(aw.Total.Latency.P99), float64(etcd.Total.Latency.P99))
+		throughput, p99 = append(throughput, t), append(p99, l)
+		fmt.Fprintf(w, "  round %d: throughput %.2f×  p99 %.2f×\n", i/2+1, t, l)
+	}
+	fmt.Fprintf(w, "  median:  throughput %.2f×  p99 %.2f×   (throughput above 1×: addrwatch is faster; p99 above 1×: slower)\n", median(throughput), median(p99))
+}
+
+func safeRatio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// median of xs (the mean of the middle two for an even count).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // etcdPutWorker sends POST /v3/kv/put through etcd's HTTP/JSON gateway.

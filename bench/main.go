@@ -50,6 +50,7 @@ type config struct {
 	jsonOut     bool
 	plot        string
 	etcdBin     string
+	rounds      int // compare-etcd: rounds of etcd then addrwatch
 	freePorts   int
 }
 
@@ -107,6 +108,7 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	fs.BoolVar(&cfg.jsonOut, "json", false, "print machine-readable results to stdout (the table goes to stderr)")
 	fs.StringVar(&cfg.plot, "plot", "", "write an SVG of throughput and p99 latency per second to this file")
 	fs.StringVar(&cfg.etcdBin, "etcd", "etcd", "compare-etcd: the etcd binary")
+	fs.IntVar(&cfg.rounds, "rounds", 1, "compare-etcd: run etcd then addrwatch this many times in turn and report every round's ratio and their median")
 
 	var positional []string
 	for {
@@ -188,6 +190,10 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 		return nil, fmt.Errorf("--rate must not be negative")
 	case cfg.timeout <= 0:
 		return nil, fmt.Errorf("--timeout must be positive")
+	case cfg.rounds < 1:
+		return nil, fmt.Errorf("--rounds must be at least 1")
+	case cfg.rounds > 1 && cfg.command != "compare-etcd":
+		return nil, fmt.Errorf("--rounds is for compare-etcd")
 	}
 	if cfg.accounts == 0 {
 		cfg.accounts = cfg.connections
@@ -263,6 +269,7 @@ Flags:
   --json               machine-readable results on stdout; the table goes to stderr
   --plot FILE.svg      SVG of throughput and p99 per second, one panel per scenario
   --etcd PATH          compare-etcd: the etcd binary (default etcd; Debian: apt-get install etcd-server)
+  --rounds N           compare-etcd: etcd then addrwatch, N times in turn; every round's ratio and their median
 
 Examples:
   go run ./bench --data /tmp/aw --duration 30s sheet-put sheet-patch

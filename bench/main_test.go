@@ -65,6 +65,10 @@ func TestParseCommands(t *testing.T) {
 	if err != nil || cfg.command != "compare-etcd" || cfg.requests != defaultEtcdRequests || cfg.connections != 16 {
 		t.Fatalf("compare-etcd: %+v %v", cfg, err)
 	}
+	cfg, err = parseArgs([]string{"compare-etcd", "--rounds", "3"}, noEnv)
+	if err != nil || cfg.rounds != 3 {
+		t.Fatalf("compare-etcd --rounds 3: %+v %v", cfg, err)
+	}
 	cfg, err = parseArgs([]string{"free-ports", "3"}, noEnv)
 	if err != nil || cfg.command != "free-ports" || cfg.freePorts != 3 {
 		t.Fatalf("free-ports: %+v %v", cfg, err)
@@ -86,6 +90,8 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"reads", "--duration", "0s"}, "--duration"},
 		{[]string{"reads", "--bogus"}, "bogus"},
 		{[]string{"compare-etcd", "reads"}, "takes no scenarios"},
+		{[]string{"compare-etcd", "--rounds", "0"}, "--rounds must be at least 1"},
+		{[]string{"reads", "--rounds", "3"}, "--rounds is for compare-etcd"},
 		{[]string{"free-ports", "zero"}, "free-ports"},
 	} {
 		_, err := parseArgs(c.args, noEnv)

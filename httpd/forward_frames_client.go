@@ -129,6 +129,9 @@ func encodeFrame(write func(*bufio.Writer) error) ([]byte, error) {
 // do sends req to the leader and reads its answer into resp, within
 // timeout. A dialError means the request was not sent.
 func (c *framedConn) do(req *fasthttp.Request, resp *fasthttp.Response, timeout time.Duration) error {
+	// The client's body is here already: the leader has nothing to
+	// agree to.
+	req.Header.Del(fasthttp.HeaderExpect)
 	data, err := encodeFrame(req.Write)
 	if err != nil {
 		return &dialError{err}

@@ -147,7 +147,7 @@ func (fs *FramedServer) serve(conn net.Conn, data []byte) ([]byte, error) {
 		ctxPool.Put(ctx)
 	}()
 	ctx.Init2(conn, fs.logger, false)
-	if err := parseFrame(data, func(br *bufio.Reader) error { return ctx.Request.ReadLimitBody(br, bodyBytesMax) }); err != nil {
+	if err := parseFrame(data, func(br *bufio.Reader) error { return readFramedRequest(&ctx.Request, br) }); err != nil {
 		writeError(ctx, readError(ctx, err, bodyBytesMax))
 	} else {
 		fs.handler(ctx)
@@ -162,4 +162,19 @@ func (fs *FramedServer) serve(conn net.Conn, data []byte) ([]byte, error) {
 		answer, err = encodeFrame(ctx.Response.Write)
 	}
 	return answer, err
+}
+
+// readFramedRequest reads a request from a frame, body included. fasthttp
+// leaves the body of a request that says Expect: 100-continue for the
+// caller to read once it has agreed to; the follower already has, with its
+// client, and the body is in the frame (a follower of an older version
+// keeps the header).
+func readFramedRequest(req *fasthttp.Request, br *bufio.Reader) error {
+	if err := req.ReadLimitBody(br, bodyBytesMax); err != nil {
+		return err
+	}
+	if req.MayContinue() {
+		return req.ContinueReadBody(br, bodyBytesMax)
+	}
+	return nil
 }

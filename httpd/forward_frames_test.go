@@ -323,3 +323,32 @@ func FuzzFramedRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestFramedRequestWithExpectContinue: a client that asked for
+// 100-continue has sent its body to the follower; the leader serves the
+// request with that body rather than waiting for one.
+func TestFramedRequestWithExpectContinue(t *testing.T) {
+	c, _, _ := framedLeader(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBody(ctx.PostBody()) })
+	follower := framedFollowerOf(t, c, 0)
+	resp := do(t, fasthttp.MethodPut, "http://"+follower+"/v1/echo", `{"cells":["a"]}`, "Expect", "100-continue")
+	if resp.StatusCode() != fasthttp.StatusOK || string(resp.Body()) != `{"cells":["a"]}` {
+		t.Errorf("a request sent with Expect: 100-continue reached the leader as %d %q", resp.StatusCode(), resp.Body())
+	}
+}
+
+// A frame that still says Expect: 100-continue (from a follower that
+// keeps the header) is served with its body.
+func TestFramedServerReadsTheBodyBehindExpectContinue(t *testing.T) {
+	fs := newFramedServer(func(ctx *fasthttp.RequestCtx) { ctx.SetBody(ctx.PostBody()) }, newFasthttpLogger(nil, "test"))
+	conn, peer := net.Pipe()
+	defer conn.Close()
+	defer peer.Close()
+	answer, err := fs.serve(conn, []byte("PUT /v1/echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp fasthttp.Response
+	if err := parseFrame(answer, func(br *bufio.Reader) error { return resp.Read(br) }); err != nil || string(resp.Body()) != "hello" {
+		t.Errorf("answer %q (%v), want the body hello echoed", answer, err)
+	}
+}

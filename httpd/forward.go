@@ -243,8 +243,14 @@ func (f *forwarder) forward(ctx *fasthttp.RequestCtx, target forwardTarget, retr
 	defer fasthttp.ReleaseRequest(req)
 	copyRequest(req, ctx)
 	// The hop is plain HTTP inside the node connection, whatever the
-	// client's scheme; the client's Host is kept.
+	// client's scheme; the client's Host is kept. An HTTP/1.0 client may
+	// send none, and HTTP/1.1 needs one: the hop then names the leader,
+	// as a proxy would (no browser's Origin can match it).
 	req.URI().SetScheme("http")
+	if len(req.Header.Host()) == 0 {
+		req.Header.SetHost(target.addr)
+		req.URI().SetHost(target.addr)
+	}
 	req.Header.Set(clientIPHeader, clientIP(ctx, f.trusted))
 	req.Header.Set(clientProtoHeader, clientProto(ctx, f.trusted))
 	err := f.relay(ctx, target, req)

@@ -134,7 +134,7 @@ func (c *framedConn) do(req *fasthttp.Request, resp *fasthttp.Response, timeout 
 	req.Header.Del(fasthttp.HeaderExpect)
 	data, err := encodeFrame(req.Write)
 	if err != nil {
-		return &dialError{err}
+		return err // nothing was sent, but sending again would fail alike
 	}
 	answer := make(chan []byte, 1)
 	c.mu.Lock()

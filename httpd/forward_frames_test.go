@@ -352,3 +352,36 @@ func TestFramedServerReadsTheBodyBehindExpectContinue(t *testing.T) {
 		t.Errorf("answer %q (%v), want the body hello echoed", answer, err)
 	}
 }
+
+// get10 sends an HTTP/1.0 request without a Host header, which the edge
+// accepts, and returns the answer's body.
+func get10(t *testing.T, addr string) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte("GET /v1/me HTTP/1.0\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	var resp fasthttp.Response
+	if err := resp.Read(bufio.NewReader(c)); err != nil {
+		t.Fatal(err)
+	}
+	return string(resp.Body())
+}
+
+// TestForwardingAnHTTP10RequestWithoutHost: such a request reaches the
+// leader through a follower, framed or not, instead of failing for the
+// Host header the hop needs.
+func TestForwardingAnHTTP10RequestWithoutHost(t *testing.T) {
+	framed, _, _ := framedLeader(t, seenBy)
+	relayed := leaderCluster{addr: serveLoopback(t, receiveForwarded(seenBy))}
+	for name, c := range map[string]leaderCluster{"framed": framed, "one per connection": relayed} {
+		if got, want := get10(t, framedFollowerOf(t, c, 0)), "127.0.0.1|forwarded||"; got != want {
+			t.Errorf("%s: the leader answered %q, want %q", name, got, want)
+		}
+	}
+}

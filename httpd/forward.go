@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
@@ -130,6 +131,25 @@ type forwarder struct {
 	framedAddr        string
 	framesRefusedAddr string
 	framesRefusedAt   time.Time
+
+	// relayed counts the requests sent to the leader, by how they went
+	// (nil: not counted).
+	relayed *prometheus.CounterVec
+}
+
+// Ways a forwarded request goes, as addrwatch_forwarded_requests_total
+// labels them.
+const (
+	relayFramed   = "framed"   // a public request in a frame
+	relayOwn      = "public"   // a public request on a connection of its own
+	relayAdmin    = "admin"    // an admin request on a connection of its own
+	relayDownload = "download" // a History CSV, streamed
+)
+
+func (f *forwarder) count(way string) {
+	if f.relayed != nil {
+		f.relayed.WithLabelValues(way).Inc()
+	}
 }
 
 // answerTimeout is how long the leader's whole answer to a request that
@@ -272,13 +292,18 @@ func (f *forwarder) forward(ctx *fasthttp.RequestCtx, target forwardTarget, retr
 // on a pooled connection of its own while it is in flight.
 func (f *forwarder) relay(ctx *fasthttp.RequestCtx, target forwardTarget, req *fasthttp.Request) error {
 	if isHistoryCSV(ctx.Method(), ctx.RequestURI()) {
+		f.count(relayDownload)
 		return f.forwardStream(ctx, target, req)
 	}
+	way := relayAdmin
 	if !target.admin {
 		if framed, err := f.framedTo(target.addr); err == nil {
+			f.count(relayFramed)
 			return framed.do(req, &ctx.Response, f.answerTimeout())
 		}
+		way = relayOwn
 	}
+	f.count(way)
 	return f.client(target).DoTimeout(req, &ctx.Response, f.answerTimeout())
 }
 

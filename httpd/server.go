@@ -107,6 +107,13 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Metrics != nil {
 		s.registry, s.metrics = cfg.Metrics, newRequestMetrics(cfg.Metrics)
+		if s.forward != nil {
+			s.forward.relayed = prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "addrwatch_forwarded_requests_total",
+				Help: "Requests this node passed to the leader, by how: framed (many public requests on one connection), public or admin (one per connection), download (a History CSV, streamed).",
+			}, []string{"way"})
+			cfg.Metrics.MustRegister(s.forward.relayed)
+		}
 	}
 	return s
 }

@@ -128,6 +128,24 @@ func TestThreeNodeClusterForwardsAndFailsOver(t *testing.T) {
 	}
 	write(nodes[0], "1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa")
 	write(nodes[1], "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy")
+	// Every follower has forwarded public requests (a write or the key)
+	// and admin ones (an account, a backup): the public ones in frames
+	// over one mutually authenticated connection, none one per
+	// connection.
+	_, followers := leaderAndFollowers(t, nodes)
+	for _, f := range followers {
+		m := do(t, "GET", f.AdminURL+"/metrics", f.AdminToken, nil)
+		expect(t, m, http.StatusOK, "")
+		body := string(m.Body)
+		for _, want := range []string{`addrwatch_forwarded_requests_total{way="framed"}`, `addrwatch_forwarded_requests_total{way="admin"}`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s: /metrics lacks %s", f.URL, want)
+			}
+		}
+		if strings.Contains(body, `addrwatch_forwarded_requests_total{way="public"}`) {
+			t.Errorf("%s forwarded public requests one per connection, not framed", f.URL)
+		}
+	}
 	write(nodes[2], "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq")
 
 	// Profiles are about the node asked, never the leader: its command

@@ -24,8 +24,9 @@ import (
 //
 // After the handshake the dialling node writes one byte naming the stream
 // it wants: raft's RPCs, a public or admin API request forwarded to the
-// leader, or many public API requests forwarded at once, in frames. The accepting node answers with the same byte once it has taken
-// the connection, so a dialler knows before it sends anything whether it
+// leader, or many public API requests forwarded at once, in frames. The
+// accepting node answers with the same byte once it has taken the
+// connection, so a dialler knows before it sends anything whether it
 // was accepted: a refusal of any kind is a failed dial, which forwarding
 // may retry without risk of running a request twice.
 

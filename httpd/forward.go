@@ -42,8 +42,10 @@ const (
 )
 
 // Forwarding: a follower serves every request it cannot answer itself by
-// passing it to the leader over a pooled node connection and relaying the
-// answer, so a client never needs to know which node leads. The leader
+// passing it to the leader over a node connection (public requests many
+// at once on one framed connection, forward_frames*.go; others on pooled
+// connections, one at a time) and relaying the answer, so a client never
+// needs to know which node leads. The leader
 // serves such requests on listeners only nodes reach (ForwardedPublicHandler
 // and ForwardedAdminHandler), and that alone marks them forwarded: nothing a
 // request carries can. During an election a request waits a bounded time

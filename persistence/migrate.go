@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	wal "github.com/hashicorp/raft-wal"
 	"go.etcd.io/bbolt"
 )
 
@@ -159,36 +158,31 @@ func buildWAL(dir string, bolt *raftboltdb.BoltStore, progress func(done, total 
 	if err := os.Mkdir(dir, dirMode); err != nil {
 		return fmt.Errorf("persistence: %w", err)
 	}
-	w, closeWAL, err := openWAL(dir)
+	w, err := openWAL(dir)
 	if err != nil {
 		return fmt.Errorf("persistence: open %s: %w", dir, err)
 	}
 	if err := copyEntries(w, bolt, progress); err != nil {
-		closeWAL()
+		w.Close()
 		return err
 	}
 	if err := copyStable(w, bolt); err != nil {
-		closeWAL()
+		w.Close()
 		return err
 	}
-	if err := closeWAL(); err != nil {
+	if err := w.Close(); err != nil {
 		return fmt.Errorf("persistence: close %s: %w", dir, err)
 	}
 	return nil
 }
 
 // openWAL opens (creating) the WAL in dir with the node's own options
-// (OpenWAL: private files, a metadata store that Close really closes);
-// the close returned closes it.
-func openWAL(dir string) (*wal.WAL, func() error, error) {
+// (OpenWAL: private files, a metadata store that Close really closes).
+func openWAL(dir string) (*WAL, error) {
 	if err := os.MkdirAll(dir, dirMode); err != nil {
-		return nil, nil, fmt.Errorf("persistence: %w", err)
+		return nil, fmt.Errorf("persistence: %w", err)
 	}
-	w, err := OpenWAL(dir, hclog.NewNullLogger())
-	if err != nil {
-		return nil, nil, err
-	}
-	return w.WAL, w.Close, nil
+	return OpenWAL(dir, hclog.NewNullLogger())
 }
 
 // copyEntries appends bolt's entries, first to last, to dst in batches.
@@ -222,28 +216,30 @@ func copyEntries(dst raft.LogStore, bolt *raftboltdb.BoltStore, progress func(do
 // unset in the WAL too, so raft reads it the same from either store.
 func copyStable(dst raft.StableStore, bolt *raftboltdb.BoltStore) error {
 	for _, key := range stableUint64Keys {
-		v, err := bolt.GetUint64(key)
-		if errors.Is(err, raftboltdb.ErrKeyNotFound) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("persistence: read %s from %s: %w", key, BoltFile, err)
-		}
-		if err := dst.SetUint64(key, v); err != nil {
-			return fmt.Errorf("persistence: write %s to the WAL: %w", key, err)
+		if err := copyStableKey(key, bolt.GetUint64, dst.SetUint64); err != nil {
+			return err
 		}
 	}
 	for _, key := range stableKeys {
-		v, err := bolt.Get(key)
-		if errors.Is(err, raftboltdb.ErrKeyNotFound) {
-			continue
+		if err := copyStableKey(key, bolt.Get, dst.Set); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("persistence: read %s from %s: %w", key, BoltFile, err)
-		}
-		if err := dst.Set(key, v); err != nil {
-			return fmt.Errorf("persistence: write %s to the WAL: %w", key, err)
-		}
+	}
+	return nil
+}
+
+// copyStableKey copies one key with get from bolt and set on the WAL,
+// unless bolt has no such key.
+func copyStableKey[V any](key []byte, get func([]byte) (V, error), set func([]byte, V) error) error {
+	v, err := get(key)
+	if errors.Is(err, raftboltdb.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("persistence: read %s from %s: %w", key, BoltFile, err)
+	}
+	if err := set(key, v); err != nil {
+		return fmt.Errorf("persistence: write %s to the WAL: %w", key, err)
 	}
 	return nil
 }
@@ -251,11 +247,11 @@ func copyStable(dst raft.StableStore, bolt *raftboltdb.BoltStore) error {
 // verifyWAL opens the WAL in dir afresh, as the node will, and checks that
 // it holds exactly bolt's entries, every one equal, and bolt's stable keys.
 func verifyWAL(dir string, bolt *raftboltdb.BoltStore) error {
-	w, closeWAL, err := openWAL(dir)
+	w, err := openWAL(dir)
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}
-	defer closeWAL()
+	defer w.Close()
 	first, last, err := boltBounds(bolt)
 	if err != nil {
 		return err

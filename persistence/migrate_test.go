@@ -71,11 +71,11 @@ func writeBoltDataDir(t *testing.T, dir string, firstIndex uint64, n int) migrat
 // checkWAL opens dir/wal and compares every entry and stable key with fx.
 func checkWAL(t *testing.T, dir string, fx migrationFixture) {
 	t.Helper()
-	w, closeWAL, err := openWAL(filepath.Join(dir, WALDir))
+	w, err := openWAL(filepath.Join(dir, WALDir))
 	if err != nil {
 		t.Fatalf("open the migrated WAL: %v", err)
 	}
-	defer closeWAL()
+	defer w.Close()
 	first, _ := w.FirstIndex()
 	last, _ := w.LastIndex()
 	if first != fx.entries[0].Index || last != fx.entries[len(fx.entries)-1].Index {
@@ -154,11 +154,11 @@ func TestMigrateBoltToWALEmptyLog(t *testing.T) {
 	if err := MigrateBoltToWAL(dir, nil); err != nil {
 		t.Fatalf("MigrateBoltToWAL: %v", err)
 	}
-	w, closeWAL, err := openWAL(filepath.Join(dir, WALDir))
+	w, err := openWAL(filepath.Join(dir, WALDir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeWAL()
+	defer w.Close()
 	last, _ := w.LastIndex()
 	term, _ := w.GetUint64([]byte("CurrentTerm"))
 	cand, _ := w.Get([]byte("LastVoteCand"))
@@ -231,14 +231,14 @@ func TestMigrateBoltToWALRedoesAnUnfinishedRun(t *testing.T) {
 	if err := os.Mkdir(building, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	partial, closePartial, err := openWAL(building)
+	partial, err := openWAL(building)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := partial.StoreLogs(fx.entries[:100]); err != nil {
 		t.Fatal(err)
 	}
-	closePartial()
+	partial.Close()
 	if err := os.WriteFile(filepath.Join(building, "stray"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func TestVerifyWALCatchesADifference(t *testing.T) {
 			if err := os.Mkdir(wdir, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			w, closeWAL, err := openWAL(wdir)
+			w, err := openWAL(wdir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -328,7 +328,7 @@ func TestVerifyWALCatchesADifference(t *testing.T) {
 			if tc.cand != nil {
 				err = errors.Join(err, w.Set([]byte("LastVoteCand"), tc.cand))
 			}
-			if err := errors.Join(err, closeWAL()); err != nil {
+			if err := errors.Join(err, w.Close()); err != nil {
 				t.Fatal(err)
 			}
 			err = verifyWAL(wdir, bolt)

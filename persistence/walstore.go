@@ -41,10 +41,11 @@ func (w *WAL) Close() error {
 
 // OpenWAL opens (creating if needed) the WAL in dir, the WAL directory
 // itself (DATA/wal), which must exist. Its meta file is read through
-// first (checkBolt), every failure to open is a CorruptError naming
-// the WAL, never a crash, and its files are made 0600. The caller must hold the data dir's lock
+// first (checkBolt), every failure to open is a CorruptError naming the
+// WAL, never a crash, and its files are made 0600, as are the segment
+// files it creates later. The caller must hold the data dir's lock
 // (LockDataDir), since raft-wal takes none a second process would see in
-// time. Segment files it creates later are 0600 too.
+// time.
 func OpenWAL(dir string, logger hclog.Logger) (*WAL, error) {
 	if err := checkWALFiles(dir); err != nil {
 		return nil, err

@@ -42,6 +42,21 @@ func (s *server) startRefused(extra ...string) (int, string) {
 	return 0, ""
 }
 
+// expectRefusedAsCorrupt starts s on a damaged store (what says how) and
+// expects it to exit 1 saying want, without crashing.
+func (s *server) expectRefusedAsCorrupt(what, want string) {
+	s.t.Helper()
+	code, out := s.startRefused()
+	if code != 1 || !strings.Contains(out, want) {
+		s.t.Errorf("%s: exit %d, want 1 with %q; output:\n%s", what, code, want, out)
+	}
+	for _, crash := range []string{"panic", "SIGBUS", "goroutine "} {
+		if strings.Contains(out, crash) {
+			s.t.Errorf("%s: the output has %q:\n%s", what, crash, out)
+		}
+	}
+}
+
 // accountsAroundASnapshot creates an account, snapshots, creates another,
 // and stops the server: the first is in the snapshot, the second only in
 // raft.db.
@@ -175,15 +190,7 @@ func TestStartRefusesACorruptRaftDB(t *testing.T) {
 		if err := os.WriteFile(raftDB, d.file, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		code, out := s.startRefused()
-		if code != 1 || !strings.Contains(out, "raft.db is corrupt; restore from a backup ("+raftDB) {
-			t.Errorf("%s: exit %d, want 1 with \"raft.db is corrupt; restore from a backup (%s\"; output:\n%s", d.what, code, raftDB, out)
-		}
-		for _, crash := range []string{"panic", "SIGBUS", "goroutine "} {
-			if strings.Contains(out, crash) {
-				t.Errorf("%s: the output has %q:\n%s", d.what, crash, out)
-			}
-		}
+		s.expectRefusedAsCorrupt(d.what, "raft.db is corrupt; restore from a backup ("+raftDB)
 	}
 }
 
@@ -318,15 +325,7 @@ func TestStartRefusesACorruptWAL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		code, out := s.startRefused()
-		if code != 1 || !strings.Contains(out, "wal is corrupt; restore from a backup ("+walDir) {
-			t.Errorf("%s: exit %d, want 1 with \"wal is corrupt; restore from a backup (%s\"; output:\n%s", d.what, code, walDir, out)
-		}
-		for _, crash := range []string{"panic", "SIGBUS", "goroutine "} {
-			if strings.Contains(out, crash) {
-				t.Errorf("%s: the output has %q:\n%s", d.what, crash, out)
-			}
-		}
+		s.expectRefusedAsCorrupt(d.what, "wal is corrupt; restore from a backup ("+walDir)
 		if _, err := os.Stat(segments[0]); err != nil {
 			t.Fatalf("%s: the segment file is gone: %v", d.what, err)
 		}

@@ -19,8 +19,9 @@ const entryCommandsMax = 1 << 16
 // wireCommand is a Command's JSON body on the log. EncodeCommand writes
 // the payload in the same pass as the rest (P is actors.Payload), into the
 // bytes a separate json.Marshal of it would give
-// (TestEncodeCommandMatchesTwoPassEncoding); DecodeCommands keeps it raw
-// (P is json.RawMessage) until the record's kind says what it is.
+// (TestEncodeCommandMatchesTwoPassEncoding). DecodeCommands reads it in
+// one pass too (P is storedPayload): the record's kind, ahead of the JSON,
+// already says what the payload is.
 type wireCommand[P any] struct {
 	Account     string                     `json:"a"`
 	At          int64                      `json:"t"`
@@ -104,12 +105,12 @@ func DecodeCommands(b []byte) ([]*actors.Command, error) {
 		if !known {
 			return nil, fmt.Errorf("%w: unknown command kind %d", ErrCorrupt, kind)
 		}
-		var w wireCommand[json.RawMessage]
+		w := wireCommand[storedPayload]{Payload: storedPayload{into: payload}}
 		if err := unmarshalStored(body, &w); err != nil {
-			return nil, fmt.Errorf("%w: command: %v", ErrCorrupt, err)
+			return nil, fmt.Errorf("%w: command of kind %d: %v", ErrCorrupt, kind, err)
 		}
-		if err := unmarshalStored(w.Payload, payload); err != nil {
-			return nil, fmt.Errorf("%w: payload of kind %d: %v", ErrCorrupt, kind, err)
+		if !w.Payload.seen {
+			return nil, fmt.Errorf("%w: command of kind %d has no payload", ErrCorrupt, kind)
 		}
 		cmds = append(cmds, &actors.Command{Account: w.Account, At: w.At, Principal: w.Principal, Idempotency: w.Idempotency, Payload: payload})
 	}

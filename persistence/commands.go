@@ -1,10 +1,12 @@
 package persistence
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/addrwatch/addrwatch/actors"
 )
@@ -50,15 +52,30 @@ func EncodeCommand(c *actors.Command) ([]byte, error) {
 	if c.Payload == nil {
 		return nil, errors.New("persistence: encode command: no payload")
 	}
-	body, err := json.Marshal(wireCommand[actors.Payload]{Account: c.Account, At: c.At, Principal: c.Principal, Idempotency: c.Idempotency, Payload: c.Payload})
-	if err != nil {
+	// Encoding into a pooled buffer, rather than with json.Marshal, saves
+	// allocating the body once more than the record it is copied into.
+	buf := encodeBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= encodeBufferKeptMax { // a 100-row PATCH's buffer is not worth keeping
+			encodeBuffers.Put(buf)
+		}
+	}()
+	buf.Reset()
+	if err := json.NewEncoder(buf).Encode(wireCommand[actors.Payload]{Account: c.Account, At: c.At, Principal: c.Principal, Idempotency: c.Idempotency, Payload: c.Payload}); err != nil {
 		return nil, fmt.Errorf("persistence: encode %T: %w", c.Payload, err)
 	}
+	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n")) // Encode ends the value with a newline; Marshal does not
 	record := make([]byte, 0, 1+binary.MaxVarintLen64+len(body))
 	record = append(record, byte(c.Payload.Kind()))
 	record = binary.AppendUvarint(record, uint64(len(body)))
 	return append(record, body...), nil
 }
+
+// encodeBuffers holds the buffers EncodeCommand encodes into.
+var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// encodeBufferKeptMax is the largest buffer put back in encodeBuffers.
+const encodeBufferKeptMax = 64 << 10
 
 // JoinCommands makes one log entry of records from EncodeCommand.
 func JoinCommands(records [][]byte) []byte {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"sync"
 	"time"
 )
@@ -17,8 +16,8 @@ import (
 // with an ID, instead of one pooled connection per request in flight.
 // Under load that is most of forwarding's cost: a follower writing 40
 // requests to 40 connections makes 40 writes and 40 reads on each side,
-// where one connection carries them in a few writes, since each end
-// flushes only when it has nothing more queued.
+// where one connection carries them in fewer writes, since frames that
+// are ready together share a write (frameWriter).
 //
 // A frame holds the request, or the answer, exactly as HTTP/1.1 would put
 // it on the wire, and fasthttp reads it back: the leader serves a framed
@@ -61,76 +60,6 @@ type frame struct {
 	id   uint32
 	data []byte
 }
-
-// frameWriter writes the frames queued on a connection, flushing only
-// when none is left to write.
-type frameWriter struct {
-	conn  net.Conn
-	queue chan frame
-	stop  chan struct{} // closed to stop the writer
-	done  chan struct{} // closed when the writer has stopped
-	once  sync.Once
-	// onStop is called once, with the error that stopped the writer.
-	onStop func(error)
-}
-
-func newFrameWriter(conn net.Conn, onStop func(error)) *frameWriter {
-	w := &frameWriter{conn: conn, queue: make(chan frame, framesInFlightMax), stop: make(chan struct{}), done: make(chan struct{}), onStop: onStop}
-	go w.run()
-	return w
-}
-
-// send queues f; it reports false when the writer has stopped.
-func (w *frameWriter) send(f frame) bool {
-	select {
-	case w.queue <- f:
-		return true
-	case <-w.done:
-		return false
-	}
-}
-
-func (w *frameWriter) run() {
-	bw := bufio.NewWriterSize(w.conn, frameWriteBuffer)
-	var head [frameHeadBytes]byte
-	var err error
-	defer func() {
-		close(w.done)
-		w.onStop(err)
-	}()
-	for {
-		var f frame
-		select {
-		case f = <-w.queue:
-		case <-w.stop:
-			err = net.ErrClosed
-			return
-		}
-		for {
-			binary.BigEndian.PutUint32(head[:4], f.id)
-			binary.BigEndian.PutUint32(head[4:], uint32(len(f.data)))
-			if _, err = bw.Write(head[:]); err == nil {
-				_, err = bw.Write(f.data)
-			}
-			if err != nil {
-				return
-			}
-			if len(w.queue) == 0 {
-				break
-			}
-			f = <-w.queue
-		}
-		if err = w.conn.SetWriteDeadline(time.Now().Add(forwardTimeout)); err == nil {
-			err = bw.Flush()
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// close stops the writer; frames still queued are not written.
-func (w *frameWriter) close() { w.once.Do(func() { close(w.stop) }) }
 
 // readFrame reads the next frame from br.
 func readFrame(br *bufio.Reader) (frame, error) {

@@ -39,6 +39,8 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzDecodeBody -fuzztime $(FUZZTIME)
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzParseBearer -fuzztime $(FUZZTIME)
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzFramedRequest -fuzztime $(FUZZTIME)
+	$(GO) test ./httpd -run '^$$' -fuzz FuzzParseLabelFile -fuzztime $(FUZZTIME)
+	$(GO) test ./httpd -run '^$$' -fuzz FuzzLabelImport -fuzztime $(FUZZTIME)
 
 bench: ## load-test one local node with bench/ (auth-reads, reads, sheet-put, site, baseline; see bench/README.md), then the rule benchmarks
 	@set -e; $(GO) build -o $(BIN)/addrwatchd ./cmd/addrwatchd; dir=$$(mktemp -d); set -- $$($(GO) run ./bench free-ports 3); \

@@ -124,7 +124,7 @@ func (h *csvHistory) Tx(_ context.Context, txid string) (chain.Tx, error) {
 // ---- a server on a memoryStore with the fake upstream ----
 
 type csvTest struct {
-	t       *testing.T
+	t       testing.TB
 	hist    *csvHistory
 	handler fasthttp.RequestHandler
 	owner   string
@@ -138,7 +138,7 @@ const (
 	csvAddrC = "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy"
 )
 
-func newCSVTest(t *testing.T, plan actors.Plan, addrs ...csvAddr) *csvTest {
+func newCSVTest(t testing.TB, plan actors.Plan, addrs ...csvAddr) *csvTest {
 	t.Helper()
 	c := newClock()
 	hist := &csvHistory{now: c.now(), addrs: addrs}

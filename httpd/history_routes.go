@@ -353,29 +353,37 @@ func (s *Server) putNote(ctx *fasthttp.RequestCtx, aud audience) *actors.Error {
 	if err != nil {
 		return err
 	}
-	res, err := s.ask(c, cred, actors.NoteContextQuery{})
-	if err != nil {
-		return err
-	}
-	nc := res.Body.(actors.NoteContextView)
-	tx, uerr := s.history.Tx(c, txid)
-	switch {
-	case errors.Is(uerr, chain.ErrNotFound):
-		return actors.Errorf(actors.CodeNotFound, "unknown transaction")
-	case uerr != nil:
-		return upstreamUnavailable()
-	}
-	eligible, err := s.noteEligible(c, tx, nc)
-	if err != nil {
-		return err
-	}
-	res, err = s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
-		Payload: &actors.PutNote{TxID: txid, Text: *req.Note, Addresses: tx.Addresses(), Eligible: eligible}})
+	res, err := s.saveNote(c, cred, who.Principal, txid, *req.Note)
 	if err != nil {
 		return err
 	}
 	writeResult(ctx, res)
 	return nil
+}
+
+// saveNote verifies txid against the upstream and proposes the note, for
+// the note route and the label import: an unknown transaction is
+// NOT_FOUND, an upstream that cannot say is HTTP_ERROR, and the rule
+// decides the rest.
+func (s *Server) saveNote(c context.Context, cred actors.Credential, who actors.Principal, txid, text string) (actors.Result, *actors.Error) {
+	res, err := s.ask(c, cred, actors.NoteContextQuery{})
+	if err != nil {
+		return actors.Result{}, err
+	}
+	nc := res.Body.(actors.NoteContextView)
+	tx, uerr := s.history.Tx(c, txid)
+	switch {
+	case errors.Is(uerr, chain.ErrNotFound):
+		return actors.Result{}, actors.Errorf(actors.CodeNotFound, "unknown transaction")
+	case uerr != nil:
+		return actors.Result{}, upstreamUnavailable()
+	}
+	eligible, err := s.noteEligible(c, tx, nc)
+	if err != nil {
+		return actors.Result{}, err
+	}
+	return s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who,
+		Payload: &actors.PutNote{TxID: txid, Text: text, Addresses: tx.Addresses(), Eligible: eligible}})
 }
 
 func upstreamUnavailable() *actors.Error {

@@ -25,7 +25,7 @@ type memoryStore struct {
 	accounts *actors.Registry
 }
 
-func newMemoryStore(t *testing.T) *memoryStore {
+func newMemoryStore(t testing.TB) *memoryStore {
 	reg := actors.NewRegistry(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	t.Cleanup(reg.Shutdown)
 	return &memoryStore{accounts: reg}

@@ -391,6 +391,19 @@ func TestContractAgentAPI(t *testing.T) {
 			body: map[string]any{"expected_bookmark_revision": ctStr(m, "bookmark_revision")}, status: 422, code: "VALIDATION", invalid: true})
 		owner.do(t, ctReq{method: "GET", path: "/history/cards", bearer: a.OwnerSecret, status: 200})
 
+		// Wallet labels: a file in, a report out, and the file back.
+		labels := `{"type":"addr","ref":"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq","label":"From a wallet"}` + "\n" + `{"type":"xpub","ref":"x","label":"y"}` + "\n"
+		report := owner.do(t, ctReq{method: "POST", path: "/labels.jsonl", bearer: a.OwnerSecret, raw: labels, contentType: "application/jsonl", status: 200}).obj(t)
+		if report["imported"] != float64(1) || report["skipped"] != float64(1) {
+			t.Fatalf("label import report: %v", report)
+		}
+		exported := owner.do(t, ctReq{method: "GET", path: "/labels.jsonl", bearer: a.OwnerSecret, status: 200})
+		if !strings.Contains(string(exported.Body), `"label":"From a wallet"`) {
+			t.Fatalf("label export: %s", exported.Body)
+		}
+		owner.do(t, ctReq{method: "GET", path: "/labels.jsonl", bearer: badKey, status: 401, code: "UNAUTHORIZED"})
+		owner.do(t, ctReq{method: "POST", path: "/labels.jsonl", bearer: a.OwnerSecret, raw: strings.Repeat(`{"type":"tx","ref":"r"}`+"\n", 10_001), contentType: "application/jsonl", status: 422, code: "VALIDATION"})
+
 		owner.do(t, ctReq{method: "PUT", path: "/plan", bearer: session, body: map[string]any{"plan": "base"}, status: 200})
 		owner.do(t, ctReq{method: "PUT", path: "/plan", bearer: session, body: map[string]any{"plan": "gold"}, status: 422, code: "VALIDATION", invalid: true})
 		owner.do(t, ctReq{method: "POST", path: "/password", bearer: session, body: map[string]any{"current_password": "wrong password", "new_password": "another long one"}, status: 401, code: "UNAUTHORIZED"})
@@ -465,7 +478,9 @@ func ctLoad(t *testing.T, s *server, name, prefix string) *ctContract {
 type ctReq struct {
 	method, path string // path below the prefix, query included
 	bearer       string
-	body         any // nil, or a value sent as JSON
+	body         any    // nil, or a value sent as JSON
+	raw          string // else a body sent as it is, as contentType
+	contentType  string
 	headers      []string
 	status       int    // the wanted status; 0 takes any
 	code         string // the wanted error code, if any
@@ -486,6 +501,7 @@ func (r ctResponse) obj(t *testing.T) map[string]any {
 
 func init() {
 	openapi3filter.RegisterBodyDecoder("text/markdown", openapi3filter.PlainBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("application/jsonl", openapi3filter.PlainBodyDecoder) // BIP-329 label files
 }
 
 // ctAuthenticate accepts any bearer credential: whether the key is good is
@@ -510,11 +526,14 @@ var ctOptions = &openapi3filter.Options{
 func (c *ctContract) do(t *testing.T, r ctReq) ctResponse {
 	t.Helper()
 	var body []byte
+	contentType := "application/json"
 	if r.body != nil {
 		var err error
 		if body, err = json.Marshal(r.body); err != nil {
 			t.Fatal(err)
 		}
+	} else if r.contentType != "" {
+		body, contentType = []byte(r.raw), r.contentType
 	}
 	build := func() *http.Request {
 		var rd io.Reader
@@ -526,7 +545,7 @@ func (c *ctContract) do(t *testing.T, r ctReq) ctResponse {
 			t.Fatal(err)
 		}
 		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Content-Type", contentType)
 		}
 		if r.bearer != "" {
 			req.Header.Set("Authorization", "Bearer "+r.bearer)

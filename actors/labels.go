@@ -1,0 +1,124 @@
+package actors
+
+// Wallet labels (BIP-329). An owner moves labels between addrwatch and a
+// wallet as a JSON Lines file: addresses with their names, transactions
+// with their notes. The file format lives at the edge (httpd); this is
+// what the account holds to put in it, and what an import needs to know to
+// tell a new label from a changed or an unchanged one.
+
+// LabelsQuery is the owner's view of every label the account holds.
+type LabelsQuery struct{}
+
+// LabelsView is what LabelsQuery returns.
+type LabelsView struct {
+	// Portfolio is every Account card, in stored order.
+	Portfolio []LabeledCard
+	// Bookmarks is every bookmark card of a Bitcoin Space, Space by
+	// Space in stored order. Altcoin addresses are not Bitcoin's, and a
+	// wallet's labels are.
+	Bookmarks []LabeledCard
+	// Notes is every transaction note, in stored order.
+	Notes []NoteLabel
+	// PortfolioRoom is how many more Account cards the plan allows.
+	PortfolioRoom int
+}
+
+// LabeledCard is a card as a label: its address (canonical) and name.
+type LabeledCard struct {
+	ID      string
+	Version string
+	Address string
+	Name    string
+}
+
+// NoteLabel is a transaction note as a label.
+type NoteLabel struct {
+	TxID string
+	Text string
+}
+
+func (LabelsQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
+	if who.isAgent() {
+		return fail(Errorf(CodeForbidden, "API keys cannot export or import labels; the owner can"))
+	}
+	v := LabelsView{PortfolioRoom: max(0, a.Plan.limits().portfolioCardsMax-len(a.Portfolio))}
+	for _, c := range a.Portfolio {
+		v.Portfolio = append(v.Portfolio, labeledCard(c))
+	}
+	for _, s := range a.Spaces {
+		if s.Type != SpaceBitcoin {
+			continue
+		}
+		for _, c := range s.Cards {
+			v.Bookmarks = append(v.Bookmarks, labeledCard(c))
+		}
+	}
+	for _, n := range a.Notes {
+		v.Notes = append(v.Notes, NoteLabel{TxID: n.TxID, Text: n.Text})
+	}
+	return ok(v)
+}
+
+func labeledCard(c *Card) LabeledCard {
+	return LabeledCard{ID: c.ID, Version: versionString(c.Version), Address: c.Address, Name: c.Name}
+}
+
+// LabelType is a BIP-329 record type that addrwatch keeps.
+type LabelType string
+
+const (
+	LabelAddress     LabelType = "addr"
+	LabelTransaction LabelType = "tx"
+)
+
+// Label is one exported label.
+type Label struct {
+	Type  LabelType
+	Ref   string // the address or the transaction ID
+	Label string
+}
+
+// Export returns the labels of v as a wallet should read them: one per
+// address and one per transaction, since a wallet keeps one label per
+// reference. An address named on an Account card takes that name; an
+// address only on bookmark cards takes the first one's. Cards without a
+// name label nothing. Addresses come first, Account cards before
+// bookmarks, then notes, each in stored order, so the same state exports
+// the same file.
+func (v LabelsView) Export() []Label {
+	var out []Label
+	seen := map[string]bool{}
+	for _, cards := range [][]LabeledCard{v.Portfolio, v.Bookmarks} {
+		for _, c := range cards {
+			if c.Name == "" || seen[c.Address] {
+				continue
+			}
+			seen[c.Address] = true
+			out = append(out, Label{Type: LabelAddress, Ref: c.Address, Label: c.Name})
+		}
+	}
+	for _, n := range v.Notes {
+		out = append(out, Label{Type: LabelTransaction, Ref: n.TxID, Label: n.Text})
+	}
+	return out
+}
+
+// AccountCard returns the Account card with the canonical address, if any.
+func (v LabelsView) AccountCard(address string) (LabeledCard, bool) {
+	for _, c := range v.Portfolio {
+		if c.Address == address {
+			return c, true
+		}
+	}
+	return LabeledCard{}, false
+}
+
+// Note returns the note on txid, if any.
+func (v LabelsView) Note(txid string) (string, bool) {
+	for _, n := range v.Notes {
+		if n.TxID == txid {
+			return n.Text, true
+		}
+	}
+	return "", false
+}

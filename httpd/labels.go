@@ -1,0 +1,346 @@
+package httpd
+
+import (
+	"context"
+	"time"
+	"unicode/utf8"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/chain"
+)
+
+// Wallet labels: the owner's BIP-329 export and import
+// (GET and POST /owner/v1/labels.jsonl, and the site's Downloads page).
+//
+// An import works line by line, each line at most one command of the
+// rules the API already has (an Account card created or renamed, a note
+// saved), so a line is taken whole or not at all, and a line the rules
+// refuse is reported with the rule's reason. A line that would change
+// nothing changes nothing, so importing a file twice changes nothing the
+// second time. Nothing here adds a rule: the edge only picks which
+// command a line asks for.
+
+const (
+	labelsPath = ownerPrefix + "/labels.jsonl"
+	// labelImportBudget bounds the time one import works. A follower
+	// relays an answer only within forwardTimeout (30 s); lines not
+	// reached are reported, and importing the file again goes on where
+	// it stopped, since what was imported is then unchanged.
+	labelImportBudget = 25 * time.Second
+	// labelRefEchoMax bounds how much of a line's ref the report repeats.
+	labelRefEchoMax = 100
+)
+
+// The outcomes of a line.
+const (
+	labelImported  = "imported"  // a new Account card, or a new note
+	labelChanged   = "changed"   // an Account card renamed, or a note replaced
+	labelUnchanged = "unchanged" // the account already held this label
+	labelSkipped   = "skipped"   // nothing changed; reason says why
+)
+
+// labelImportReport is the answer to an import.
+type labelImportReport struct {
+	Records   int                 `json:"records"` // lines that are not blank
+	Imported  int                 `json:"imported"`
+	Changed   int                 `json:"changed"`
+	Unchanged int                 `json:"unchanged"`
+	Skipped   int                 `json:"skipped"`
+	Results   []labelImportResult `json:"results"` // one per line that is not blank, in file order
+}
+
+type labelImportResult struct {
+	Line    int    `json:"line"`
+	Type    string `json:"type,omitempty"`
+	Ref     string `json:"ref,omitempty"`
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+func (r *labelImportReport) add(res labelImportResult) {
+	r.Results = append(r.Results, res)
+	r.Records++
+	switch res.Outcome {
+	case labelImported:
+		r.Imported++
+	case labelChanged:
+		r.Changed++
+	case labelUnchanged:
+		r.Unchanged++
+	default:
+		r.Skipped++
+	}
+}
+
+func (s *Server) registerLabels(r routeAdder) {
+	r.GET(labelsPath, func(ctx *fasthttp.RequestCtx) {
+		cred, err := s.credential(ctx, audienceOwner)
+		if err == nil {
+			err = s.serveLabels(ctx, cred)
+		}
+		if err != nil {
+			writeError(ctx, err)
+		}
+	})
+	r.POST(labelsPath, handle(func(ctx *fasthttp.RequestCtx) *actors.Error {
+		cred, err := s.credential(ctx, audienceOwner)
+		if err != nil {
+			return err
+		}
+		report, err := s.importLabels(cred, ctx.PostBody())
+		if err != nil {
+			return err
+		}
+		writeJSON(ctx, fasthttp.StatusOK, report)
+		return nil
+	}))
+}
+
+// labelsOf returns every label the account of cred holds.
+func (s *Server) labelsOf(c context.Context, cred actors.Credential) (actors.LabelsView, *actors.Error) {
+	res, err := s.ask(c, cred, actors.LabelsQuery{})
+	if err != nil {
+		return actors.LabelsView{}, err
+	}
+	return res.Body.(actors.LabelsView), nil
+}
+
+// serveLabels writes the account's labels as a BIP-329 file.
+func (s *Server) serveLabels(ctx *fasthttp.RequestCtx, cred actors.Credential) *actors.Error {
+	c, cancel := s.context()
+	defer cancel()
+	v, err := s.labelsOf(c, cred)
+	if err != nil {
+		return err
+	}
+	var body []byte
+	for _, l := range v.Export() {
+		body = appendLabelLine(body, string(l.Type), l.Ref, l.Label)
+	}
+	ctx.Response.Header.SetContentType("application/jsonl; charset=utf-8")
+	ctx.Response.Header.Set(fasthttp.HeaderContentDisposition, `attachment; filename="addrwatch-labels.jsonl"`)
+	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.SetBody(body)
+	return nil
+}
+
+// importLabels imports a BIP-329 file into the account of cred, as its
+// owner, and reports what became of every line.
+func (s *Server) importLabels(cred actors.Credential, file []byte) (labelImportReport, *actors.Error) {
+	if len(file) > labelFileBytesMax {
+		return labelImportReport{}, actors.Errorf(actors.CodeValidation, "a label file may be at most %d bytes", labelFileBytesMax)
+	}
+	records, bad, perr := parseLabelFile(file)
+	if perr != nil {
+		return labelImportReport{}, actors.Errorf(actors.CodeValidation, "%s", perr.Error())
+	}
+	c, cancel := context.WithTimeout(context.Background(), labelImportBudget)
+	defer cancel()
+	who, err := s.authorize(c, cred)
+	if err != nil {
+		return labelImportReport{}, err
+	}
+	view, err := s.labelsOf(c, cred)
+	if err != nil {
+		return labelImportReport{}, err
+	}
+	imp := &labelImport{s: s, c: c, cred: cred, who: who.Principal, view: view}
+	plans := planLabelLines(records)
+	report := labelImportReport{Results: []labelImportResult{}}
+	b := 0
+	for _, p := range plans {
+		for b < len(bad) && bad[b].Line < p.Line {
+			report.add(labelImportResult{Line: bad[b].Line, Outcome: labelSkipped, Reason: bad[b].Reason})
+			b++
+		}
+		report.add(imp.line(p))
+	}
+	for ; b < len(bad); b++ {
+		report.add(labelImportResult{Line: bad[b].Line, Outcome: labelSkipped, Reason: bad[b].Reason})
+	}
+	return report, nil
+}
+
+// labelLine is a record with its reference in canonical form, and what
+// keeps it from being imported before the account is even asked.
+type labelLine struct {
+	labelRecord
+	canonical string
+	reason    string
+}
+
+// planLabelLines puts each record's reference in canonical form and
+// marks the records that cannot be imported whatever the account holds.
+// A file may label one reference twice; the last line wins, as it would
+// in a wallet reading the file top to bottom, and the earlier ones are
+// reported. Taking the first instead would make a second import of the
+// same file rename the card back and forth.
+func planLabelLines(records []labelRecord) []labelLine {
+	lines := make([]labelLine, len(records))
+	last := map[[2]string]int{}
+	for i, r := range records {
+		l := labelLine{labelRecord: r}
+		switch r.Type {
+		case string(actors.LabelAddress):
+			canonical, err := validateLabelAddress(r.Ref)
+			l.canonical, l.reason = canonical, err
+		case string(actors.LabelTransaction):
+			if txid, valid := canonicalTxID(r.Ref); valid {
+				l.canonical = txid
+			} else {
+				l.reason = "the ref is not a transaction ID (64 hexadecimal characters)"
+			}
+		default:
+			l.reason = "addrwatch keeps addr and tx labels only; a " + quoteShort(r.Type) + " label is not imported"
+		}
+		if l.reason == "" && (!r.HasLabel || r.Label == "") {
+			l.reason = "the record has no label"
+		}
+		if l.reason == "" {
+			last[[2]string{r.Type, l.canonical}] = i
+		}
+		lines[i] = l
+	}
+	for i := range lines {
+		if lines[i].reason == "" && last[[2]string{lines[i].Type, lines[i].canonical}] != i {
+			lines[i].reason = "a later line labels the same " + labelNoun(lines[i].Type) + "; the last one is imported"
+		}
+	}
+	return lines
+}
+
+func labelNoun(typ string) string {
+	if typ == string(actors.LabelTransaction) {
+		return "transaction"
+	}
+	return "address"
+}
+
+// labelImport carries one import's account, principal and deadline.
+type labelImport struct {
+	s    *Server
+	c    context.Context
+	cred actors.Credential
+	who  actors.Principal
+	view actors.LabelsView
+}
+
+// line imports one planned line.
+func (imp *labelImport) line(l labelLine) labelImportResult {
+	res := labelImportResult{Line: l.Line, Type: quoteShortRaw(l.Type), Ref: echoRef(l.Ref)}
+	if l.canonical != "" {
+		res.Ref = l.canonical
+	}
+	if l.reason != "" {
+		res.Outcome, res.Reason = labelSkipped, l.reason
+		return res
+	}
+	if imp.c.Err() != nil {
+		res.Outcome, res.Reason = labelSkipped, "not reached before the import's time ran out; import the file again to go on (what was imported is then unchanged)"
+		return res
+	}
+	if l.Type == string(actors.LabelAddress) {
+		res.Outcome, res.Reason = imp.address(l.canonical, l.Label)
+	} else {
+		res.Outcome, res.Reason = imp.transaction(l.canonical, l.Label)
+	}
+	return res
+}
+
+// address names the Account card of address label, creating it if the
+// account has none.
+func (imp *labelImport) address(address, label string) (outcome, reason string) {
+	if card, found := imp.view.AccountCard(address); found {
+		if card.Name == label {
+			return labelUnchanged, ""
+		}
+		_, err := imp.propose(&actors.UpdatePortfolioCard{CardID: card.ID, ExpectedVersion: card.Version, CardFields: actors.CardFields{Name: &label}})
+		if err != nil {
+			return labelSkipped, labelRefusal(err, "the Account card")
+		}
+		return labelChanged, ""
+	}
+	_, err := imp.propose(&actors.CreatePortfolioCard{CardID: newID(), Address: address, CardFields: actors.CardFields{Name: &label}})
+	if err != nil {
+		return labelSkipped, labelRefusal(err, "an Account card")
+	}
+	return labelImported, ""
+}
+
+// transaction saves label as the note of txid.
+func (imp *labelImport) transaction(txid, label string) (outcome, reason string) {
+	previous, found := imp.view.Note(txid)
+	if found && previous == label {
+		return labelUnchanged, ""
+	}
+	if err := actors.ValidateNoteText(label); err != nil {
+		return labelSkipped, "the label is longer than a note may be (50 code points) or is not text"
+	}
+	if _, err := imp.s.saveNote(imp.c, imp.cred, imp.who, txid, label); err != nil {
+		return labelSkipped, labelRefusal(err, "the note")
+	}
+	if found {
+		return labelChanged, ""
+	}
+	return labelImported, ""
+}
+
+func (imp *labelImport) propose(p actors.Payload) (actors.Result, *actors.Error) {
+	return imp.s.propose(imp.c, &actors.Command{Account: imp.cred.AccountID, At: imp.s.now().UnixNano(), Principal: imp.who, Payload: p})
+}
+
+// labelRefusal says why a rule or the upstream refused a line.
+func labelRefusal(err *actors.Error, what string) string {
+	switch err.Code {
+	case actors.CodeOverviewFull:
+		return "the plan is full: " + err.Message
+	case actors.CodeNotFound:
+		return "transaction not found: the block explorer does not know it"
+	case actors.CodeHTTPError:
+		return "the block explorer could not be reached to verify the transaction; import the file again later"
+	case actors.CodeStaleVersion:
+		return what + " changed during the import; import the file again"
+	case actors.CodeValidation:
+		return "the label cannot be used for " + what + ": " + err.Message
+	}
+	return err.Message
+}
+
+// echoRef is as much of a ref as the report repeats.
+func echoRef(ref string) string { return truncateText(ref, labelRefEchoMax) }
+
+// quoteShortRaw is a record's type as the report repeats it: short, since
+// any string is a type a line may claim.
+func quoteShortRaw(typ string) string { return truncateText(typ, 20) }
+
+// quoteShort is quoteShortRaw in quotes, for a sentence.
+func quoteShort(typ string) string { return `"` + quoteShortRaw(typ) + `"` }
+
+// truncateText cuts s to at most n bytes on a character boundary, marking
+// the cut.
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// validateLabelAddress puts an addr record's ref in canonical form, with
+// the validator the card rules use, or says why it is not an address an
+// Account card may hold.
+func validateLabelAddress(ref string) (string, string) {
+	canonical, err := chain.ValidateBitcoinAddress(ref)
+	if err != nil {
+		return "", "not a Bitcoin address an Account card can hold (" + err.Error() + ")"
+	}
+	return canonical, ""
+}
+
+// canonicalTxID puts a tx record's ref in canonical form.
+func canonicalTxID(ref string) (string, bool) { return chain.CanonicalTxID(ref) }

@@ -51,6 +51,8 @@ func (s *Server) registerSite(r routeAdder) {
 	r.GET("/settings/delete", s.signedIn(s.deletePage))
 	r.POST("/settings/delete", s.signedIn(s.deleteForm))
 	r.GET("/downloads", s.signedIn(s.downloadsPage))
+	r.GET(siteDownloadsPrefix+"/labels.jsonl", s.signedIn(s.labelsDownload))
+	r.POST(siteDownloadsPrefix+"/labels", s.signedIn(s.labelsImportForm))
 	r.GET(siteDownloadsPrefix+"/history.csv", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.serveHistoryCSV(ctx, sess.cred, "")
 	}))
@@ -81,7 +83,7 @@ func (s *Server) signedIn(h siteHandler) fasthttp.RequestHandler {
 			s.redirect(ctx, "/?m=expired")
 			return
 		}
-		if post && !tokensEqual(string(ctx.PostArgs().Peek(csrfField)), csrfToken(token)) {
+		if post && !tokensEqual(formValue(ctx, csrfField), csrfToken(token)) {
 			s.siteForbidden(ctx, "This form is out of date or was not sent from an addrwatch page, so nothing was changed. Reload the page and try again.")
 			return
 		}

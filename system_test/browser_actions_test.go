@@ -240,6 +240,13 @@ func (b *browserTab) download(selector string) (filename string, data []byte) {
 	return filename, data
 }
 
+// upload sets the file input matching the CSS selector to the file at
+// path, as a person choosing it in the file picker would.
+func (b *browserTab) upload(selector, path string) {
+	b.t.Helper()
+	b.do("choose "+path+" in "+selector, chromedp.SetUploadFiles(chromedp.CSS(selector), []string{path}))
+}
+
 // screenshot saves a PNG of the whole page, for documentation (the
 // README's picture of the panel), creating path's directory.
 func (b *browserTab) screenshot(path string) {

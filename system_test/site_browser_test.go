@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -175,6 +176,59 @@ func siteCSVRows(t *testing.T, s *server, o siteOwner, what string, data []byte,
 	return rows
 }
 
+// siteImportLabels imports a BIP-329 file on the Downloads page and
+// checks the report and the export.
+func siteImportLabels(t *testing.T, b *browserTab, s *server, o siteOwner) {
+	t.Helper()
+	file := strings.Join([]string{
+		`{"type":"addr","ref":"` + owAddress(901) + `","label":"Renamed by a wallet"}`,
+		`{"type":"addr","ref":"` + owAddress(950) + `","label":` + jsonString(siteHostileImg) + `}`,
+		`{"type":"tx","ref":"` + o.noteTx + `","label":"Paid rent"}`,
+		`{"type":"pubkey","ref":"` + siteHostileScript + `","label":"x"}`,
+		`{not json`,
+	}, "\n") + "\n"
+	path := filepath.Join(t.TempDir(), "wallet-labels.jsonl")
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.open(s.URL + "/downloads")
+	b.upload("#labels-file", path)
+	if status := b.submit(`form[action="/downloads/labels"] button`); status != http.StatusOK {
+		t.Fatalf("the label import answered %d", status)
+	}
+	b.assertUsable("the label import report")
+	if lead := b.text("p.lead"); !strings.Contains(lead, "5 lines read: 1 imported, 2 changed, 0 unchanged, 2 skipped") {
+		t.Fatalf("the report says %q", lead)
+	}
+	cells := b.texts("#label-report td")
+	for _, want := range []string{owAddress(950), "imported", "changed", siteHostileScript, "addrwatch keeps addr and tx labels only", "not valid JSON"} {
+		if !slices.ContainsFunc(cells, func(c string) bool { return strings.Contains(c, want) }) {
+			t.Fatalf("the report lacks %q: %q", want, cells)
+		}
+	}
+	b.open(s.URL + "/downloads")
+	name, data := b.download(`a[href="/downloads/labels.jsonl"]`)
+	if name != "addrwatch-labels.jsonl" {
+		t.Fatalf("label file name %q", name)
+	}
+	r := do(t, "GET", s.URL+"/owner/v1/labels.jsonl", o.OwnerSecret, nil)
+	expect(t, r, http.StatusOK, "")
+	if string(data) != string(r.Body) {
+		t.Fatalf("the site's label file differs from the owner API's:\n%s\n%s", data, r.Body)
+	}
+	for _, want := range []string{`"label":"Renamed by a wallet"`, `"label":"Paid rent"`, owAddress(950)} {
+		if !strings.Contains(string(data), want) {
+			t.Fatalf("the exported labels lack %s:\n%s", want, data)
+		}
+	}
+}
+
+// jsonString is s as a JSON string.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 // siteNoteRow finds the row of txid and returns its note cell.
 func siteNoteRow(t *testing.T, what string, rows [][]string, txid string) string {
 	t.Helper()
@@ -296,6 +350,11 @@ func TestSiteOwnerJourneyInABrowser(t *testing.T) {
 	if note := siteNoteRow(t, "card", rows, o.noteTx); note != siteHostileNote {
 		t.Fatalf("card note %q", note)
 	}
+
+	// Wallet labels: import a wallet's file through the form, read the
+	// report (hostile strings from the file stay text), and export the
+	// labels, which are the owner API's file.
+	siteImportLabels(t, b, s, o)
 
 	// Rotate the owner secret: every key stops working; the new secret is
 	// shown once and works.

@@ -59,6 +59,7 @@ func (s *Server) registerSite(r routeAdder) {
 	r.GET(siteDownloadsPrefix+"/history/cards/{card_id}/transactions.csv", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.serveHistoryCSV(ctx, sess.cred, pathParam(ctx, "card_id"))
 	}))
+	s.registerSitePortfolio(r)
 	registerSiteAssets(r)
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"iter"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -172,4 +173,19 @@ func (b *browserTab) assertNoConsoleErrors() {
 	if errs := b.consoleErrors(); len(errs) > 0 {
 		b.t.Errorf("the browser console has %d errors:\n  %s", len(errs), strings.Join(errs, "\n  "))
 	}
+}
+
+// expectConsoleError takes back one console error that contains want, as
+// a step meant to cause it (a page answered 409 on purpose is a failed
+// load to the browser); it fails the test when there is none.
+func (b *browserTab) expectConsoleError(want string) {
+	b.t.Helper()
+	b.flushConsole()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i := slices.IndexFunc(b.console, func(e string) bool { return strings.Contains(e, want) })
+	if i < 0 {
+		b.t.Fatalf("the console has no error with %q: %q", want, b.console)
+	}
+	b.console = slices.Delete(b.console, i, i+1)
 }

@@ -1,5 +1,6 @@
 // addrwatch site: progressive enhancement only. Every page works without
-// this file; it adds copy buttons and submits a grant when its menu changes.
+// this file; it adds copy buttons, submits a grant when its menu changes,
+// and checks a form as the owner types with the server's own validation.
 "use strict";
 
 document.addEventListener("DOMContentLoaded", function () {
@@ -28,6 +29,40 @@ document.addEventListener("DOMContentLoaded", function () {
   document.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
     select.addEventListener("change", function () {
       if (select.form) { select.form.requestSubmit(); }
+    });
+  });
+
+  // Forms with data-validate: as the owner types, the form is sent to
+  // that address, which answers with the same check the API makes
+  // ({"valid": true} or {"valid": false, "error": ...}), and the answer
+  // is shown in the form's status line. Submitting still checks again.
+  document.querySelectorAll("form[data-validate]").forEach(function (form) {
+    var status = form.querySelector("[role=status]");
+    var timer = null;
+    var sent = 0;
+    function check() {
+      var address = form.elements.namedItem("address");
+      if (!status || (address && address.value.trim() === "")) {
+        if (status) { status.textContent = ""; status.className = "check"; }
+        return;
+      }
+      var mine = ++sent;
+      fetch(form.getAttribute("data-validate"), {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams(new FormData(form)).toString()
+      }).then(function (r) { return r.json(); }).then(function (answer) {
+        if (mine !== sent) { return; } // an answer to older input
+        status.textContent = answer.valid ? "Looks good." : answer.error;
+        status.className = answer.valid ? "check valid" : "check invalid";
+      }).catch(function () {
+        if (mine === sent) { status.textContent = ""; status.className = "check"; }
+      });
+    }
+    form.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(check, 250);
     });
   });
 });

@@ -1,0 +1,204 @@
+package httpd
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// The site's Portfolio: the owner's Account cards, added, edited and
+// deleted with the same commands and rules as the API. The add form is
+// checked as the owner types by the API's own validation (the
+// /portfolio/validate answer is ValidateCreatePortfolioCardQuery's), and
+// checked again on submit, so a page without scripts loses nothing but the
+// early warning.
+
+var portfolioNotices = map[string]string{
+	"card-added":   "Account card added. Agents see it once you grant it (it starts at none).",
+	"card-saved":   "Account card saved.",
+	"card-deleted": "Account card deleted.",
+}
+
+// cardForm is what the owner typed into an add or edit form.
+type cardForm struct {
+	Address, Name, Note, Color string
+}
+
+func readCardForm(ctx *fasthttp.RequestCtx) cardForm {
+	return cardForm{Address: formValue(ctx, "address"), Name: formValue(ctx, "name"), Note: formValue(ctx, "note"), Color: formValue(ctx, "color_key")}
+}
+
+// fields is the form as the card fields a command carries; an empty color
+// keeps the card's (or the default).
+func (f cardForm) fields() actors.CardFields {
+	fields := actors.CardFields{Name: &f.Name, Note: &f.Note}
+	if f.Color != "" {
+		fields.ColorKey = &f.Color
+	}
+	return fields
+}
+
+// portfolioData is the Portfolio page's.
+type portfolioData struct {
+	Cards  []actors.CardView
+	Form   cardForm // the add form, kept when it was refused
+	Colors []string
+	Full   bool
+	Limit  int
+}
+
+func (s *Server) registerSitePortfolio(r routeAdder) {
+	r.GET("/portfolio", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
+		s.renderPortfolio(ctx, sess, fasthttp.StatusOK, cardForm{}, "")
+	}))
+	r.POST("/portfolio/cards", s.signedIn(s.addCardForm))
+	r.POST("/portfolio/validate", s.signedIn(s.validateCardForm))
+	r.GET("/portfolio/cards/{card_id}", s.signedIn(s.cardPage))
+	r.POST("/portfolio/cards/{card_id}", s.signedIn(s.editCardForm))
+	r.GET("/portfolio/cards/{card_id}/delete", s.signedIn(s.deleteCardPage))
+	r.POST("/portfolio/cards/{card_id}/delete", s.signedIn(s.deleteCardForm))
+}
+
+func (s *Server) renderPortfolio(ctx *fasthttp.RequestCtx, sess *siteSession, status int, form cardForm, problem string) {
+	_, page, err := s.panel(sess, "portfolio")
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	res, err := s.siteQuery(sess, actors.ListPortfolioQuery{})
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	me, err := s.siteQuery(sess, actors.MeQuery{})
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	used := me.Body.(actors.MeView).PortfolioCards
+	cards := res.Body.(actors.PortfolioListView).Cards
+	page.Title, page.Problem = "Portfolio", problem
+	page.Notice = portfolioNotices[string(ctx.QueryArgs().Peek("m"))]
+	page.Data = portfolioData{Cards: cards, Form: form, Colors: actors.ColorKeys, Full: used.Used >= used.Limit, Limit: used.Limit}
+	s.renderPage(ctx, status, "portfolio", page)
+}
+
+func (s *Server) addCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	form := readCardForm(ctx)
+	_, err := s.siteWrite(sess, &actors.CreatePortfolioCard{CardID: newID(), Address: form.Address, CardFields: form.fields()})
+	if err != nil {
+		s.renderPortfolio(ctx, sess, StatusOf(err.Code), form, err.Message)
+		return
+	}
+	s.redirect(ctx, "/portfolio?m=card-added")
+}
+
+// validateCardForm answers the add form's check as the owner types: the
+// API's validate endpoint, for the session.
+func (s *Server) validateCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	form := readCardForm(ctx)
+	_, err := s.siteQuery(sess, actors.ValidateCreatePortfolioCardQuery{Card: actors.CreatePortfolioCard{CardID: "validate", Address: form.Address, CardFields: form.fields()}})
+	siteHeaders(ctx)
+	if err != nil {
+		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"valid": false, "code": err.Code, "error": err.Message})
+		return
+	}
+	writeJSON(ctx, fasthttp.StatusOK, map[string]any{"valid": true})
+}
+
+// cardData is the edit page's: the card as stored, and what the owner
+// typed when a save was refused.
+type cardData struct {
+	Card   actors.CardView
+	Form   cardForm
+	Colors []string
+	Stale  bool // the card changed under the owner's edit
+}
+
+func (s *Server) card(sess *siteSession, id string) (actors.CardView, *actors.Error) {
+	res, err := s.siteQuery(sess, actors.GetPortfolioCardQuery{CardID: id})
+	if err != nil {
+		return actors.CardView{}, err
+	}
+	return res.Body.(actors.CardEnvelope).Card, nil
+}
+
+func (s *Server) cardPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	card, err := s.card(sess, pathParam(ctx, "card_id"))
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	s.renderCard(ctx, sess, fasthttp.StatusOK, card, cardForm{Name: card.Name, Note: card.Note, Color: card.ColorKey}, false, "")
+}
+
+func (s *Server) renderCard(ctx *fasthttp.RequestCtx, sess *siteSession, status int, card actors.CardView, form cardForm, stale bool, problem string) {
+	_, page, err := s.panel(sess, "portfolio")
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	page.Title, page.Problem = "Account card", problem
+	page.Data = cardData{Card: card, Form: form, Colors: actors.ColorKeys, Stale: stale}
+	s.renderPage(ctx, status, "card", page)
+}
+
+// editCardForm saves the edit form with the version the page was
+// rendered from. When the card changed meanwhile (an agent, another tab),
+// nothing is overwritten: the page shows the card as it is now, with what
+// the owner typed still in the form, to look over and save again.
+func (s *Server) editCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	id := pathParam(ctx, "card_id")
+	form := readCardForm(ctx)
+	_, err := s.siteWrite(sess, &actors.UpdatePortfolioCard{CardID: id, ExpectedVersion: formValue(ctx, "expected_version"), CardFields: form.fields()})
+	if err == nil {
+		s.redirect(ctx, "/portfolio?m=card-saved")
+		return
+	}
+	card, cerr := s.card(sess, id)
+	if cerr != nil {
+		s.siteError(ctx, cerr)
+		return
+	}
+	if err.Code == actors.CodeStaleVersion {
+		s.renderCard(ctx, sess, fasthttp.StatusConflict, card, form, true,
+			"This card changed while you were editing it (an agent or another page saved first). It now holds what is shown below; your changes are still in the form. Save again to apply them.")
+		return
+	}
+	s.renderCard(ctx, sess, StatusOf(err.Code), card, form, false, err.Message)
+}
+
+func (s *Server) deleteCardPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	card, err := s.card(sess, pathParam(ctx, "card_id"))
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	_, page, err := s.panel(sess, "portfolio")
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	page.Title, page.Narrow, page.Data = "Delete an Account card", true, cardData{Card: card}
+	s.renderPage(ctx, fasthttp.StatusOK, "card_delete", page)
+}
+
+func (s *Server) deleteCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	id := pathParam(ctx, "card_id")
+	_, err := s.siteWrite(sess, &actors.DeletePortfolioCard{CardID: id, ExpectedVersion: formValue(ctx, "expected_version")})
+	if err == nil {
+		s.redirect(ctx, "/portfolio?m=card-deleted")
+		return
+	}
+	if err.Code == actors.CodeStaleVersion {
+		card, cerr := s.card(sess, id)
+		if cerr != nil {
+			s.siteError(ctx, cerr)
+			return
+		}
+		s.renderCard(ctx, sess, fasthttp.StatusConflict, card, cardForm{Name: card.Name, Note: card.Note, Color: card.ColorKey}, true,
+			"This card changed after you asked to delete it, so it was not deleted. Look at it as it is now, and delete it again if you still mean to.")
+		return
+	}
+	s.siteError(ctx, err)
+}

@@ -199,9 +199,20 @@ func (s *Server) cardTransactions(ctx *fasthttp.RequestCtx, aud audience) *actor
 	}
 	c, cancel := readContext(ctx, upstreamTimeout)
 	defer cancel()
-	res, err := s.ask(c, cred, actors.HistoryCardQuery{CardID: pathParam(ctx, "card_id")})
+	v, err := s.cardTransactionsView(c, cred, pathParam(ctx, "card_id"), offset, limit)
 	if err != nil {
 		return err
+	}
+	writeJSON(ctx, fasthttp.StatusOK, v)
+	return nil
+}
+
+// cardTransactionsView is a page of one card's History with its notes,
+// for the API and the site.
+func (s *Server) cardTransactionsView(c context.Context, cred actors.Credential, cardID string, offset, limit int) (transactionsView, *actors.Error) {
+	res, err := s.ask(c, cred, actors.HistoryCardQuery{CardID: cardID})
+	if err != nil {
+		return transactionsView{}, err
 	}
 	hc := res.Body.(actors.HistoryCardContext)
 	w := windowAt(s.now())
@@ -211,15 +222,14 @@ func (s *Server) cardTransactions(ctx *fasthttp.RequestCtx, aud audience) *actor
 		// Degraded: say so, and point the client back at the same page.
 		v.HistoryDegraded, v.NextOffset = true, &offset
 		v.HistoryExport = exportFor(hc.Plan, w, false, false, false)
-		writeJSON(ctx, fasthttp.StatusOK, v)
-		return nil
+		return v, nil
 	}
 	for _, tx := range page.txs {
 		v.Transactions = append(v.Transactions, renderTx(tx, hc.Card.Address))
 	}
 	notes, err := s.notesFor(c, cred, v.Transactions)
 	if err != nil {
-		return err
+		return transactionsView{}, err
 	}
 	annotate(v.Transactions, notes)
 	v.HasMore = page.hasMore
@@ -231,8 +241,7 @@ func (s *Server) cardTransactions(ctx *fasthttp.RequestCtx, aud audience) *actor
 	v.TotalCount = &total
 	v.Complete = !page.ceilingReached
 	v.HistoryExport = exportFor(hc.Plan, w, v.Complete, page.olderPreview, page.ceilingReached)
-	writeJSON(ctx, fasthttp.StatusOK, v)
-	return nil
+	return v, nil
 }
 
 // combinedCardView is one card in the combined History summary.
@@ -269,9 +278,20 @@ func (s *Server) combinedHistory(ctx *fasthttp.RequestCtx, aud audience) *actors
 	}
 	c, cancel := readContext(ctx, upstreamTimeout)
 	defer cancel()
-	res, err := s.ask(c, cred, actors.HistoryCardsQuery{})
+	v, err := s.combinedHistoryView(c, cred, force)
 	if err != nil {
 		return err
+	}
+	writeJSON(ctx, fasthttp.StatusOK, v)
+	return nil
+}
+
+// combinedHistoryView is the combined History of the caller's readable
+// cards with their notes, for the API and the site.
+func (s *Server) combinedHistoryView(c context.Context, cred actors.Credential, force bool) (combinedView, *actors.Error) {
+	res, err := s.ask(c, cred, actors.HistoryCardsQuery{})
+	if err != nil {
+		return combinedView{}, err
 	}
 	hc := res.Body.(actors.HistoryCardsView)
 	w := windowAt(s.now())
@@ -314,12 +334,11 @@ func (s *Server) combinedHistory(ctx *fasthttp.RequestCtx, aud audience) *actors
 	v.Transactions = mergeTxs(hc.Cards, lists, combinedTxsMax)
 	notes, err := s.notesFor(c, cred, v.Transactions)
 	if err != nil {
-		return err
+		return combinedView{}, err
 	}
 	annotate(v.Transactions, notes)
 	v.HistoryExport = exportFor(hc.Plan, w, v.Complete, preview && len(v.Transactions) > 0, false)
-	writeJSON(ctx, fasthttp.StatusOK, v)
-	return nil
+	return v, nil
 }
 
 // putNote verifies the transaction against the upstream, works out whether

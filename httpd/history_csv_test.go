@@ -140,6 +140,14 @@ const (
 
 func newCSVTest(t testing.TB, plan actors.Plan, addrs ...csvAddr) *csvTest {
 	t.Helper()
+	o, hist := newHistoryOwnerTest(t, plan, addrs...)
+	return &csvTest{t: t, hist: hist, handler: o.handler, owner: o.account.OwnerSecret, account: o.account.AccountID}
+}
+
+// newHistoryOwnerTest is an ownerTest of plan whose server reads History
+// from a csvHistory of addrs.
+func newHistoryOwnerTest(t testing.TB, plan actors.Plan, addrs ...csvAddr) (*ownerTest, *csvHistory) {
+	t.Helper()
 	c := newClock()
 	hist := &csvHistory{now: c.now(), addrs: addrs}
 	s := New(Config{Store: newMemoryStore(t), Now: c.now, PasswordCost: bcrypt.MinCost, History: hist})
@@ -147,7 +155,7 @@ func newCSVTest(t testing.TB, plan actors.Plan, addrs ...csvAddr) *csvTest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &csvTest{t: t, hist: hist, handler: s.PublicHandler(), owner: created.OwnerSecret, account: created.AccountID}
+	return &ownerTest{server: s, clock: c, handler: s.PublicHandler(), account: created, password: ownerTestPassword}, hist
 }
 
 // request runs one owner request; the response body is not read yet.

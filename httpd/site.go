@@ -60,6 +60,7 @@ func (s *Server) registerSite(r routeAdder) {
 		s.serveHistoryCSV(ctx, sess.cred, pathParam(ctx, "card_id"))
 	}))
 	s.registerSitePortfolio(r)
+	s.registerSiteHistory(r)
 	registerSiteAssets(r)
 }
 

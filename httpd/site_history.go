@@ -1,0 +1,263 @@
+package httpd
+
+import (
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// The site's History: the combined view and each card's, paged with
+// next_offset as the API pages them, from the same views
+// (combinedHistoryView, cardTransactionsView), with transaction notes
+// saved and deleted in place through the same note rules. A degraded
+// upstream is a banner over what could be read, never an empty History.
+
+var historyNotices = map[string]string{
+	"note-saved":   "Note saved.",
+	"note-deleted": "Note deleted.",
+}
+
+// historyRow is a transaction as the History table shows it.
+type historyRow struct {
+	TxID    string
+	When    string // block time, or "unconfirmed"
+	Amount  string // the card's balance effect, signed, in BTC
+	Fee     string
+	Note    string
+	HasNote bool
+	Cards   string // the combined view: the cards it involves
+}
+
+// historyCardLink is a card of the combined view's summary.
+type historyCardLink struct {
+	ID, Name, Address string
+	Total, Balance    string
+	Degraded          bool
+}
+
+// historyData is the History page's, combined or one card's.
+type historyData struct {
+	CardID, CardName string // one card's page
+	Cards            []historyCardLink
+	Rows             []historyRow
+	Degraded         bool
+	Window           string // what the rows cover
+	Preview          bool
+	Incomplete       bool
+	CSV              string
+	Back             string // this page, for the note forms to come back to
+	PrevOffset       *int
+	NextOffset       *int
+	NoteMax          int
+}
+
+func (s *Server) registerSiteHistory(r routeAdder) {
+	r.GET("/history", s.signedIn(s.combinedHistoryPage))
+	r.GET("/history/cards/{card_id}", s.signedIn(s.cardHistoryPage))
+	r.POST("/history/notes/{txid}", s.signedIn(s.noteForm))
+	r.POST("/history/notes/{txid}/delete", s.signedIn(s.deleteNoteForm))
+}
+
+func (s *Server) combinedHistoryPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	c, cancel := readContext(ctx, upstreamTimeout)
+	defer cancel()
+	v, err := s.combinedHistoryView(c, sess.cred, false)
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	names := map[string]string{}
+	d := historyData{Degraded: v.HistoryDegraded, CSV: siteDownloadsPrefix + "/history.csv", Back: "/history", NoteMax: noteCharsMaxShown}
+	for _, card := range v.Cards {
+		names[card.CardID] = cardLabel(card.Name)
+		link := historyCardLink{ID: card.CardID, Name: cardLabel(card.Name), Address: card.Address, Degraded: card.HistoryDegraded}
+		if card.TotalCount != nil {
+			link.Total = strconv.FormatInt(*card.TotalCount, 10)
+		}
+		if card.BalanceSat != nil {
+			link.Balance = formatBTC(*card.BalanceSat, false)
+		}
+		d.Cards = append(d.Cards, link)
+	}
+	for _, tx := range v.Transactions {
+		row := historyRowOf(tx)
+		var involved []string
+		for _, id := range tx.CardIDs {
+			involved = append(involved, names[id])
+		}
+		row.Cards = strings.Join(involved, ", ")
+		d.Rows = append(d.Rows, row)
+	}
+	d.describeWindow(v.HistoryExport)
+	s.renderHistory(ctx, sess, "History", d)
+}
+
+func (s *Server) cardHistoryPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	id := pathParam(ctx, "card_id")
+	offset, perr := queryIntDefault(ctx, "offset", 0, 0, 1<<30)
+	if perr != nil {
+		s.siteError(ctx, perr)
+		return
+	}
+	card, err := s.card(sess, id)
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	c, cancel := readContext(ctx, upstreamTimeout)
+	defer cancel()
+	v, err := s.cardTransactionsView(c, sess.cred, id, offset, historyLimitDefault)
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	d := historyData{CardID: id, CardName: cardLabel(card.Name), Degraded: v.HistoryDegraded, NoteMax: noteCharsMaxShown,
+		CSV:  siteDownloadsPrefix + "/history/cards/" + url.PathEscape(id) + "/transactions.csv",
+		Back: "/history/cards/" + url.PathEscape(id) + "?offset=" + strconv.Itoa(offset)}
+	for _, tx := range v.Transactions {
+		d.Rows = append(d.Rows, historyRowOf(tx))
+	}
+	if offset > 0 {
+		prev := max(0, offset-historyLimitDefault)
+		d.PrevOffset = &prev
+	}
+	if v.HasMore && v.NextOffset != nil {
+		d.NextOffset = v.NextOffset
+	}
+	d.describeWindow(v.HistoryExport)
+	s.renderHistory(ctx, sess, "History of "+cardLabel(card.Name), d)
+}
+
+func (s *Server) renderHistory(ctx *fasthttp.RequestCtx, sess *siteSession, title string, d historyData) {
+	_, page, err := s.panel(sess, "history")
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	page.Title, page.Data = title, d
+	page.Notice = historyNotices[string(ctx.QueryArgs().Peek("m"))]
+	s.renderPage(ctx, fasthttp.StatusOK, "history", page)
+}
+
+// noteCharsMaxShown is the note limit the pages state: the spec's 50 code
+// points, which the rule enforces.
+const noteCharsMaxShown = 50
+
+// describeWindow says what the rows cover, from the API's history_export.
+func (d *historyData) describeWindow(e historyExport) {
+	switch {
+	case e.WindowEnforced && e.From != nil && e.To != nil:
+		d.Window = "Base plan: the latest calendar year, " + *e.From + " to " + *e.To + " (UTC dates)."
+	default:
+		d.Window = "Extended plan: the full history."
+	}
+	d.Preview = e.OlderPreview
+	d.Incomplete = !e.Complete && !d.Degraded
+}
+
+func historyRowOf(tx txView) historyRow {
+	row := historyRow{TxID: tx.TxID, When: "unconfirmed", Amount: formatBTC(tx.AmountSat, true), Fee: formatBTC(tx.FeeSat, false)}
+	if tx.Time != nil {
+		if t, err := time.Parse(time.RFC3339, *tx.Time); err == nil {
+			row.When = t.UTC().Format("2006-01-02 15:04 UTC")
+		}
+	}
+	if tx.Note != nil {
+		row.Note, row.HasNote = *tx.Note, true
+	}
+	return row
+}
+
+func cardLabel(name string) string {
+	if name == "" {
+		return "(no name)"
+	}
+	return name
+}
+
+// formatBTC renders satoshis as BTC with all eight decimals, signed when
+// asked (a balance effect), so that no amount is rounded away.
+func formatBTC(sat int64, signed bool) string {
+	sign := ""
+	switch {
+	case sat < 0:
+		sign, sat = "−", -sat
+	case signed && sat > 0:
+		sign = "+"
+	}
+	return sign + strconv.FormatInt(sat/100_000_000, 10) + "." + leftPad(strconv.FormatInt(sat%100_000_000, 10), 8) + " BTC"
+}
+
+func leftPad(s string, n int) string {
+	for len(s) < n {
+		s = "0" + s
+	}
+	return s
+}
+
+// historyBack is where a note form returns to: a History page of this
+// site, never anywhere else (the form's field could be edited).
+func historyBack(ctx *fasthttp.RequestCtx, notice string) string {
+	u, err := url.Parse(formValue(ctx, "back"))
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || strings.Contains(u.Path, "//") || strings.Contains(u.Path, `\`) ||
+		path.Clean(u.Path) != u.Path || !(u.Path == "/history" || strings.HasPrefix(u.Path, "/history/cards/")) {
+		u = &url.URL{Path: "/history"}
+	}
+	q := u.Query()
+	q.Del("m")
+	if notice != "" {
+		q.Set("m", notice)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func (s *Server) noteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	text := formValue(ctx, "note")
+	txid, err := pathTxID(ctx)
+	if err == nil {
+		err = actors.ValidateNoteText(text)
+	}
+	if err == nil {
+		c, cancel := readContext(ctx, upstreamTimeout)
+		_, err = s.saveNote(c, sess.cred, sess.who, txid, text)
+		cancel()
+	}
+	if err != nil {
+		s.noteRefused(ctx, err, text)
+		return
+	}
+	s.redirect(ctx, historyBack(ctx, "note-saved"))
+}
+
+func (s *Server) deleteNoteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	txid, err := pathTxID(ctx)
+	if err == nil {
+		_, err = s.siteWrite(sess, &actors.DeleteNote{TxID: txid})
+	}
+	if err != nil {
+		s.noteRefused(ctx, err, "")
+		return
+	}
+	s.redirect(ctx, historyBack(ctx, "note-deleted"))
+}
+
+// noteRefused says why a note was not saved, and repeats what the owner
+// typed, so that nothing typed is lost.
+func (s *Server) noteRefused(ctx *fasthttp.RequestCtx, err *actors.Error, typed string) {
+	text := "The note was not saved: " + err.Message
+	if typed != "" {
+		text += ". What you typed: “" + typed + "”"
+	}
+	if err.RetryAfter > 0 {
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.Itoa(err.RetryAfter))
+	}
+	s.renderPage(ctx, StatusOf(err.Code), "message", sitePage{Title: "Nothing was changed", Narrow: true,
+		Data: messageData{Text: text, Link: historyBack(ctx, ""), LinkText: "Back to History"}})
+}

@@ -61,6 +61,7 @@ func (s *Server) registerSite(r routeAdder) {
 	}))
 	s.registerSitePortfolio(r)
 	s.registerSiteHistory(r)
+	s.registerSiteSpaces(r)
 	registerSiteAssets(r)
 }
 

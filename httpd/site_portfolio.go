@@ -17,6 +17,7 @@ var portfolioNotices = map[string]string{
 	"card-added":   "Account card added. Agents see it once you grant it (it starts at none).",
 	"card-saved":   "Account card saved.",
 	"card-deleted": "Account card deleted.",
+	"moved":        "Card moved. It has a new ID where it went; its old one is retired.",
 }
 
 // cardForm is what the owner typed into an add or edit form.
@@ -113,6 +114,9 @@ type cardData struct {
 	Form   cardForm
 	Colors []string
 	Stale  bool // the card changed under the owner's edit
+	// Targets are the Spaces the card may be offered to move into (the
+	// move rules, not this list, decide: a refused move says why).
+	Targets []moveTarget
 }
 
 func (s *Server) card(sess *siteSession, id string) (actors.CardView, *actors.Error) {
@@ -139,7 +143,12 @@ func (s *Server) renderCard(ctx *fasthttp.RequestCtx, sess *siteSession, status 
 		return
 	}
 	page.Title, page.Problem = "Account card", problem
-	page.Data = cardData{Card: card, Form: form, Colors: actors.ColorKeys, Stale: stale}
+	targets, err := s.spaceTargets(sess, "")
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	page.Data = cardData{Card: card, Form: form, Colors: actors.ColorKeys, Stale: stale, Targets: targets}
 	s.renderPage(ctx, status, "card", page)
 }
 

@@ -1,0 +1,320 @@
+package httpd
+
+import (
+	"net/url"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/chain"
+)
+
+// The site's Spaces: the owner's Spaces and their bookmark cards, with the
+// API's commands and rules (the same versions and revisions: a page sends
+// the ones it was drawn from, so a change made meanwhile is refused, never
+// overwritten). A refused move says which rule refused it.
+
+var spaceNotices = map[string]string{
+	"space-added":    "Space created. Agents see it once you grant it (it starts at none).",
+	"space-saved":    "Space saved.",
+	"space-retyped":  "Space type changed. Its agent grant was cleared: grant it again on API access.",
+	"space-deleted":  "Space deleted, with its cards.",
+	"bookmark-added": "Card added.",
+	"bookmark-saved": "Card saved.",
+	"bookmark-gone":  "Card deleted.",
+	"moved":          "Card moved.",
+}
+
+// spacesData is the Spaces page's.
+type spacesData struct {
+	Spaces   []actors.SpaceView
+	Revision string
+	Form     struct{ Name, Type string }
+}
+
+// spaceData is a Space's page.
+type spaceData struct {
+	Space     actors.SpaceView
+	Revision  string
+	Cards     []actors.CardView
+	Form      cardForm // the add form, kept when refused
+	Coin      string
+	Coins     []chain.Coin
+	Colors    []string
+	Targets   []moveTarget // where a card of this Space may be moved
+	SheetRows int          // stored rows of a Sheet Space, as far as one page counts
+	SheetMore bool         // and more than that
+}
+
+// moveTarget is a destination of the move menus.
+type moveTarget struct {
+	Value, Label string
+}
+
+func (s *Server) registerSiteSpaces(r routeAdder) {
+	r.GET("/spaces", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
+		s.renderSpaces(ctx, sess, fasthttp.StatusOK, "", "", "")
+	}))
+	r.POST("/spaces", s.signedIn(s.createSpaceForm))
+	r.GET("/spaces/{space_id}", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
+		s.renderSpace(ctx, sess, fasthttp.StatusOK, pathParam(ctx, "space_id"), cardForm{}, "", "")
+	}))
+	r.POST("/spaces/{space_id}", s.signedIn(s.updateSpaceForm))
+	r.GET("/spaces/{space_id}/delete", s.signedIn(s.deleteSpacePage))
+	r.POST("/spaces/{space_id}/delete", s.signedIn(s.deleteSpaceForm))
+	r.POST("/spaces/{space_id}/cards", s.signedIn(s.addBookmarkForm))
+	r.POST("/spaces/{space_id}/cards/{card_id}", s.signedIn(s.editBookmarkForm))
+	r.POST("/spaces/{space_id}/cards/{card_id}/delete", s.signedIn(s.deleteBookmarkForm))
+	r.POST("/moves", s.signedIn(s.moveForm))
+}
+
+func (s *Server) renderSpaces(ctx *fasthttp.RequestCtx, sess *siteSession, status int, name, typ, problem string) {
+	_, page, err := s.panel(sess, "spaces")
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	res, err := s.siteQuery(sess, actors.ListSpacesQuery{})
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	list := res.Body.(actors.SpaceListView)
+	d := spacesData{Spaces: list.Spaces, Revision: list.BookmarkRevision}
+	d.Form.Name, d.Form.Type = name, typ
+	page.Title, page.Problem, page.Data = "Spaces", problem, d
+	page.Notice = spaceNotices[string(ctx.QueryArgs().Peek("m"))]
+	s.renderPage(ctx, status, "spaces", page)
+}
+
+func (s *Server) createSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	name, typ := formValue(ctx, "name"), formValue(ctx, "type")
+	res, err := s.siteWrite(sess, &actors.CreateSpace{SpaceID: newID(), ExpectedBookmarkRevision: formValue(ctx, "expected_bookmark_revision"), Name: name, Type: actors.SpaceType(typ)})
+	if err != nil {
+		s.renderSpaces(ctx, sess, StatusOf(err.Code), name, typ, spaceRefusal(err))
+		return
+	}
+	s.redirect(ctx, "/spaces/"+url.PathEscape(res.Body.(actors.SpaceEnvelope).Space.ID)+"?m=space-added")
+}
+
+func (s *Server) renderSpace(ctx *fasthttp.RequestCtx, sess *siteSession, status int, id string, form cardForm, coin, problem string) {
+	_, page, err := s.panel(sess, "spaces")
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	res, err := s.siteQuery(sess, actors.ListBookmarksQuery{SpaceID: id})
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	list := res.Body.(actors.BookmarkListView)
+	all, err := s.siteQuery(sess, actors.ListSpacesQuery{})
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	spaces := all.Body.(actors.SpaceListView)
+	d := spaceData{Space: list.Space, Revision: spaces.BookmarkRevision, Cards: list.Cards, Form: form, Coin: coin, Coins: chain.Coins(), Colors: actors.ColorKeys}
+	if list.Space.Type == actors.SpaceBitcoin {
+		d.Targets = append(d.Targets, moveTarget{Value: "portfolio", Label: "Portfolio (as an Account card)"})
+	}
+	d.Targets = append(d.Targets, moveTargets(spaces, id)...)
+	if list.Space.Type == actors.SpaceSheet {
+		if sheet, err := s.siteQuery(sess, actors.SheetQuery{SpaceID: id, Sparse: true}); err == nil {
+			v := sheet.Body.(actors.SheetView)
+			d.SheetRows, d.SheetMore = len(v.Rows), v.NextOffset != nil
+		}
+	}
+	page.Title, page.Problem, page.Data = list.Space.Name, problem, d
+	page.Notice = spaceNotices[string(ctx.QueryArgs().Peek("m"))]
+	s.renderPage(ctx, status, "space", page)
+}
+
+// moveTargets are the Spaces other than except that a move menu offers:
+// every Space that holds cards, of either coin type, so that a refused
+// move can say which rule refused it. A Sheet holds no cards.
+func moveTargets(spaces actors.SpaceListView, except string) []moveTarget {
+	var out []moveTarget
+	for _, other := range spaces.Spaces {
+		if other.ID != except && other.Type != actors.SpaceSheet {
+			out = append(out, moveTarget{Value: "space:" + other.ID, Label: other.Name + " (" + string(other.Type) + " Space)"})
+		}
+	}
+	return out
+}
+
+// spaceTargets is moveTargets of the owner's Spaces as they are now.
+func (s *Server) spaceTargets(sess *siteSession, except string) ([]moveTarget, *actors.Error) {
+	all, err := s.siteQuery(sess, actors.ListSpacesQuery{})
+	if err != nil {
+		return nil, err
+	}
+	return moveTargets(all.Body.(actors.SpaceListView), except), nil
+}
+
+// updateSpaceForm renames a Space or changes its type (which clears its
+// agent grant: the page says so before and after).
+func (s *Server) updateSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	id := pathParam(ctx, "space_id")
+	p := &actors.UpdateSpace{SpaceID: id, ExpectedBookmarkRevision: formValue(ctx, "expected_bookmark_revision")}
+	notice := "space-saved"
+	if name := formValue(ctx, "name"); ctx.PostArgs().Has("name") {
+		p.Name = &name
+	}
+	if typ := actors.SpaceType(formValue(ctx, "type")); typ != "" {
+		p.Type, notice = &typ, "space-retyped"
+	}
+	if _, err := s.siteWrite(sess, p); err != nil {
+		s.renderSpace(ctx, sess, StatusOf(err.Code), id, cardForm{}, "", spaceRefusal(err))
+		return
+	}
+	s.redirect(ctx, "/spaces/"+url.PathEscape(id)+"?m="+notice)
+}
+
+func (s *Server) deleteSpacePage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	id := pathParam(ctx, "space_id")
+	res, err := s.siteQuery(sess, actors.ListBookmarksQuery{SpaceID: id})
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	all, err := s.siteQuery(sess, actors.ListSpacesQuery{})
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	_, page, err := s.panel(sess, "spaces")
+	if err != nil {
+		s.siteError(ctx, err)
+		return
+	}
+	list := res.Body.(actors.BookmarkListView)
+	page.Title, page.Narrow = "Delete a Space", true
+	page.Data = spaceData{Space: list.Space, Cards: list.Cards, Revision: all.Body.(actors.SpaceListView).BookmarkRevision}
+	s.renderPage(ctx, fasthttp.StatusOK, "space_delete", page)
+}
+
+func (s *Server) deleteSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	id := pathParam(ctx, "space_id")
+	_, err := s.siteWrite(sess, &actors.DeleteSpace{SpaceID: id, ExpectedBookmarkRevision: formValue(ctx, "expected_bookmark_revision"),
+		ExpectedVersion: formValue(ctx, "expected_version"), ConfirmDeleteCards: formValue(ctx, "confirm_delete_cards") == "true"})
+	if err != nil {
+		s.renderSpace(ctx, sess, StatusOf(err.Code), id, cardForm{}, "", "The Space was not deleted: "+spaceRefusal(err))
+		return
+	}
+	s.redirect(ctx, "/spaces?m=space-deleted")
+}
+
+func (s *Server) addBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	id := pathParam(ctx, "space_id")
+	form := readCardForm(ctx)
+	p := &actors.CreateBookmarkCard{CardID: newID(), SpaceID: id, ExpectedSpaceVersion: formValue(ctx, "expected_space_version"), Address: form.Address, CardFields: form.fields()}
+	coin := formValue(ctx, "coin_id")
+	if coin != "" {
+		p.CoinID = &coin
+	}
+	if _, err := s.siteWrite(sess, p); err != nil {
+		s.renderSpace(ctx, sess, StatusOf(err.Code), id, form, coin, spaceRefusal(err))
+		return
+	}
+	s.redirect(ctx, "/spaces/"+url.PathEscape(id)+"?m=bookmark-added")
+}
+
+func (s *Server) editBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	id := pathParam(ctx, "space_id")
+	form := readCardForm(ctx)
+	_, err := s.siteWrite(sess, &actors.UpdateBookmarkCard{SpaceID: id, CardID: pathParam(ctx, "card_id"), ExpectedVersion: formValue(ctx, "expected_version"), CardFields: form.fields()})
+	if err != nil {
+		s.renderSpace(ctx, sess, StatusOf(err.Code), id, cardForm{}, "", "The card was not saved: "+spaceRefusal(err)+` You typed: name “`+form.Name+`”, note “`+form.Note+`”.`)
+		return
+	}
+	s.redirect(ctx, "/spaces/"+url.PathEscape(id)+"?m=bookmark-saved")
+}
+
+func (s *Server) deleteBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	id := pathParam(ctx, "space_id")
+	_, err := s.siteWrite(sess, &actors.DeleteBookmarkCard{SpaceID: id, CardID: pathParam(ctx, "card_id"), ExpectedVersion: formValue(ctx, "expected_version")})
+	if err != nil {
+		s.renderSpace(ctx, sess, StatusOf(err.Code), id, cardForm{}, "", "The card was not deleted: "+spaceRefusal(err))
+		return
+	}
+	s.redirect(ctx, "/spaces/"+url.PathEscape(id)+"?m=bookmark-gone")
+}
+
+// moveForm moves a card between Spaces, or between a Space and the
+// Portfolio, with the versions of the page it was sent from.
+func (s *Server) moveForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	from := formValue(ctx, "source_space_id") // "" for an Account card
+	p := &actors.MoveCard{NewCardID: newID(), SourceID: formValue(ctx, "source_id"), ExpectedSourceVersion: formValue(ctx, "expected_source_version")}
+	if from == "" {
+		p.SourceKind = actors.LocationPortfolio
+	} else {
+		p.SourceKind, p.SourceSpaceID = actors.LocationBookmark, from
+	}
+	to := formValue(ctx, "destination")
+	back := "/portfolio"
+	if from != "" {
+		back = "/spaces/" + url.PathEscape(from)
+	}
+	switch {
+	case to == "portfolio":
+		p.DestinationKind = actors.LocationPortfolio
+	case len(to) > len("space:") && to[:len("space:")] == "space:":
+		p.DestinationKind, p.DestinationSpaceID = actors.LocationBookmark, to[len("space:"):]
+		// The destination's version as it is now: the move rules judge
+		// the card; the destination may have changed since the page.
+		res, err := s.siteQuery(sess, actors.GetSpaceQuery{SpaceID: p.DestinationSpaceID})
+		if err != nil {
+			s.moveRefused(ctx, sess, from, err)
+			return
+		}
+		v := res.Body.(actors.SpaceEnvelope).Space.Version
+		p.ExpectedDestinationVersion = &v
+	default:
+		s.moveRefused(ctx, sess, from, actors.Errorf(actors.CodeValidation, "choose where to move the card"))
+		return
+	}
+	if _, err := s.siteWrite(sess, p); err != nil {
+		s.moveRefused(ctx, sess, from, err)
+		return
+	}
+	s.redirect(ctx, back+"?m=moved")
+}
+
+func (s *Server) moveRefused(ctx *fasthttp.RequestCtx, sess *siteSession, from string, err *actors.Error) {
+	problem := "The card was not moved: " + moveRefusal(err)
+	if from == "" {
+		s.renderPortfolio(ctx, sess, StatusOf(err.Code), cardForm{}, problem)
+		return
+	}
+	s.renderSpace(ctx, sess, StatusOf(err.Code), from, cardForm{}, "", problem)
+}
+
+// moveRefusal explains the move rule that refused a move.
+func moveRefusal(err *actors.Error) string {
+	switch err.Code {
+	case actors.CodeCrossTypeMove:
+		return "a card moves only between places that hold the same kind of address: Bitcoin cards between the Portfolio and Bitcoin Spaces, altcoin cards between altcoin Spaces, and no card into a Sheet Space. (" + err.Message + ")"
+	case actors.CodeBookmarkFull:
+		return "the destination Space already holds its 10 cards. Delete or move one out of it first. (" + err.Message + ")"
+	case actors.CodeOverviewFull:
+		return "the Portfolio already holds the plan's Account cards. Delete one first. (" + err.Message + ")"
+	case actors.CodeStaleVersion:
+		return "the card or the destination changed after this page was drawn (an agent, or another page). Look at it again below and move it again if you still mean to."
+	}
+	return err.Message
+}
+
+// spaceRefusal says why a Space or bookmark write was refused.
+func spaceRefusal(err *actors.Error) string {
+	switch err.Code {
+	case actors.CodeStaleVersion:
+		return "it changed after this page was drawn (an agent, or another page); what it holds now is shown below. Try again."
+	case actors.CodeSpaceFull:
+		return "the plan holds no more Spaces. (" + err.Message + ")"
+	case actors.CodeBookmarkFull:
+		return "this Space already holds its 10 cards. (" + err.Message + ")"
+	}
+	return err.Message
+}

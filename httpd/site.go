@@ -62,6 +62,7 @@ func (s *Server) registerSite(r routeAdder) {
 	s.registerSitePortfolio(r)
 	s.registerSiteHistory(r)
 	s.registerSiteSpaces(r)
+	s.registerSiteSheet(r)
 	registerSiteAssets(r)
 }
 

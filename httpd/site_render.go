@@ -23,7 +23,7 @@ var siteStaticFiles embed.FS
 
 // sitePageNames are the templates that render a whole page inside the
 // layout.
-var sitePageNames = []string{"signin", "message", "access", "key_created", "revoke", "settings", "secret_shown", "delete", "downloads", "labels_report", "portfolio", "card", "card_delete", "history", "spaces", "space", "space_delete"}
+var sitePageNames = []string{"signin", "message", "access", "key_created", "revoke", "settings", "secret_shown", "delete", "downloads", "labels_report", "portfolio", "card", "card_delete", "history", "spaces", "space", "space_delete", "sheet"}
 
 var (
 	sitePagesOnce sync.Once
@@ -110,7 +110,7 @@ func siteHeaders(ctx *fasthttp.RequestCtx) {
 // its own path, so an unknown asset is the router's ordinary 404.
 func registerSiteAssets(r routeAdder) {
 	static, _ := fs.Sub(siteStaticFiles, "site/static")
-	for name, contentType := range map[string]string{"site.css": "text/css; charset=utf-8", "site.js": "text/javascript; charset=utf-8"} {
+	for name, contentType := range map[string]string{"site.css": "text/css; charset=utf-8", "site.js": "text/javascript; charset=utf-8", "sheet.js": "text/javascript; charset=utf-8"} {
 		body, err := fs.ReadFile(static, name)
 		if err != nil {
 			panic("httpd: site asset missing: " + name)

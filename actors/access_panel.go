@@ -15,6 +15,9 @@ type AccessPanelView struct {
 	Keys      []KeyView       `json:"keys"`
 	Cards     []PanelResource `json:"cards"`
 	Spaces    []PanelResource `json:"spaces"`
+	// AuditSeq is the account's last change, the cursor of a page drawn
+	// from this view for the site's live view (LiveQuery).
+	AuditSeq uint64 `json:"-"`
 }
 
 // PanelResource is one row of the grants table.
@@ -45,6 +48,7 @@ func (AccessPanelQuery) run(a *Account, who Principal, _ Level, _ int64) Result 
 		AccountID: a.ID,
 		Login:     a.Login,
 		Plan:      a.Plan,
+		AuditSeq:  a.AuditSeq,
 		Keys:      make([]KeyView, 0, len(a.Keys)),
 		Cards:     make([]PanelResource, 0, len(a.Portfolio)),
 		Spaces:    make([]PanelResource, 0, len(a.Spaces)),

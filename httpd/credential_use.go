@@ -182,8 +182,17 @@ type usageRecordingStore struct {
 
 func (s usageRecordingStore) Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
 	res, err := s.Store.Query(ctx, cred, q)
-	if err == nil && (res.Err == nil || res.Err.Code != actors.CodeUnauthorized) {
+	if err == nil && (res.Err == nil || res.Err.Code != actors.CodeUnauthorized) && ctx.Value(passiveRequest{}) == nil {
 		s.use.used(cred)
 	}
 	return res, err
+}
+
+// passiveRequest marks the context of a request the page makes on its own,
+// not the owner: the live view's polls. Its queries are not a use, so an
+// open tab left alone does not keep its session from ending when idle.
+type passiveRequest struct{}
+
+func passiveContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, passiveRequest{}, true)
 }

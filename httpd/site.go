@@ -63,6 +63,7 @@ func (s *Server) registerSite(r routeAdder) {
 	s.registerSiteHistory(r)
 	s.registerSiteSpaces(r)
 	s.registerSiteSheet(r)
+	r.GET("/live", s.signedInPassive(s.liveChanges))
 	registerSiteAssets(r)
 }
 
@@ -75,6 +76,16 @@ type siteHandler func(ctx *fasthttp.RequestCtx, sess *siteSession)
 // expired session reaches nothing: it is sent to the sign-in page, and a
 // client that keeps presenting bad ones earns the owner-credential back-off.
 func (s *Server) signedIn(h siteHandler) fasthttp.RequestHandler {
+	return s.signedInAs(h, false)
+}
+
+// signedInPassive is signedIn for the requests a page makes on its own
+// (passiveContext): they need the session but do not extend it.
+func (s *Server) signedInPassive(h siteHandler) fasthttp.RequestHandler {
+	return s.signedInAs(h, true)
+}
+
+func (s *Server) signedInAs(h siteHandler, passive bool) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		https := s.requestIsHTTPS(ctx)
 		post := ctx.IsPost()
@@ -97,6 +108,9 @@ func (s *Server) signedIn(h siteHandler) fasthttp.RequestHandler {
 			return
 		}
 		c, cancel := s.context()
+		if passive {
+			c = passiveContext(c)
+		}
 		res, err := s.store.Query(c, cred, actors.AuthQuery{})
 		cancel()
 		if err != nil {
@@ -113,7 +127,7 @@ func (s *Server) signedIn(h siteHandler) fasthttp.RequestHandler {
 			s.siteError(ctx, res.Err)
 			return
 		}
-		h(ctx, &siteSession{cred: cred, who: res.Body.(actors.AuthView).Principal, csrf: csrfToken(token), https: https})
+		h(ctx, &siteSession{cred: cred, who: res.Body.(actors.AuthView).Principal, csrf: csrfToken(token), https: https, passive: passive})
 	}
 }
 
@@ -203,6 +217,9 @@ func (s *Server) siteWrite(sess *siteSession, p actors.Payload) (actors.Result, 
 func (s *Server) siteQuery(sess *siteSession, q actors.Query) (actors.Result, *actors.Error) {
 	c, cancel := s.context()
 	defer cancel()
+	if sess.passive {
+		c = passiveContext(c)
+	}
 	res, err := s.store.Query(c, sess.cred, q)
 	if err != nil {
 		return actors.Result{}, storeError(err)

@@ -59,7 +59,7 @@ func (s *Server) panel(sess *siteSession, nav string) (actors.AccessPanelView, s
 		return actors.AccessPanelView{}, sitePage{}, err
 	}
 	v := res.Body.(actors.AccessPanelView)
-	return v, sitePage{Nav: nav, Signed: true, CSRF: sess.csrf, AccountID: v.AccountID, Login: v.Login, Plan: v.Plan.String()}, nil
+	return v, sitePage{Nav: nav, Signed: true, CSRF: sess.csrf, AccountID: v.AccountID, Login: v.Login, Plan: v.Plan.String(), LiveCursor: v.AuditSeq}, nil
 }
 
 func (s *Server) accessPage(ctx *fasthttp.RequestCtx, sess *siteSession) {

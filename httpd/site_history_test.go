@@ -30,7 +30,7 @@ func newHistorySite(t *testing.T, plan actors.Plan, addrs ...csvAddr) (*siteClie
 	return sc, hist, ids
 }
 
-var historyRows = regexp.MustCompile(`<tr id="tx-([0-9a-f]{64})">`)
+var historyRows = regexp.MustCompile(`<tr id="tx-([0-9a-f]{64})"`)
 
 func TestSiteHistoryShowsNotesAndSavesThemInPlace(t *testing.T) {
 	c, hist, ids := newHistorySite(t, actors.PlanBase, csvAddr{address: csvAddrA, confirmed: 3, age: time.Hour, step: time.Hour})

@@ -55,6 +55,9 @@ type sitePage struct {
 	Problem   string
 	Narrow    bool
 	Data      any
+	// LiveCursor is the account's last change when the page was drawn:
+	// site.js asks /live for the changes after it (site_live.go).
+	LiveCursor uint64
 }
 
 // sitePageBuffers are the buffers pages render into. A full API access

@@ -33,6 +33,9 @@ type siteSession struct {
 	who   actors.Principal
 	csrf  string // the token every form of this session carries
 	https bool
+	// passive marks a request the page made on its own (signedInPassive):
+	// its queries do not extend the session.
+	passive bool
 }
 
 // sessionToken returns the session cookie's value, whichever name it has.

@@ -40,7 +40,7 @@
       order: null,          // the indexes shown under a filter; null: every slot
       filter: { address: "", chain: "" }
     };
-    var edits = new Map();     // index -> cells typed and not saved yet
+    var edits = new Map();     // index -> {cells typed and not saved yet, base: the cells they were typed over}
     var saving = new Set();    // indexes with a save in flight
     var conflicts = new Map(); // index -> {current, revision} of a refused save
     var live = new Map();      // index -> the row element drawing it
@@ -106,7 +106,7 @@
       row.index = index;
       row.setAttribute("data-index", index);
       row.indexCell.textContent = index;
-      var cells = edits.get(index) || stored(index);
+      var cells = edits.has(index) ? edits.get(index).cells : stored(index);
       for (var c = 0; c < COLUMNS; c++) {
         var input = row.inputs[c];
         input.id = "cell-" + index + "-" + c;
@@ -239,17 +239,27 @@
       sheet.order = snap.filtered ? snap.rows.map(function (r) { return r.index; }) : null;
       headCells.forEach(function (cell, c) { cell.textContent = sheet.headers[c]; });
       if (headingBase === null) { document.getElementById("fifth-heading").value = sheet.headers[4]; }
+      // An edit whose row changed under it (an agent wrote it, or a delete
+      // or compaction moved another row into its slot) becomes a conflict
+      // at once, so the owner sees it before saving.
+      edits.forEach(function (edit, index) {
+        if (!conflicts.has(index) && !saving.has(index) && !same(stored(index), edit.base)) {
+          conflicts.set(index, { current: stored(index), revision: sheet.revision });
+        }
+      });
+      showConflicts();
       redraw();
     }
 
     // save sends the owner's text of slot index. over is set when the
     // owner chose to replace a row that changed meanwhile.
     function save(index, over) {
-      var cells = edits.get(index);
+      var edit = edits.get(index);
       var conflict = conflicts.get(index);
-      if (!cells || saving.has(index) || (conflict && !over)) { return; }
+      if (!edit || saving.has(index) || (conflict && !over)) { return; }
+      var cells = edit.cells;
       var fields = { expected_revision: over ? conflict.revision : sheet.revision };
-      cellFields("b", over ? conflict.current : stored(index), fields);
+      cellFields("b", over ? conflict.current : edit.base, fields);
       cellFields("c", cells, fields);
       saving.add(index);
       remark(index);
@@ -259,7 +269,12 @@
           var saved = a.body.updated_rows[0].cells;
           sheet.rows.set(index, saved);
           sheet.revision = a.body.revision;
-          if (same(edits.get(index), cells)) { edits.delete(index); }
+          var now = edits.get(index);
+          if (!now || same(now.cells, cells)) {
+            edits.delete(index);
+          } else {
+            now.base = saved; // typed on while it saved
+          }
           conflicts.delete(index);
           showConflicts();
           say("Saved index " + index + ".", "valid");
@@ -287,7 +302,7 @@
         var p = document.createElement("p");
         p.textContent = "Index " + index + " changed before your edit was saved (an agent, or another page). Nothing was overwritten.";
         box.appendChild(p);
-        [["It now holds", c.current], ["You typed", edits.get(index) || BLANK]].forEach(function (pair) {
+        [["It now holds", c.current], ["You typed", edits.has(index) ? edits.get(index).cells : BLANK]].forEach(function (pair) {
           var line = document.createElement("p");
           line.className = "sheet-cells";
           var what = document.createElement("strong");
@@ -335,7 +350,12 @@
     body.addEventListener("input", function (e) {
       var row = rowOf(e.target);
       if (!row) { return; }
-      edits.set(row.index, row.inputs.map(function (i) { return i.value; }));
+      var typed = row.inputs.map(function (i) { return i.value; });
+      if (edits.has(row.index)) {
+        edits.get(row.index).cells = typed;
+      } else {
+        edits.set(row.index, { cells: typed, base: stored(row.index).slice() });
+      }
       if (conflicts.has(row.index)) { showConflicts(); }
       mark(row);
     });
@@ -440,6 +460,18 @@
       document.getElementById("filter-chain").value = "";
       sheet.filter = { address: "", chain: "" };
       load().then(function (ok) { if (ok) { say("Every slot shown."); } });
+    });
+
+    // The live view (site.js) reports the account's changes; this page
+    // handles them itself: a change to this Space reads the Sheet again,
+    // which keeps every edit and flags those whose row changed.
+    document.addEventListener("addrwatch:changes", function (e) {
+      e.preventDefault();
+      var space = editor.getAttribute("data-space");
+      var touched = e.detail.gap || e.detail.changes.some(function (c) {
+        return c.resource.kind === "space" && c.resource.id === space;
+      });
+      if (touched) { load(); }
     });
 
     draw();

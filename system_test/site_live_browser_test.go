@@ -37,7 +37,9 @@ func TestSiteLiveViewInABrowser(t *testing.T) {
 	}
 	// stillTheSamePage is true while no navigation or reload happened.
 	mark := func() { b.do("mark the page", chromedp.Evaluate[chromedp.Void](`window.addrwatchTestMark = true`)) }
-	stillTheSamePage := func() bool { return run(b, "check the mark", chromedp.Evaluate[bool](`window.addrwatchTestMark === true`)) }
+	stillTheSamePage := func() bool {
+		return run(b, "check the mark", chromedp.Evaluate[bool](`window.addrwatchTestMark === true`))
+	}
 
 	// The Portfolio list follows an agent's rename.
 	b.open(s.URL + "/portfolio")

@@ -31,6 +31,11 @@ type Account struct {
 	Audit       []AuditEvent       `json:"audit"`
 	AuditSeq    uint64             `json:"audit_seq"` // number of the last audit event
 
+	// Activity is the agents' requests, counted per key, operation,
+	// resource and outcome (activity.go); ActivitySeq numbers its entries.
+	Activity    []ActivityEntry `json:"activity,omitempty"`
+	ActivitySeq uint64          `json:"activity_seq,omitempty"`
+
 	// SheetWrites holds the times of the counted Sheet writes of the last
 	// minute (at most sheetWritesPerWindow): the Sheet-write budget.
 	SheetWrites []int64 `json:"sheet_writes,omitempty"`

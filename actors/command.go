@@ -34,6 +34,7 @@ const (
 	KindSetLogin            Kind = 27
 	KindTouchKey            Kind = 28
 	KindTouchSession        Kind = 29
+	KindRecordActivity      Kind = 30
 )
 
 // Command is one replicated change to one account. Everything apply needs
@@ -118,6 +119,8 @@ func NewPayload(k Kind) (Payload, bool) {
 		return &TouchKey{}, true
 	case KindTouchSession:
 		return &TouchSession{}, true
+	case KindRecordActivity:
+		return &RecordActivity{}, true
 	}
 	return nil, false
 }

@@ -182,6 +182,9 @@ type usageRecordingStore struct {
 
 func (s usageRecordingStore) Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
 	res, err := s.Store.Query(ctx, cred, q)
+	if err == nil && (res.Err == nil || res.Err.Code != actors.CodeUnauthorized) {
+		noteAuthenticated(ctx, cred)
+	}
 	if err == nil && (res.Err == nil || res.Err.Code != actors.CodeUnauthorized) && ctx.Value(passiveRequest{}) == nil {
 		s.use.used(cred)
 	}

@@ -45,6 +45,7 @@ func StatusOf(code actors.Code) int {
 
 // writeError writes the {"code","error"} body of err.
 func writeError(ctx *fasthttp.RequestCtx, err *actors.Error) {
+	ctx.SetUserValue(activityCodeValue, err.Code)
 	if err.RetryAfter > 0 {
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.Itoa(err.RetryAfter))
 	}

@@ -67,6 +67,7 @@ func (s *Server) registerOwner(r routeAdder) {
 	s.registerResources(r, ownerPrefix, audienceOwner)
 	s.registerHistoryCSV(r)
 	s.registerLabels(r)
+	s.registerActivity(r)
 }
 
 // noBody is the payload builder of a route whose request has no body.

@@ -64,7 +64,7 @@ func Linearizable(c context.Context) bool {
 // readContext is the context of a read: bounded by timeout, and carrying
 // the read consistency the request asked for.
 func readContext(ctx *fasthttp.RequestCtx, timeout time.Duration) (context.Context, context.CancelFunc) {
-	c := context.Background()
+	c := withActivity(context.Background(), ctx)
 	if wantsLinearizable(ctx) {
 		c = context.WithValue(c, linearizableKey{}, true)
 	}
@@ -93,7 +93,7 @@ func (s *Server) readWith(ctx *fasthttp.RequestCtx, aud audience, build func() (
 		writeError(ctx, err)
 		return
 	}
-	c := context.Background()
+	c := withActivity(context.Background(), ctx)
 	if wantsLinearizable(ctx) {
 		// Only the quorum check waits on the context; an ordinary read
 		// is bounded by the store's own query timeout, so it skips the
@@ -142,6 +142,7 @@ func (s *Server) write(ctx *fasthttp.RequestCtx, aud audience, spec writeSpec) {
 	}
 	c, cancel := s.context()
 	defer cancel()
+	c = withActivity(c, ctx)
 	who, err := s.authorize(c, cred)
 	if err != nil {
 		writeError(ctx, err)

@@ -68,6 +68,7 @@ type Server struct {
 	forward        *forwarder  // nil without a cluster
 	metrics        *requestMetrics
 	registry       *prometheus.Registry
+	activity       *activityLog
 	openMetrics    bool
 	spoolDir       string
 	connsPerClient int               // 0: no connection cap
@@ -92,6 +93,7 @@ func New(cfg Config) *Server {
 	}
 	s.use = newCredentialUse(cfg.Store, s.now, cfg.SessionIdle)
 	s.store = usageRecordingStore{Store: cfg.Store, use: s.use}
+	s.activity = newActivityLog(cfg.Store, s.now, s.log)
 	if cfg.EdgeLimits {
 		s.limits = newEdgeLimits(cfg.TrustedProxies, s.now)
 		s.connsPerClient = connsPerClientMax
@@ -160,7 +162,7 @@ func (s *Server) publicRoutes() fasthttp.RequestHandler {
 	s.registerAgent(r)
 	s.registerOwner(r)
 	s.registerSite(r)
-	h := r.Handler
+	h := s.activity.wrap(r.Handler)
 	if s.metrics != nil {
 		h = s.metrics.wrap(h)
 	}

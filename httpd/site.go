@@ -64,6 +64,7 @@ func (s *Server) registerSite(r routeAdder) {
 	s.registerSiteSpaces(r)
 	s.registerSiteSheet(r)
 	r.GET("/live", s.signedInPassive(s.liveChanges))
+	r.GET("/activity", s.signedIn(s.activityPage))
 	registerSiteAssets(r)
 }
 

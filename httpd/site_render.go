@@ -23,7 +23,7 @@ var siteStaticFiles embed.FS
 
 // sitePageNames are the templates that render a whole page inside the
 // layout.
-var sitePageNames = []string{"signin", "message", "access", "key_created", "revoke", "settings", "secret_shown", "delete", "downloads", "labels_report", "portfolio", "card", "card_delete", "history", "spaces", "space", "space_delete", "sheet"}
+var sitePageNames = []string{"signin", "message", "access", "key_created", "revoke", "settings", "secret_shown", "delete", "downloads", "labels_report", "portfolio", "card", "card_delete", "history", "spaces", "space", "space_delete", "sheet", "activity"}
 
 var (
 	sitePagesOnce sync.Once

@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -62,8 +63,13 @@ func TestPanelRowsKeepHostileStringsText(t *testing.T) {
 						if strings.HasPrefix(a.Key, "on") || a.Key == "src" {
 							t.Errorf("%s %q: attribute %s=%q", what, hostile, a.Key, a.Val)
 						}
-						if a.Key == "href" && !strings.HasPrefix(a.Val, "/access/keys/") {
+						if a.Key == "href" && !strings.HasPrefix(a.Val, "/access/keys/") && !strings.HasPrefix(a.Val, "/activity?key=") {
 							t.Errorf("%s %q: href %q", what, hostile, a.Val)
+						}
+						if q, found := strings.CutPrefix(a.Val, "/activity?"); a.Key == "href" && found {
+							if v, err := url.ParseQuery(q); err != nil || len(v) != 1 || v.Get("key") != hostile {
+								t.Errorf("%s %q: the activity link's query %q", what, hostile, q)
+							}
 						}
 					}
 				case html.TextNode:

@@ -18,7 +18,7 @@ import (
 // commandKindsMax is the highest Kind this build knows. The round-trip test
 // asserts that NewPayload knows every kind up to it and none after it, so a
 // new kind that is not added here fails loudly instead of going untested.
-const commandKindsMax = actors.KindTouchSession
+const commandKindsMax = actors.KindRecordActivity
 
 // at0 is the leader time of the first test command.
 var at0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano()
@@ -162,6 +162,11 @@ func samplePayload(t testing.TB, k actors.Kind) actors.Payload {
 	case *actors.TouchSession:
 		p.SessionID = "s9d8f7g6h5j4k3l2m1n"
 		p.ExpiresAt = at0 + int64(45*time.Minute)
+	case *actors.RecordActivity:
+		p.Entries = []actors.ActivityEntry{
+			{KeyID: "k3j5x7m2q4w6e8r0t2y", Op: "GET /v1/portfolio/cards/{card_id}", Resource: actors.ResourceRef{Kind: actors.ResourcePortfolioCard, ID: "c1a2b3c4d5e6f7g8h9i"}, Status: 200, Count: 12, First: at0, Last: at0 + int64(900*time.Millisecond)},
+			{KeyID: "k3j5x7m2q4w6e8r0t2y", Op: "PATCH /v1/bookmark-spaces/{space_id}/sheet", Resource: actors.ResourceRef{Kind: actors.ResourceSpace, ID: "sp7kq2m4x5n6p7q8r9s"}, Status: 409, Code: actors.CodeStaleVersion, Count: 1, First: at0 + 5, Last: at0 + 5},
+		}
 	default:
 		t.Fatalf("kind %d (%T) has no sample: add one", k, p)
 	}

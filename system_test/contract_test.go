@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
@@ -403,6 +404,19 @@ func TestContractAgentAPI(t *testing.T) {
 		}
 		owner.do(t, ctReq{method: "GET", path: "/labels.jsonl", bearer: badKey, status: 401, code: "UNAUTHORIZED"})
 		owner.do(t, ctReq{method: "POST", path: "/labels.jsonl", bearer: a.OwnerSecret, raw: strings.Repeat(`{"type":"tx","ref":"r"}`+"\n", 10_001), contentType: "application/jsonl", status: 422, code: "VALIDATION"})
+
+		// Agent activity: the lines of a key's requests, once recorded
+		// (about a second after them).
+		activityKey := s.createKey(t, a, "read")
+		do(t, "GET", s.URL+"/v1/me", activityKey, nil)
+		var lines []any
+		for start := time.Now(); len(lines) == 0 && time.Since(start) < 10*time.Second; time.Sleep(200 * time.Millisecond) {
+			lines = owner.do(t, ctReq{method: "GET", path: "/activity?limit=5", bearer: a.OwnerSecret, status: 200}).obj(t)["entries"].([]any)
+		}
+		if len(lines) == 0 || ctStr(lines[0], "op") != "GET /v1/me" {
+			t.Fatalf("activity lines: %v", lines)
+		}
+		owner.do(t, ctReq{method: "GET", path: "/activity?colour=red", bearer: a.OwnerSecret, status: 422, code: "VALIDATION"})
 
 		owner.do(t, ctReq{method: "PUT", path: "/plan", bearer: session, body: map[string]any{"plan": "base"}, status: 200})
 		owner.do(t, ctReq{method: "PUT", path: "/plan", bearer: session, body: map[string]any{"plan": "gold"}, status: 422, code: "VALIDATION", invalid: true})

@@ -1,0 +1,244 @@
+package httpd
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// Agent activity (actors/activity.go): the node that serves an agent
+// request counts it, once the request is answered, by key, operation,
+// resource and outcome; about once a second the counts of each key go to
+// the log as one RecordActivity. Only requests whose key authenticated
+// are counted (a query answered for the key, not UNAUTHORIZED): a
+// request with a made-up secret cannot write into an account's activity.
+// Like the key's last use (credential_use.go), this is a coarse write in
+// the background, never on a request's own path, and a record lost to a
+// leader change or a full node costs an owner some lines of activity,
+// never a request.
+
+const (
+	// activityFlushEvery is the window a key's requests are counted in.
+	activityFlushEvery = time.Second
+	// activityPendingMax bounds the entries a node holds between flushes;
+	// past it, a request's line is counted in its key's "other requests".
+	activityPendingMax = 100_000
+	// activityFlushesInFlight bounds the records proposed at once.
+	activityFlushesInFlight = 16
+	activityFlushTimeout    = 10 * time.Second
+)
+
+// activityNote travels with one agent request (as a user value of the
+// request and in the context of its store calls) and learns the key that
+// authenticated it.
+type activityNote struct {
+	account, keyID string
+}
+
+type activityNoteKey struct{}
+
+// activityNoteValue is the request's user value holding its note.
+const activityNoteValue = "addrwatch.activity"
+
+// activityCodeValue is the request's user value holding the error code
+// writeError answered with.
+const activityCodeValue = "addrwatch.code"
+
+// withActivity returns c carrying the note of the request, if it has one.
+func withActivity(c context.Context, ctx *fasthttp.RequestCtx) context.Context {
+	if n, _ := ctx.UserValue(activityNoteValue).(*activityNote); n != nil {
+		return context.WithValue(c, activityNoteKey{}, n)
+	}
+	return c
+}
+
+// noteAuthenticated tells the request's note, if any, that cred was
+// authenticated by a query.
+func noteAuthenticated(c context.Context, cred actors.Credential) {
+	if cred.Kind != actors.CredentialAPIKey {
+		return
+	}
+	if n, _ := c.Value(activityNoteKey{}).(*activityNote); n != nil {
+		n.account, n.keyID = cred.AccountID, cred.ID
+	}
+}
+
+// activityLine is what requests are counted by.
+type activityLine struct {
+	account, keyID, op string
+	resource           actors.ResourceRef
+	status             int
+	code               actors.Code
+}
+
+type activityKeyRef struct{ account, keyID string }
+
+// activityLog holds the counts of the current window.
+type activityLog struct {
+	store Store
+	now   func() time.Time
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	pending  map[activityLine]*actors.ActivityEntry
+	perKey   map[activityKeyRef]int
+	flushing bool // a flusher goroutine runs; it stops when a window is empty
+	flushes  sync.WaitGroup
+}
+
+func newActivityLog(store Store, now func() time.Time, log *slog.Logger) *activityLog {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &activityLog{store: store, now: now, log: log, pending: map[activityLine]*actors.ActivityEntry{}, perKey: map[activityKeyRef]int{}}
+}
+
+// wrap counts each agent request next answers for a key.
+func (l *activityLog) wrap(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if !bytes.HasPrefix(ctx.Path(), agentPathPrefix) {
+			next(ctx)
+			return
+		}
+		n := &activityNote{}
+		ctx.SetUserValue(activityNoteValue, n)
+		next(ctx)
+		if n.keyID == "" {
+			return
+		}
+		route, _ := ctx.UserValue(router.MatchedRoutePathParam).(string)
+		code, _ := ctx.UserValue(activityCodeValue).(actors.Code)
+		l.add(activityLine{account: n.account, keyID: n.keyID, op: string(ctx.Method()) + " " + route,
+			resource: activityResource(ctx, route), status: ctx.Response.StatusCode(), code: code})
+	}
+}
+
+// activityResource names the resource of a request from its path: a card,
+// a Space or a transaction's note. An ID that could not be one (too long,
+// not printable) is left out: it names nothing the account holds.
+func activityResource(ctx *fasthttp.RequestCtx, route string) actors.ResourceRef {
+	id := func(name string) string {
+		v := pathParam(ctx, name)
+		if len(v) > 64 || !printableASCII(v) {
+			return ""
+		}
+		return v
+	}
+	switch card, space, txid := id("card_id"), id("space_id"), id("txid"); {
+	case card != "" && strings.Contains(route, "/portfolio/"):
+		return actors.ResourceRef{Kind: actors.ResourcePortfolioCard, ID: card}
+	case card != "":
+		return actors.ResourceRef{Kind: actors.ResourceBookmarkCard, ID: card, SpaceID: space}
+	case space != "":
+		return actors.ResourceRef{Kind: actors.ResourceSpace, ID: space}
+	case txid != "":
+		return actors.ResourceRef{Kind: actors.ResourceNote, ID: txid}
+	}
+	return actors.ResourceRef{}
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// add counts one request, and starts the flusher if it is not running.
+func (l *activityLog) add(line activityLine) {
+	now := l.now().UnixNano()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e := l.pending[line]; e != nil {
+		e.Count++
+		e.Last = max(e.Last, now)
+		return
+	}
+	ref := activityKeyRef{line.account, line.keyID}
+	if l.perKey[ref] >= actors.ActivityFlushMax || len(l.pending) >= activityPendingMax {
+		// Past the distinct lines a record may hold, the rest of the
+		// window is counted, not itemised.
+		line = activityLine{account: line.account, keyID: line.keyID, op: actors.ActivityOther}
+		if e := l.pending[line]; e != nil {
+			e.Count++
+			e.Last = max(e.Last, now)
+			return
+		}
+	} else {
+		l.perKey[ref]++
+	}
+	l.pending[line] = &actors.ActivityEntry{KeyID: line.keyID, Op: line.op, Resource: line.resource, Status: line.status, Code: line.code, Count: 1, First: now, Last: now}
+	if !l.flushing {
+		l.flushing = true
+		l.flushes.Add(1)
+		go l.flushLoop()
+	}
+}
+
+// flushLoop proposes each window's records until a window is empty.
+func (l *activityLog) flushLoop() {
+	defer l.flushes.Done()
+	for {
+		time.Sleep(activityFlushEvery)
+		if !l.flush() {
+			return
+		}
+	}
+}
+
+// flush proposes the records of the window that ends now, one per key,
+// and reports whether there were any (false stops the flusher).
+func (l *activityLog) flush() bool {
+	l.mu.Lock()
+	pending := l.pending
+	if len(pending) == 0 {
+		l.flushing = false
+		l.mu.Unlock()
+		return false
+	}
+	l.pending, l.perKey = map[activityLine]*actors.ActivityEntry{}, map[activityKeyRef]int{}
+	l.mu.Unlock()
+
+	records := map[activityKeyRef][]actors.ActivityEntry{}
+	for line, e := range pending {
+		ref := activityKeyRef{line.account, line.keyID}
+		records[ref] = append(records[ref], *e)
+	}
+	slots := make(chan struct{}, activityFlushesInFlight)
+	var wg sync.WaitGroup
+	at := l.now().UnixNano()
+	for ref, entries := range records {
+		sort.Slice(entries, func(i, j int) bool { return entries[i].First < entries[j].First })
+		cmd := &actors.Command{Account: ref.account, At: at, Principal: actors.Principal{Kind: actors.PrincipalAgent, KeyID: ref.keyID},
+			Payload: &actors.RecordActivity{Entries: entries}}
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			ctx, cancel := context.WithTimeout(context.Background(), activityFlushTimeout)
+			defer cancel()
+			res, err := l.store.Propose(ctx, cmd)
+			if err == nil && res.Err != nil && res.Err.Code != actors.CodeUnauthorized {
+				// A revoked key's last lines are refused; anything else is
+				// a bug in the edge's entries.
+				l.log.Warn("activity record refused", "code", res.Err.Code, "error", res.Err.Message)
+			}
+		}()
+	}
+	wg.Wait()
+	return true
+}
+
+// wait returns once no flusher runs (tests).
+func (l *activityLog) wait() { l.flushes.Wait() }

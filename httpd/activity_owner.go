@@ -1,0 +1,115 @@
+package httpd
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// GET /owner/v1/activity: the agents' activity (activity.go) for the
+// owner's own tools, newest first, with the site's filters.
+
+const activityPath = ownerPrefix + "/activity"
+
+// activityEntryView is one line as the owner API renders it.
+type activityEntryView struct {
+	KeyID    string              `json:"key_id"`
+	Op       string              `json:"op"`
+	Resource *actors.ResourceRef `json:"resource"`
+	Status   int                 `json:"status"`
+	Code     actors.Code         `json:"code,omitempty"`
+	Count    int                 `json:"count"`
+	First    string              `json:"first"`
+	Last     string              `json:"last"`
+}
+
+type activityView struct {
+	Entries    []activityEntryView `json:"entries"`
+	NextBefore *uint64             `json:"next_before"`
+	Oldest     *string             `json:"oldest"`
+}
+
+func (s *Server) registerActivity(r routeAdder) {
+	r.GET(activityPath, handle(func(ctx *fasthttp.RequestCtx) *actors.Error {
+		cred, err := s.credential(ctx, audienceOwner)
+		if err != nil {
+			return err
+		}
+		q, err := activityQuery(ctx.QueryArgs())
+		if err != nil {
+			return err
+		}
+		c, cancel := readContext(ctx, requestTimeout)
+		defer cancel()
+		res, err := s.ask(c, cred, q)
+		if err != nil {
+			return err
+		}
+		page := res.Body.(actors.ActivityPage)
+		v := activityView{Entries: make([]activityEntryView, len(page.Entries))}
+		for i, e := range page.Entries {
+			v.Entries[i] = activityEntryView{KeyID: e.KeyID, Op: e.Op, Status: e.Status, Code: e.Code, Count: e.Count,
+				First: rfc3339(e.First), Last: rfc3339(e.Last)}
+			if e.Resource.Kind != "" {
+				ref := e.Resource
+				v.Entries[i].Resource = &ref
+			}
+		}
+		if page.Next != 0 {
+			v.NextBefore = &page.Next
+		}
+		if page.Oldest != 0 {
+			oldest := rfc3339(page.Oldest)
+			v.Oldest = &oldest
+		}
+		writeJSON(ctx, fasthttp.StatusOK, v)
+		return nil
+	}))
+}
+
+func rfc3339(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC3339Nano) }
+
+// activityQuery reads the filters; any other parameter is refused, so a
+// misspelt filter is never silently ignored.
+func activityQuery(args *fasthttp.Args) (actors.ActivityQuery, *actors.Error) {
+	q := actors.ActivityQuery{Limit: 100}
+	var err *actors.Error
+	args.VisitAll(func(k, v []byte) {
+		if err != nil {
+			return
+		}
+		value := string(v)
+		switch string(k) {
+		case "key_id":
+			q.KeyID = value
+		case "resource_id":
+			q.ResourceID = value
+		case "since", "until":
+			t, perr := time.Parse(time.RFC3339Nano, value)
+			if perr != nil {
+				err = actors.Errorf(actors.CodeValidation, "%s must be an RFC 3339 time with a time zone", k)
+				return
+			}
+			if string(k) == "since" {
+				q.Since = unixNanoClamped(t)
+			} else {
+				q.Until = unixNanoClamped(t)
+			}
+		case "before":
+			n, perr := strconv.ParseUint(value, 10, 64)
+			if perr != nil || n == 0 {
+				err = actors.Errorf(actors.CodeValidation, "before must be the next_before of a page")
+				return
+			}
+			q.Before = n
+		case "limit":
+			q.Limit, err = queryInt("limit", value, 1, 100)
+		default:
+			err = actors.Errorf(actors.CodeValidation, "unknown query parameter %q: use key_id, resource_id, since, until, before or limit", truncate(string(k)))
+		}
+	})
+	return q, err
+}

@@ -1,0 +1,86 @@
+package httpd
+
+import (
+	"maps"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+)
+
+// key creates an API key through the owner API and returns it and its ID.
+func (o *ownerTest) key(capability, name string) (key, id string) {
+	o.t.Helper()
+	m := o.ownerJSON("POST", "/owner/v1/keys", map[string]string{"capability": capability, "name": name}, fasthttp.StatusCreated)
+	return m["key"].(string), m["key_id"].(string)
+}
+
+var activityRows = regexp.MustCompile(`(?s)<tr(?: class="refused")?>\s*<td>[^<]*</td>\s*<td class="text">([^<]*)</td>\s*<td class="mono text">([^<]*)</td>\s*<td class="text">([^<]*)</td>\s*<td>([^<]*)</td>\s*<td class="amount">(\d+)</td>`)
+
+func TestSiteActivityShowsWhatEachKeyDid(t *testing.T) {
+	o := newOwnerTest(t)
+	c := newSiteClient(o)
+	c.mustSignIn()
+	_, _, created := o.send("192.0.2.1", "POST", "/owner/v1/portfolio/cards", o.account.OwnerSecret, map[string]any{"address": csvAddrA, "name": "Cold"})
+	card := created["card"].(map[string]any)["id"].(string)
+	o.ownerJSON("PUT", "/owner/v1/grants/portfolio/"+card, map[string]string{"level": "write"}, 200)
+	reader, readerID := o.key("read", "<b>reader</b>")
+	writer, _ := o.key("write", "writer")
+
+	for range 3 {
+		o.send("192.0.2.7", "GET", "/v1/portfolio/cards/"+card, reader, nil)
+	}
+	o.send("192.0.2.7", "PATCH", "/v1/portfolio/cards/"+card, reader, map[string]any{"expected_version": "x", "name": "n"})
+	o.send("192.0.2.7", "GET", "/v1/portfolio/cards/nosuchcard", writer, nil)
+	// A made-up secret for the reader's key ID is not the reader.
+	forged := reader[:len(reader)-4] + "zzzz"
+	if status, _, _ := o.send("192.0.2.7", "GET", "/v1/me", forged, nil); status != fasthttp.StatusUnauthorized {
+		t.Fatalf("a forged key: %d", status)
+	}
+	o.server.activity.wait()
+
+	page := c.do("GET", "/activity", nil)
+	// A flush window may end between the reads: lines of the same
+	// request and outcome are summed.
+	rows := activityRows.FindAllStringSubmatch(page.body, -1)
+	got := map[string]int{}
+	for _, r := range rows {
+		n, _ := strconv.Atoi(r[5])
+		got[r[1]+" | "+r[2]+" | "+r[3]+" | "+r[4]] += n
+	}
+	want := map[string]int{
+		"&lt;b&gt;reader&lt;/b&gt; | GET /v1/portfolio/cards/{card_id} | Account card Cold | 200 OK":          3,
+		"&lt;b&gt;reader&lt;/b&gt; | PATCH /v1/portfolio/cards/{card_id} | Account card Cold | 403 FORBIDDEN": 1,
+		"writer | GET /v1/portfolio/cards/{card_id} | portfolio_card nosuchcard | 404 NOT_FOUND":              1,
+	}
+	if page.status != 200 || !maps.Equal(got, want) {
+		t.Fatalf("activity: %d, lines %v: %.4000s", page.status, got, page.body)
+	}
+	if strings.Contains(page.body, "/v1/me") {
+		t.Fatal("the forged request was recorded")
+	}
+
+	// One key's page, reached from the panel.
+	if panel := c.do("GET", "/access", nil); !strings.Contains(panel.body, `href="/activity?key=`+readerID+`"`) {
+		t.Fatalf("the panel has no activity link for the key")
+	}
+	page = c.do("GET", "/activity?key="+readerID, nil)
+	if rows := activityRows.FindAllStringSubmatch(page.body, -1); len(rows) < 2 || strings.Contains(page.body, ">writer<") || !strings.Contains(page.body, "<h1>Activity of &lt;b&gt;reader&lt;/b&gt;</h1>") {
+		t.Fatalf("the reader's page: %d rows %.2000s", len(rows), page.body)
+	}
+	// By resource, and a time range that holds nothing.
+	if byCard := c.do("GET", "/activity?resource="+card, nil).body; len(activityRows.FindAllStringSubmatch(byCard, -1)) < 2 || strings.Contains(byCard, "nosuchcard") {
+		t.Fatalf("by card: %.2000s", byCard)
+	}
+	if page = c.do("GET", "/activity?until=2000-01-01T00:00", nil); !strings.Contains(page.body, "No agent requests match this filter") {
+		t.Fatalf("an empty range: %.2000s", page.body)
+	}
+	// A time that is not one is refused with the reason, and the page
+	// still shows the activity unfiltered.
+	page = c.do("GET", "/activity?since=yesterday", nil)
+	if page.status != fasthttp.StatusUnprocessableEntity || !strings.Contains(page.body, "since must be a date and time") || len(activityRows.FindAllStringSubmatch(page.body, -1)) < 3 {
+		t.Fatalf("a bad time: %d %.2000s", page.status, page.body)
+	}
+}

@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin
 DATA    ?= ./data
 
-.PHONY: help build run test test-short soak fuzz bench vet clean
+.PHONY: help build run test test-short soak fuzz bench vet clean screenshots
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -41,6 +41,9 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzFramedRequest -fuzztime $(FUZZTIME)
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzParseLabelFile -fuzztime $(FUZZTIME)
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzLabelImport -fuzztime $(FUZZTIME)
+
+screenshots: ## take the README's pictures of the site again (docs/site-*.png), with headless Chromium
+	ADDRWATCH_TOUR_DIR=$(CURDIR)/docs $(GO) test ./system_test -run '^TestSiteTourInABrowser$$' -count=1
 
 bench: ## load-test one local node with bench/ (auth-reads, reads, sheet-put, site, baseline; see bench/README.md), then the rule benchmarks
 	@set -e; $(GO) build -o $(BIN)/addrwatchd ./cmd/addrwatchd; dir=$$(mktemp -d); set -- $$($(GO) run ./bench free-ports 3); \

@@ -133,8 +133,8 @@ func activityWhen(ns int64) string {
 
 func newActivityRow(e actors.ActivityEntry, names, resources map[string]string) activityRow {
 	r := activityRow{When: activityWhen(e.Last), Key: names[e.KeyID], Op: e.Op, Count: e.Count, Refused: e.Status >= 400}
-	if e.Count > 1 && e.First != e.Last {
-		r.When = activityWhen(e.First) + " to " + time.Unix(0, e.Last).UTC().Format("15:04:05")
+	if first := activityWhen(e.First); first != r.When {
+		r.When = first + " to " + time.Unix(0, e.Last).UTC().Format("15:04:05")
 	}
 	if r.Key == "" {
 		r.Key = e.KeyID + " (revoked)"

@@ -232,7 +232,12 @@ func TestSitePagesCarryTheSecurityHeaders(t *testing.T) {
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
-	for _, path := range []string{"/", "/access", "/settings", "/settings/delete", "/downloads", "/assets/site.css", "/assets/site.js"} {
+	var first string
+	for _, sp := range o.ownerJSON("GET", "/owner/v1/bookmark-spaces", nil, 200)["spaces"].([]any) {
+		first = sp.(map[string]any)["id"].(string)
+	}
+	for _, path := range []string{"/", "/access", "/settings", "/settings/delete", "/downloads", "/assets/site.css", "/assets/site.js",
+		"/portfolio", "/history", "/spaces", "/spaces/" + first, "/spaces/" + first + "/delete", "/activity", "/live?after=0", "/assets/sheet.js"} {
 		a := c.do("GET", path, nil)
 		if a.status >= 400 {
 			t.Errorf("%s: %d", path, a.status)

@@ -76,11 +76,7 @@ func rfc3339(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC333
 // misspelt filter is never silently ignored.
 func activityQuery(args *fasthttp.Args) (actors.ActivityQuery, *actors.Error) {
 	q := actors.ActivityQuery{Limit: 100}
-	var err *actors.Error
-	args.VisitAll(func(k, v []byte) {
-		if err != nil {
-			return
-		}
+	for k, v := range args.All() {
 		value := string(v)
 		switch string(k) {
 		case "key_id":
@@ -90,8 +86,7 @@ func activityQuery(args *fasthttp.Args) (actors.ActivityQuery, *actors.Error) {
 		case "since", "until":
 			t, perr := time.Parse(time.RFC3339Nano, value)
 			if perr != nil {
-				err = actors.Errorf(actors.CodeValidation, "%s must be an RFC 3339 time with a time zone", k)
-				return
+				return q, actors.Errorf(actors.CodeValidation, "%s must be an RFC 3339 time with a time zone", k)
 			}
 			if string(k) == "since" {
 				q.Since = unixNanoClamped(t)
@@ -101,15 +96,18 @@ func activityQuery(args *fasthttp.Args) (actors.ActivityQuery, *actors.Error) {
 		case "before":
 			n, perr := strconv.ParseUint(value, 10, 64)
 			if perr != nil || n == 0 {
-				err = actors.Errorf(actors.CodeValidation, "before must be the next_before of a page")
-				return
+				return q, actors.Errorf(actors.CodeValidation, "before must be the next_before of a page")
 			}
 			q.Before = n
 		case "limit":
-			q.Limit, err = queryInt("limit", value, 1, 100)
+			n, err := queryInt("limit", value, 1, 100)
+			if err != nil {
+				return q, err
+			}
+			q.Limit = n
 		default:
-			err = actors.Errorf(actors.CodeValidation, "unknown query parameter %q: use key_id, resource_id, since, until, before or limit", truncate(string(k)))
+			return q, actors.Errorf(actors.CodeValidation, "unknown query parameter %q: use key_id, resource_id, since, until, before or limit", truncate(string(k)))
 		}
-	})
-	return q, err
+	}
+	return q, nil
 }

@@ -84,3 +84,30 @@ func TestSiteActivityShowsWhatEachKeyDid(t *testing.T) {
 		t.Fatalf("a bad time: %d %.2000s", page.status, page.body)
 	}
 }
+
+// GET /owner/v1/activity answers bad filters with 422 and the reason, and
+// an agent key with 401 (the owner API takes only owner credentials).
+func TestOwnerActivityRefusesBadFilters(t *testing.T) {
+	o := newOwnerTest(t)
+	reader, _ := o.key("read", "r")
+	for query, want := range map[string]string{
+		"since=yesterday":   "since must be an RFC 3339 time",
+		"until=2026-11-26":  "until must be an RFC 3339 time",
+		"before=0":          "before must be the next_before",
+		"before=-3":         "before must be the next_before",
+		"limit=101":         "limit must be an integer from 1 to 100",
+		"colour=red":        `unknown query parameter "colour"`,
+		"key_id=k&Key_ID=x": `unknown query parameter "Key_ID"`,
+	} {
+		status, _, m := o.send("192.0.2.1", "GET", "/owner/v1/activity?"+query, o.account.OwnerSecret, nil)
+		if status != fasthttp.StatusUnprocessableEntity || m["code"] != "VALIDATION" || !strings.Contains(m["error"].(string), want) {
+			t.Errorf("%s: %d %v", query, status, m)
+		}
+	}
+	if status, _, m := o.send("192.0.2.1", "GET", "/owner/v1/activity?since=2026-01-01T00:00:00Z&limit=5", o.account.OwnerSecret, nil); status != 200 || m["next_before"] != nil {
+		t.Fatalf("a good filter: %d %v", status, m)
+	}
+	if status, _, _ := o.send("192.0.2.1", "GET", "/owner/v1/activity", reader, nil); status != fasthttp.StatusUnauthorized {
+		t.Fatalf("an agent key: %d", status)
+	}
+}

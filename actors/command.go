@@ -58,8 +58,13 @@ type Payload interface {
 }
 
 // NewPayload returns an empty payload of kind k for decoding, or false for a
-// kind this build does not know (the caller must stop rather than skip it).
+// kind this build does not know or whose feature version it does not
+// support (the caller must stop rather than skip it, unless the record is
+// marked ignorable).
 func NewPayload(k Kind) (Payload, bool) {
+	if k.FeatureVersion() > SupportedFeatureVersion() {
+		return nil, false
+	}
 	switch k {
 	case KindCreateAccount:
 		return &CreateAccount{}, true

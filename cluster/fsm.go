@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -22,6 +23,11 @@ type fsm struct {
 	accounts *actors.Registry
 	log      *slog.Logger
 	metrics  *applyMetrics
+	// version is the highest feature version the applied state relies
+	// on: of the commands applied, and of the snapshot restored. Snapshots
+	// say it, so an older release refuses one it cannot load whole. Only
+	// the FSM goroutine writes it.
+	version atomic.Uint32
 }
 
 var _ raft.BatchingFSM = (*fsm)(nil)
@@ -53,6 +59,11 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		}
 		bounds[i] = [2]int{len(all), len(all) + len(cmds)}
 		all = append(all, cmds...)
+		for _, c := range cmds {
+			if v := uint32(c.Payload.Kind().FeatureVersion()); v > f.version.Load() {
+				f.version.Store(v)
+			}
+		}
 	}
 	if len(all) == 0 {
 		return responses
@@ -87,7 +98,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: snapshot: %w", err)
 	}
-	return &fsmSnapshot{accounts: encoded}, nil
+	return &fsmSnapshot{accounts: encoded, version: actors.FeatureVersion(max(f.version.Load(), 1))}, nil
 }
 
 // Restore replaces every account with the snapshot's. A snapshot that fails
@@ -95,17 +106,19 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 // metadata of an old snapshot (the node directory) is dropped.
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	accounts, err := persistence.ReadSnapshot(rc)
+	accounts, _, version, err := persistence.ReadSnapshotVersioned(rc)
 	if err != nil {
 		return fmt.Errorf("cluster: restore: %w", err)
 	}
 	f.accounts.Restore(accounts)
+	f.version.Store(uint32(version))
 	f.log.Info("restored snapshot", "accounts", len(accounts))
 	return nil
 }
 
 type fsmSnapshot struct {
 	accounts [][]byte
+	version  actors.FeatureVersion
 }
 
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
@@ -118,7 +131,7 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 }
 
 func (s *fsmSnapshot) write(w io.Writer) error {
-	sw, err := persistence.NewSnapshotWriter(w)
+	sw, err := persistence.NewSnapshotWriterFor(w, s.version)
 	if err != nil {
 		return err
 	}

@@ -122,7 +122,8 @@ type Node struct {
 	leaderCh  chan bool
 	done      chan struct{}
 	check     *leaderCheck
-	contacts  *peerContacts // which peers answer this node while it leads
+	contacts  *peerContacts  // which peers answer this node while it leads
+	versions  *voterVersions // what this node, leading, knows of its voters' feature versions
 }
 
 // Open starts the node: opens the stores, restores the latest snapshot and
@@ -185,7 +186,9 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 		return nil, fmt.Errorf("cluster: start raft: %w", err)
 	}
 	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, nodes: nodes, dialer: dialer, accounts: accounts, metrics: metrics, verify: verify, log: cfg.Logger, cfg: cfg,
-		leaderCh: leaderCh, done: make(chan struct{}), check: &leaderCheck{raft: r}, contacts: contacts}
+		leaderCh: leaderCh, done: make(chan struct{}), check: &leaderCheck{raft: r}, contacts: contacts, versions: newVoterVersions()}
+	go serveVersions(nodes.streams[streamVersion])
+	go n.pollVersions()
 	go n.watchLeadership()
 	go n.writeCheckpoints()
 	go n.promoteCaughtUp()
@@ -243,6 +246,7 @@ func (n *Node) watchLeadership() {
 			if !isLeader {
 				continue
 			}
+			go n.askVoters() // a new leader learns its voters' versions at once
 			if err := n.raft.Barrier(barrierTimeout).Error(); err != nil {
 				n.log.Warn("leader barrier failed; not serving until the next leadership change", "err", err)
 				continue
@@ -286,6 +290,9 @@ func (n *Node) leads() bool {
 func (n *Node) Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
 	if !n.serving() {
 		return actors.Result{}, ErrNotLeader
+	}
+	if err := n.gate(cmd); err != nil {
+		return actors.Result{}, err
 	}
 	return n.proposer.propose(ctx, cmd)
 }
@@ -382,20 +389,27 @@ type ServerStatus struct {
 	// Answering is, on the leader, whether the node answered it within
 	// the last second: what membership changes count as up.
 	Answering *bool `json:"answering,omitempty"`
+	// FeatureVersion is, on the leader, the feature version the node last
+	// reported supporting (versions.go); absent when it never answered.
+	FeatureVersion actors.FeatureVersion `json:"feature_version,omitempty"`
 }
 
 // Status is the cluster as this node sees it.
 type Status struct {
-	NodeID       string         `json:"node_id"`
-	State        string         `json:"state"`
-	Leader       string         `json:"leader"`
-	LeaderAddr   string         `json:"leader_raft_addr"`
-	Nodes        []ServerStatus `json:"nodes"`
-	AppliedIndex uint64         `json:"applied_index"`
-	CommitIndex  uint64         `json:"commit_index"`
-	Term         uint64         `json:"term"`
-	Accounts     int            `json:"accounts"`
-	Writes       WriteStats     `json:"writes"`
+	NodeID string `json:"node_id"`
+	// FeatureVersion is the highest feature version this node's release
+	// supports; AppliedFeatureVersion the highest its state relies on.
+	FeatureVersion        actors.FeatureVersion `json:"feature_version"`
+	AppliedFeatureVersion actors.FeatureVersion `json:"applied_feature_version"`
+	State                 string                `json:"state"`
+	Leader                string                `json:"leader"`
+	LeaderAddr            string                `json:"leader_raft_addr"`
+	Nodes                 []ServerStatus        `json:"nodes"`
+	AppliedIndex          uint64                `json:"applied_index"`
+	CommitIndex           uint64                `json:"commit_index"`
+	Term                  uint64                `json:"term"`
+	Accounts              int                   `json:"accounts"`
+	Writes                WriteStats            `json:"writes"`
 	// LogVerification is what this node's log verifier found (verify.go).
 	LogVerification LogVerification `json:"log_verification"`
 }
@@ -404,15 +418,17 @@ type Status struct {
 func (n *Node) Status() (Status, error) {
 	addr, id := n.raft.LeaderWithID()
 	s := Status{
-		NodeID:       n.cfg.NodeID,
-		State:        strings.ToLower(n.raft.State().String()),
-		Leader:       string(id),
-		LeaderAddr:   string(addr),
-		AppliedIndex: n.raft.AppliedIndex(),
-		CommitIndex:  n.raft.CommitIndex(),
-		Term:         n.raft.CurrentTerm(),
-		Accounts:     n.accounts.Len(),
-		Writes:       n.metrics.stats(),
+		NodeID:                n.cfg.NodeID,
+		State:                 strings.ToLower(n.raft.State().String()),
+		Leader:                string(id),
+		LeaderAddr:            string(addr),
+		AppliedIndex:          n.raft.AppliedIndex(),
+		CommitIndex:           n.raft.CommitIndex(),
+		Term:                  n.raft.CurrentTerm(),
+		Accounts:              n.accounts.Len(),
+		Writes:                n.metrics.stats(),
+		FeatureVersion:        actors.SupportedFeatureVersion(),
+		AppliedFeatureVersion: actors.FeatureVersion(max(n.fsm.version.Load(), 1)),
 	}
 	s.LogVerification = n.verify.status()
 	future := n.raft.GetConfiguration()
@@ -420,11 +436,13 @@ func (n *Node) Status() (Status, error) {
 		return s, err
 	}
 	leading := n.raft.State() == raft.Leader
+	_, versions := n.FeatureVersions()
 	for _, srv := range future.Configuration().Servers {
 		st := serverStatus(srv, id)
 		if leading {
 			answering := srv.ID == raft.ServerID(n.cfg.NodeID) || n.contacts.up(srv.ID)
 			st.Answering = &answering
+			st.FeatureVersion = versions[string(srv.ID)]
 		}
 		s.Nodes = append(s.Nodes, st)
 	}

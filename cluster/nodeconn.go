@@ -40,6 +40,10 @@ const (
 	streamPublic stream = 'P' // a public API request forwarded to the leader
 	streamAdmin  stream = 'A' // an admin API request forwarded to the leader
 	streamFrames stream = 'F' // public API requests forwarded to the leader, many at once
+	// streamVersion is answered with the node's supported feature version
+	// (versions.go). A release from before it refuses the byte, which the
+	// leader takes as version 1.
+	streamVersion stream = 'V'
 )
 
 const (
@@ -93,7 +97,7 @@ func listenNodes(addr string, advertise net.Addr, nodeTLS *NodeTLS, log *slog.Lo
 	if nodeTLS != nil {
 		m.tls = nodeTLS.server
 	}
-	for _, s := range []stream{streamRaft, streamPublic, streamAdmin, streamFrames} {
+	for _, s := range []stream{streamRaft, streamPublic, streamAdmin, streamFrames, streamVersion} {
 		m.streams[s] = &streamListener{addr: advertise, conns: make(chan net.Conn), closed: make(chan struct{})}
 	}
 	go m.serve()

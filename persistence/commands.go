@@ -66,7 +66,11 @@ func EncodeCommand(c *actors.Command) ([]byte, error) {
 	}
 	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n")) // Encode ends the value with a newline; Marshal does not
 	record := make([]byte, 0, 1+binary.MaxVarintLen64+len(body))
-	record = append(record, byte(c.Payload.Kind()))
+	kindByte := byte(c.Payload.Kind())
+	if c.Payload.Kind().Ignorable() {
+		kindByte |= ignorableKind
+	}
+	record = append(record, kindByte)
 	record = binary.AppendUvarint(record, uint64(len(body)))
 	return append(record, body...), nil
 }
@@ -92,6 +96,11 @@ func JoinCommands(records [][]byte) []byte {
 	return entry
 }
 
+// ignorableKind is the bit of a record's kind byte that marks a command a
+// node may skip when it does not know the kind (actors.Kind.Ignorable).
+// Kinds stay below it.
+const ignorableKind byte = 0x80
+
 // ErrCorrupt marks bytes that are not a valid encoding.
 var ErrCorrupt = errors.New("persistence: corrupt encoding")
 
@@ -111,7 +120,7 @@ func DecodeCommands(b []byte) ([]*actors.Command, error) {
 		if len(b) == 0 {
 			return nil, fmt.Errorf("%w: truncated entry", ErrCorrupt)
 		}
-		kind := actors.Kind(b[0])
+		kind, ignorable := actors.Kind(b[0]&^ignorableKind), b[0]&ignorableKind != 0
 		size, n := binary.Uvarint(b[1:])
 		if n <= 0 || size > uint64(len(b)-1-n) {
 			return nil, fmt.Errorf("%w: bad command length", ErrCorrupt)
@@ -119,8 +128,13 @@ func DecodeCommands(b []byte) ([]*actors.Command, error) {
 		body := b[1+n : 1+n+int(size)]
 		b = b[1+n+int(size):]
 		payload, known := actors.NewPayload(kind)
-		if !known {
-			return nil, fmt.Errorf("%w: unknown command kind %d", ErrCorrupt, kind)
+		switch {
+		case !known && ignorable:
+			continue // advisory, from a newer release: skipped (actors.Kind.Ignorable)
+		case !known:
+			return nil, fmt.Errorf("%w: unknown command kind %d (a newer release's? this one supports feature version %d)", ErrCorrupt, kind, actors.SupportedFeatureVersion())
+		case ignorable != kind.Ignorable():
+			return nil, fmt.Errorf("%w: command kind %d with the wrong ignorable flag", ErrCorrupt, kind)
 		}
 		w := wireCommand[storedPayload]{Payload: storedPayload{into: payload}}
 		if err := unmarshalStored(body, &w); err != nil {

@@ -311,7 +311,9 @@ func TestDecodeCommandsRejectsCorruptEntries(t *testing.T) {
 		{"count above the commands present", entry(2, actors.KindRevokeKey, revoke)},
 		{"unknown kind zero", entry(1, actors.Kind(0), revoke)},
 		{"unknown kind after the last", entry(1, commandKindsMax+1, revoke)},
-		{"unknown kind 255", entry(1, actors.Kind(255), revoke)},
+		{"unknown kind 127", entry(1, actors.Kind(127), revoke)},
+		{"a known kind marked ignorable", entry(1, actors.Kind(byte(actors.KindRevokeKey)|ignorableKind), revoke)},
+		{"an ignorable kind not marked", entry(1, actors.KindRecordActivity, `{"a":"acct-1","t":1,"p":{"kind":1,"key_id":"k1"},"b":{"entries":[]}}`)},
 		{"kind byte without a length", []byte{entryFormatV1, 1, byte(actors.KindRevokeKey)}},
 		{"unterminated length varint", []byte{entryFormatV1, 1, byte(actors.KindRevokeKey), 0x80}},
 		{"length beyond input", append([]byte{entryFormatV1, 1, byte(actors.KindRevokeKey), 0xff, 0x01}, revoke...)},
@@ -486,8 +488,30 @@ func twoPassRecord(t *testing.T, c *actors.Command) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	record := append([]byte{byte(c.Payload.Kind())}, binary.AppendUvarint(nil, uint64(len(body)))...)
+	kind := byte(c.Payload.Kind())
+	if c.Payload.Kind().Ignorable() {
+		kind |= ignorableKind
+	}
+	record := append([]byte{kind}, binary.AppendUvarint(nil, uint64(len(body)))...)
 	return append(record, body...)
+}
+
+// A record of a kind this release does not know, marked ignorable (an
+// advisory record of a newer release), is skipped and the rest of the
+// entry decodes; unmarked, the whole entry is refused.
+func TestDecodeCommandsSkipsUnknownIgnorableRecords(t *testing.T) {
+	const revoke = `{"a":"acct-1","t":1,"p":{"kind":2},"b":{"key_id":"k1"}}`
+	future := actors.Kind(100)
+	cmds, err := DecodeCommands(entry(3, actors.KindRevokeKey, revoke, actors.Kind(byte(future)|ignorableKind), `{"anything":"a newer release wrote"}`, actors.KindRevokeKey, revoke))
+	if err != nil || len(cmds) != 2 {
+		t.Fatalf("decoded %d commands, error %v; want the two known ones", len(cmds), err)
+	}
+	if _, err := DecodeCommands(entry(2, actors.KindRevokeKey, revoke, future, `{}`)); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("an unmarked unknown kind: %v", err)
+	}
+	if r, err := EncodeCommand(&actors.Command{Account: "a", At: 1, Principal: actors.Principal{Kind: actors.PrincipalAgent, KeyID: "k"}, Payload: &actors.RecordActivity{}}); err != nil || r[0] != byte(actors.KindRecordActivity)|ignorableKind {
+		t.Fatalf("RecordActivity's record starts %x, %v: want the ignorable bit", r[0], err)
+	}
 }
 
 // The one-pass encoder writes the bytes the two-pass one did, for every

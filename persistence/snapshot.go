@@ -19,7 +19,11 @@ import (
 // A snapshot is: the magic, a format byte, then per account a uvarint
 // length and its JSON, then a zero length as terminator; format 2 adds a
 // uvarint length and the cluster metadata (the old node directory, empty
-// in the snapshots nodes write now); last comes a CRC-32C of everything
+// in the snapshots nodes write now); format 3 is format 2 with a uvarint
+// feature version after the format byte, the highest one the state relies
+// on (actors.FeatureVersion), written only when that is above 1 so that a
+// release that knows only format 2 still reads every snapshot it could
+// apply; last comes a CRC-32C of everything
 // before it. The terminator and checksum let a restore tell a complete
 // snapshot from a truncated or damaged one before loading it.
 var snapshotMagic = []byte("AWSNAP")
@@ -27,7 +31,12 @@ var snapshotMagic = []byte("AWSNAP")
 const (
 	snapshotFormatV1 byte = 1 // accounts only
 	snapshotFormatV2 byte = 2 // accounts and cluster metadata
+	snapshotFormatV3 byte = 3 // format 2 with a feature version
 )
+
+// ErrNewerRelease marks a snapshot whose state needs a feature version
+// this release does not support: upgrade the node.
+var ErrNewerRelease = errors.New("persistence: written by a newer release")
 
 // snapshotAccountBytesMax bounds one account's encoding on read, so that
 // a corrupt length fails at once. It must stay above the largest account
@@ -49,11 +58,22 @@ type SnapshotWriter struct {
 	buf []byte
 }
 
-// NewSnapshotWriter writes the snapshot header to w.
-func NewSnapshotWriter(w io.Writer) (*SnapshotWriter, error) {
+// NewSnapshotWriter writes the header of a snapshot whose state needs no
+// feature beyond version 1 to w.
+func NewSnapshotWriter(w io.Writer) (*SnapshotWriter, error) { return NewSnapshotWriterFor(w, 1) }
+
+// NewSnapshotWriterFor writes the header of a snapshot whose state relies
+// on feature version v.
+func NewSnapshotWriterFor(w io.Writer, v actors.FeatureVersion) (*SnapshotWriter, error) {
 	crc := crc32.New(castagnoli)
 	sw := &SnapshotWriter{out: w, w: bufio.NewWriterSize(io.MultiWriter(w, crc), 64<<10), crc: crc}
-	if _, err := sw.w.Write(append(append([]byte{}, snapshotMagic...), snapshotFormatV2)); err != nil {
+	head := append([]byte{}, snapshotMagic...)
+	if v <= 1 {
+		head = append(head, snapshotFormatV2)
+	} else {
+		head = binary.AppendUvarint(append(head, snapshotFormatV3), uint64(v))
+	}
+	if _, err := sw.w.Write(head); err != nil {
 		return nil, err
 	}
 	return sw, nil
@@ -108,66 +128,93 @@ func ReadSnapshot(r io.Reader) ([]*actors.Account, error) {
 // ReadSnapshotWithMeta is ReadSnapshot that also returns the cluster
 // metadata (nil in a format 1 snapshot).
 func ReadSnapshotWithMeta(r io.Reader) ([]*actors.Account, []byte, error) {
+	accounts, meta, _, err := ReadSnapshotVersioned(r)
+	return accounts, meta, err
+}
+
+// ReadSnapshotVersioned is ReadSnapshotWithMeta that also returns the
+// feature version the state relies on (1 before format 3). A version
+// above this release's is ErrNewerRelease, before any account is decoded.
+func ReadSnapshotVersioned(r io.Reader) ([]*actors.Account, []byte, actors.FeatureVersion, error) {
+	accounts, meta, v, err := readSnapshot(r)
+	return accounts, meta, v, err
+}
+
+func readSnapshot(r io.Reader) ([]*actors.Account, []byte, actors.FeatureVersion, error) {
 	// The snapshot is read record by record rather than all at once: a
 	// single buffer for hundreds of megabytes would be grown and zeroed
 	// several times over, a tenth of a large restart.
 	sr := &snapshotReader{r: bufio.NewReaderSize(r, 1<<20), crc: crc32.New(castagnoli)}
 	head := sr.next(len(snapshotMagic) + 1)
 	if sr.err != nil || string(head[:len(snapshotMagic)]) != string(snapshotMagic) {
-		return nil, nil, sr.fail("not an addrwatch snapshot")
+		return nil, nil, 0, sr.fail("not an addrwatch snapshot")
 	}
 	format := head[len(snapshotMagic)]
-	if format != snapshotFormatV1 && format != snapshotFormatV2 {
-		return nil, nil, fmt.Errorf("%w: unknown snapshot format %d", ErrCorrupt, format)
+	version := actors.FeatureVersion(1)
+	switch format {
+	case snapshotFormatV1, snapshotFormatV2:
+	case snapshotFormatV3:
+		v := sr.uvarint()
+		if sr.err != nil || v < 2 || v > 1<<31 {
+			return nil, nil, 0, sr.fail("bad feature version")
+		}
+		version = actors.FeatureVersion(v)
+	default:
+		return nil, nil, 0, fmt.Errorf("%w: unknown snapshot format %d", ErrCorrupt, format)
 	}
 	var records [][]byte
 	for {
 		size := sr.uvarint()
 		if sr.err != nil {
-			return nil, nil, sr.fail("bad account length")
+			return nil, nil, 0, sr.fail("bad account length")
 		}
 		if size == 0 {
 			break
 		}
 		if size > snapshotAccountBytesMax {
-			return nil, nil, fmt.Errorf("%w: account length out of range", ErrCorrupt)
+			return nil, nil, 0, fmt.Errorf("%w: account length out of range", ErrCorrupt)
 		}
 		rec := sr.next(int(size))
 		if sr.err != nil {
-			return nil, nil, sr.fail("account length out of range")
+			return nil, nil, 0, sr.fail("account length out of range")
 		}
 		records = append(records, rec)
 	}
 	var meta []byte
-	if format == snapshotFormatV2 {
+	if format != snapshotFormatV1 {
 		size := sr.uvarint()
 		if sr.err != nil || size > snapshotAccountBytesMax {
-			return nil, nil, sr.fail("bad cluster metadata length")
+			return nil, nil, 0, sr.fail("bad cluster metadata length")
 		}
 		if size > 0 {
 			if meta = sr.next(int(size)); sr.err != nil {
-				return nil, nil, sr.fail("bad cluster metadata length")
+				return nil, nil, 0, sr.fail("bad cluster metadata length")
 			}
 		}
 	}
 	var sum [4]byte
 	if _, err := io.ReadFull(sr.r, sum[:]); err != nil {
-		return nil, nil, sr.failWith(err, "truncated before its checksum")
+		return nil, nil, 0, sr.failWith(err, "truncated before its checksum")
 	}
 	if sr.crc.Sum32() != binary.BigEndian.Uint32(sum[:]) {
-		return nil, nil, fmt.Errorf("%w: snapshot checksum mismatch", ErrCorrupt)
+		return nil, nil, 0, fmt.Errorf("%w: snapshot checksum mismatch", ErrCorrupt)
 	}
 	if _, err := sr.r.ReadByte(); err != io.EOF {
 		if err != nil {
-			return nil, nil, fmt.Errorf("persistence: read snapshot: %w", err)
+			return nil, nil, 0, fmt.Errorf("persistence: read snapshot: %w", err)
 		}
-		return nil, nil, fmt.Errorf("%w: bytes after the checksum", ErrCorrupt)
+		return nil, nil, 0, fmt.Errorf("%w: bytes after the checksum", ErrCorrupt)
+	}
+	// Checked once the checksum holds, so a damaged byte is reported as
+	// damage, not as a newer release.
+	if version > actors.SupportedFeatureVersion() {
+		return nil, nil, 0, fmt.Errorf("%w: the snapshot's state needs feature version %d, and this release supports up to %d: upgrade this node", ErrNewerRelease, version, actors.SupportedFeatureVersion())
 	}
 	accounts, err := decodeAccounts(records)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	return accounts, meta, nil
+	return accounts, meta, version, nil
 }
 
 // snapshotReader reads the sections of a snapshot and keeps the checksum

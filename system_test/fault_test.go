@@ -128,24 +128,10 @@ func testFaultLinearizable(t *testing.T, store string, duration time.Duration) {
 	ftKeepLogsOnFailure(t, nodes)
 
 	rec := &ftRecorder{start: time.Now()}
-	stop := make(chan struct{})
-	var stopOnce sync.Once
-	stopLoad := func() { stopOnce.Do(func() { close(stop) }) }
-	var wg sync.WaitGroup
-	// Clients must be gone before the cluster's cleanup stops the nodes,
-	// even when the test fails early; cleanups run last-registered first.
-	t.Cleanup(func() { stopLoad(); wg.Wait() })
 	hc := ftHTTPClient()
-	for i := range ftClientCount {
-		c := &ftClient{t: t, id: i, own: regs[i], regs: regs, nodes: nodes, next: i, hc: hc, rec: rec, stop: stop,
-			rng: rand.New(rand.NewPCG(uint64(i), uint64(time.Now().UnixNano())))}
-		wg.Add(1)
-		go func() { defer wg.Done(); c.run() }()
-	}
-
+	stopLoad := ftStartLoad(t, nodes, regs, rec, hc)
 	faults := ftRunFaults(t, nodes, links, rec, hc, duration, seed)
 	stopLoad()
-	wg.Wait()
 	st := rec.stats()
 	outage, outageAt := rec.longestWriteOutage()
 	t.Logf("fault test on the %s raft log: %s of faults (seed %d), load ran %.1fs with %d clients over %d registers, nodes over mutual TLS through a proxy per link", store, duration, faults.seed, time.Duration(rec.now()).Seconds(), ftClientCount, len(regs))
@@ -176,6 +162,25 @@ func testFaultLinearizable(t *testing.T, store string, duration time.Duration) {
 		t.Logf("    %s", line)
 	}
 	t.Logf("  linearizability (porcupine, %d operations): %s in %s%s", len(ops)-len(staleDefaults), result, took.Round(time.Millisecond), vis)
+}
+
+// ftStartLoad starts the fault test's clients, one per register, and
+// returns the function that stops them and waits until they are gone.
+func ftStartLoad(t *testing.T, nodes []*server, regs []*ftRegister, rec *ftRecorder, hc *http.Client) (stopLoad func()) {
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	var wg sync.WaitGroup
+	stopLoad = func() { stopOnce.Do(func() { close(stop) }); wg.Wait() }
+	// Clients must be gone before the cluster's cleanup stops the nodes,
+	// even when the test fails early; cleanups run last-registered first.
+	t.Cleanup(stopLoad)
+	for i := range ftClientCount {
+		c := &ftClient{t: t, id: i, own: regs[i], regs: regs, nodes: nodes, next: i, hc: hc, rec: rec, stop: stop,
+			rng: rand.New(rand.NewPCG(uint64(i), uint64(time.Now().UnixNano())))}
+		wg.Add(1)
+		go func() { defer wg.Done(); c.run() }()
+	}
+	return stopLoad
 }
 
 // TestFaultModel checks the fault test's model on small histories, so that

@@ -1,0 +1,52 @@
+package actors
+
+import "strconv"
+
+// Feature versions let a cluster run two releases at once, as it does
+// through every rolling upgrade. Each command kind belongs to the feature
+// version that introduced it; a node supports every version up to its own
+// (SupportedFeatureVersion). The leader proposes a command only when every
+// voter supports its version (cluster/versions.go), so an older node is
+// never handed a command it cannot apply, and a snapshot says the highest
+// version its state relies on, so an older node refuses it rather than
+// load part of it (persistence/snapshot.go).
+//
+// Version 1 is every kind up to TouchSession (issue 15 and before);
+// version 2 adds RecordActivity (issue 16).
+
+// FeatureVersion numbers what the log and snapshots may hold.
+type FeatureVersion uint32
+
+// CurrentFeatureVersion is the highest version this release knows.
+const CurrentFeatureVersion FeatureVersion = 2
+
+// featureVersionOverride, set at link time with
+// -ldflags "-X github.com/addrwatch/addrwatch/actors.featureVersionOverride=1",
+// builds a node that supports only up to that version: the older release
+// of the rolling-upgrade test, which then refuses the newer kinds as an
+// older build would.
+var featureVersionOverride string
+
+// SupportedFeatureVersion is the highest version this node applies.
+func SupportedFeatureVersion() FeatureVersion {
+	if v, err := strconv.ParseUint(featureVersionOverride, 10, 32); err == nil && v >= 1 && FeatureVersion(v) < CurrentFeatureVersion {
+		return FeatureVersion(v)
+	}
+	return CurrentFeatureVersion
+}
+
+// FeatureVersion is the version that introduced kind k.
+func (k Kind) FeatureVersion() FeatureVersion {
+	if k == KindRecordActivity {
+		return 2
+	}
+	return 1
+}
+
+// Ignorable reports whether a node that does not know kind k may skip its
+// commands instead of stopping. Only advisory records qualify: skipping one
+// leaves that node without some lines of agent activity, never with
+// different cards, grants or keys. (Consul's FSM marks such records the
+// same way.) The flag travels in the record, so that a node older than the
+// kind can read it (persistence.EncodeCommand).
+func (k Kind) Ignorable() bool { return k == KindRecordActivity }

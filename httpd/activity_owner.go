@@ -44,7 +44,7 @@ func (s *Server) registerActivity(r routeAdder) {
 		}
 		c, cancel := readContext(ctx, requestTimeout)
 		defer cancel()
-		res, err := s.ask(c, cred, q)
+		res, err := s.ask(c, cred, q, consistencyOf(ctx))
 		if err != nil {
 			return err
 		}

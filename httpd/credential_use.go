@@ -111,7 +111,7 @@ func (u *credentialUse) touch(ref credentialRef, cred actors.Credential, now int
 // next try.
 func (u *credentialUse) record(ctx context.Context, cred actors.Credential, now int64) int64 {
 	retry := now + int64(keyLastUsedGrain)
-	res, err := u.store.Query(ctx, cred, actors.CredentialUseQuery{})
+	res, err := u.store.Query(ctx, cred, actors.CredentialUseQuery{}, ReadLeader)
 	if err != nil || res.Err != nil {
 		return retry
 	}
@@ -180,8 +180,8 @@ type usageRecordingStore struct {
 	use *credentialUse
 }
 
-func (s usageRecordingStore) Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
-	res, err := s.Store.Query(ctx, cred, q)
+func (s usageRecordingStore) Query(ctx context.Context, cred actors.Credential, q actors.Query, rc ReadConsistency) (actors.Result, error) {
+	res, err := s.Store.Query(ctx, cred, q, rc)
 	if err == nil && (res.Err == nil || res.Err.Code != actors.CodeUnauthorized) {
 		noteAuthenticated(ctx, cred)
 	}

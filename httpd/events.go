@@ -100,7 +100,7 @@ func (s *Server) registerEvents(r routeAdder, prefix string, aud audience) {
 		}
 		c, cancel := readContext(ctx, requestTimeout)
 		defer cancel()
-		res, err := s.ask(c, cred, q)
+		res, err := s.ask(c, cred, q, consistencyOf(ctx))
 		if err != nil {
 			return err
 		}

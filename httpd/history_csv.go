@@ -109,7 +109,7 @@ func (s *Server) ownerHistoryCSV(perCard bool) fasthttp.RequestHandler {
 func (s *Server) serveHistoryCSV(ctx *fasthttp.RequestCtx, cred actors.Credential, cardID string) {
 	c, cancel := readContext(ctx, upstreamTimeout)
 	defer cancel()
-	d, err := s.openHistoryCSV(c, cred, cardID)
+	d, err := s.openHistoryCSV(c, cred, cardID, consistencyOf(ctx))
 	if err != nil {
 		writeError(ctx, err)
 		return
@@ -129,6 +129,7 @@ func (s *Server) serveHistoryCSV(ctx *fasthttp.RequestCtx, cred actors.Credentia
 type historyCSV struct {
 	s        *Server
 	cred     actors.Credential
+	rc       ReadConsistency // every read of the file is as fresh as the request asked
 	combined bool
 	plan     actors.Plan
 	window   historyWindow
@@ -148,18 +149,18 @@ type csvCursor struct {
 
 // openHistoryCSV finds the cards and fetches the first page of each: what
 // can still fail with an error status.
-func (s *Server) openHistoryCSV(c context.Context, cred actors.Credential, cardID string) (*historyCSV, *actors.Error) {
-	d := &historyCSV{s: s, cred: cred, combined: cardID == "", window: windowAt(s.now())}
+func (s *Server) openHistoryCSV(c context.Context, cred actors.Credential, cardID string, rc ReadConsistency) (*historyCSV, *actors.Error) {
+	d := &historyCSV{s: s, cred: cred, rc: rc, combined: cardID == "", window: windowAt(s.now())}
 	var cards []actors.HistoryCardView
 	if d.combined {
-		res, err := s.ask(c, cred, actors.HistoryCardsQuery{})
+		res, err := s.ask(c, cred, actors.HistoryCardsQuery{}, rc)
 		if err != nil {
 			return nil, err
 		}
 		hc := res.Body.(actors.HistoryCardsView)
 		d.plan, cards = hc.Plan, hc.Cards
 	} else {
-		res, err := s.ask(c, cred, actors.HistoryCardQuery{CardID: cardID})
+		res, err := s.ask(c, cred, actors.HistoryCardQuery{CardID: cardID}, rc)
 		if err != nil {
 			return nil, err
 		}
@@ -316,7 +317,7 @@ func (d *historyCSV) fill(values context.Context, cur *csvCursor) *actors.Error 
 	}
 	c, cancel := context.WithTimeout(values, requestTimeout)
 	defer cancel()
-	notes, err := d.s.notesFor(c, d.cred, cur.rows)
+	notes, err := d.s.notesFor(c, d.cred, cur.rows, d.rc)
 	if err != nil {
 		return err
 	}

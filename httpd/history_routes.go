@@ -127,8 +127,8 @@ func queryIntDefault(ctx *fasthttp.RequestCtx, name string, def, lo, hi int) (in
 }
 
 // ask authenticates and runs a query, returning its successful result.
-func (s *Server) ask(c context.Context, cred actors.Credential, q actors.Query) (actors.Result, *actors.Error) {
-	res, err := s.store.Query(c, cred, q)
+func (s *Server) ask(c context.Context, cred actors.Credential, q actors.Query, rc ReadConsistency) (actors.Result, *actors.Error) {
+	res, err := s.store.Query(c, cred, q, rc)
 	if err != nil {
 		return actors.Result{}, storeError(err)
 	}
@@ -139,7 +139,7 @@ func (s *Server) ask(c context.Context, cred actors.Credential, q actors.Query) 
 }
 
 // notesFor returns the notes the caller may read for the transactions.
-func (s *Server) notesFor(c context.Context, cred actors.Credential, txs []txView) (map[string]string, *actors.Error) {
+func (s *Server) notesFor(c context.Context, cred actors.Credential, txs []txView, rc ReadConsistency) (map[string]string, *actors.Error) {
 	if len(txs) == 0 {
 		return nil, nil
 	}
@@ -147,7 +147,7 @@ func (s *Server) notesFor(c context.Context, cred actors.Credential, txs []txVie
 	for i, t := range txs {
 		ids[i] = t.TxID
 	}
-	res, err := s.ask(c, cred, actors.TxNotesQuery{TxIDs: ids})
+	res, err := s.ask(c, cred, actors.TxNotesQuery{TxIDs: ids}, rc)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func (s *Server) cardTransactions(ctx *fasthttp.RequestCtx, aud audience) *actor
 	}
 	c, cancel := readContext(ctx, upstreamTimeout)
 	defer cancel()
-	v, err := s.cardTransactionsView(c, cred, pathParam(ctx, "card_id"), offset, limit)
+	v, err := s.cardTransactionsView(c, cred, pathParam(ctx, "card_id"), offset, limit, consistencyOf(ctx))
 	if err != nil {
 		return err
 	}
@@ -209,8 +209,8 @@ func (s *Server) cardTransactions(ctx *fasthttp.RequestCtx, aud audience) *actor
 
 // cardTransactionsView is a page of one card's History with its notes,
 // for the API and the site.
-func (s *Server) cardTransactionsView(c context.Context, cred actors.Credential, cardID string, offset, limit int) (transactionsView, *actors.Error) {
-	res, err := s.ask(c, cred, actors.HistoryCardQuery{CardID: cardID})
+func (s *Server) cardTransactionsView(c context.Context, cred actors.Credential, cardID string, offset, limit int, rc ReadConsistency) (transactionsView, *actors.Error) {
+	res, err := s.ask(c, cred, actors.HistoryCardQuery{CardID: cardID}, rc)
 	if err != nil {
 		return transactionsView{}, err
 	}
@@ -227,7 +227,7 @@ func (s *Server) cardTransactionsView(c context.Context, cred actors.Credential,
 	for _, tx := range page.txs {
 		v.Transactions = append(v.Transactions, renderTx(tx, hc.Card.Address))
 	}
-	notes, err := s.notesFor(c, cred, v.Transactions)
+	notes, err := s.notesFor(c, cred, v.Transactions, rc)
 	if err != nil {
 		return transactionsView{}, err
 	}
@@ -278,7 +278,7 @@ func (s *Server) combinedHistory(ctx *fasthttp.RequestCtx, aud audience) *actors
 	}
 	c, cancel := readContext(ctx, upstreamTimeout)
 	defer cancel()
-	v, err := s.combinedHistoryView(c, cred, force)
+	v, err := s.combinedHistoryView(c, cred, force, consistencyOf(ctx))
 	if err != nil {
 		return err
 	}
@@ -288,8 +288,8 @@ func (s *Server) combinedHistory(ctx *fasthttp.RequestCtx, aud audience) *actors
 
 // combinedHistoryView is the combined History of the caller's readable
 // cards with their notes, for the API and the site.
-func (s *Server) combinedHistoryView(c context.Context, cred actors.Credential, force bool) (combinedView, *actors.Error) {
-	res, err := s.ask(c, cred, actors.HistoryCardsQuery{})
+func (s *Server) combinedHistoryView(c context.Context, cred actors.Credential, force bool, rc ReadConsistency) (combinedView, *actors.Error) {
+	res, err := s.ask(c, cred, actors.HistoryCardsQuery{}, rc)
 	if err != nil {
 		return combinedView{}, err
 	}
@@ -332,7 +332,7 @@ func (s *Server) combinedHistoryView(c context.Context, cred actors.Credential, 
 		}
 	}
 	v.Transactions = mergeTxs(hc.Cards, lists, combinedTxsMax)
-	notes, err := s.notesFor(c, cred, v.Transactions)
+	notes, err := s.notesFor(c, cred, v.Transactions, rc)
 	if err != nil {
 		return combinedView{}, err
 	}
@@ -385,7 +385,7 @@ func (s *Server) putNote(ctx *fasthttp.RequestCtx, aud audience) *actors.Error {
 // NOT_FOUND, an upstream that cannot say is HTTP_ERROR, and the rule
 // decides the rest.
 func (s *Server) saveNote(c context.Context, cred actors.Credential, who actors.Principal, txid, text string) (actors.Result, *actors.Error) {
-	res, err := s.ask(c, cred, actors.NoteContextQuery{})
+	res, err := s.ask(c, cred, actors.NoteContextQuery{}, ReadLeader)
 	if err != nil {
 		return actors.Result{}, err
 	}

@@ -99,8 +99,8 @@ func (s *Server) registerLabels(r routeAdder) {
 }
 
 // labelsOf returns every label the account of cred holds.
-func (s *Server) labelsOf(c context.Context, cred actors.Credential) (actors.LabelsView, *actors.Error) {
-	res, err := s.ask(c, cred, actors.LabelsQuery{})
+func (s *Server) labelsOf(c context.Context, cred actors.Credential, rc ReadConsistency) (actors.LabelsView, *actors.Error) {
+	res, err := s.ask(c, cred, actors.LabelsQuery{}, rc)
 	if err != nil {
 		return actors.LabelsView{}, err
 	}
@@ -111,7 +111,7 @@ func (s *Server) labelsOf(c context.Context, cred actors.Credential) (actors.Lab
 func (s *Server) serveLabels(ctx *fasthttp.RequestCtx, cred actors.Credential) *actors.Error {
 	c, cancel := s.context()
 	defer cancel()
-	v, err := s.labelsOf(c, cred)
+	v, err := s.labelsOf(c, cred, consistencyOf(ctx))
 	if err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func (s *Server) importLabels(cred actors.Credential, file []byte) (labelImportR
 	if err != nil {
 		return labelImportReport{}, err
 	}
-	view, err := s.labelsOf(c, cred)
+	view, err := s.labelsOf(c, cred, ReadLeader)
 	if err != nil {
 		return labelImportReport{}, err
 	}

@@ -37,7 +37,7 @@ func (m *memoryStore) Propose(_ context.Context, cmd *actors.Command) (actors.Re
 	return m.accounts.ApplyBatch([]*actors.Command{cmd})[0], nil
 }
 
-func (m *memoryStore) Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
+func (m *memoryStore) Query(ctx context.Context, cred actors.Credential, q actors.Query, _ ReadConsistency) (actors.Result, error) {
 	return m.accounts.Query(ctx, cred, q, 5*time.Second), nil
 }
 

@@ -53,26 +53,19 @@ func (s *Server) context() (context.Context, context.CancelFunc) {
 // answered by the leader from applied state (see cluster/DESIGN.md).
 const ConsistencyHeader = "X-Addrwatch-Read-Consistency"
 
-type linearizableKey struct{}
-
-// Linearizable reports whether a read's context asks for a quorum check.
-func Linearizable(c context.Context) bool {
-	v, _ := c.Value(linearizableKey{}).(bool)
-	return v
-}
-
 // readContext is the context of a read: bounded by timeout, and carrying
-// the read consistency the request asked for.
+// the request's activity note (activity.go).
 func readContext(ctx *fasthttp.RequestCtx, timeout time.Duration) (context.Context, context.CancelFunc) {
-	c := withActivity(context.Background(), ctx)
-	if wantsLinearizable(ctx) {
-		c = context.WithValue(c, linearizableKey{}, true)
-	}
-	return context.WithTimeout(c, timeout)
+	return context.WithTimeout(withActivity(context.Background(), ctx), timeout)
 }
 
-func wantsLinearizable(ctx *fasthttp.RequestCtx) bool {
-	return string(ctx.Request.Header.Peek(ConsistencyHeader)) == "linearizable"
+// consistencyOf is the read consistency the request asked for with
+// ConsistencyHeader.
+func consistencyOf(ctx *fasthttp.RequestCtx) ReadConsistency {
+	if string(ctx.Request.Header.Peek(ConsistencyHeader)) == "linearizable" {
+		return ReadLinearizable
+	}
+	return ReadLeader
 }
 
 // read authenticates and answers a query.
@@ -93,8 +86,8 @@ func (s *Server) readWith(ctx *fasthttp.RequestCtx, aud audience, build func() (
 		writeError(ctx, err)
 		return
 	}
-	c := withActivity(context.Background(), ctx)
-	if wantsLinearizable(ctx) {
+	c, rc := withActivity(context.Background(), ctx), consistencyOf(ctx)
+	if rc == ReadLinearizable {
 		// Only the quorum check waits on the context; an ordinary read
 		// is bounded by the store's own query timeout, so it skips the
 		// cost of a timer per request.
@@ -102,7 +95,7 @@ func (s *Server) readWith(ctx *fasthttp.RequestCtx, aud audience, build func() (
 		c, cancel = readContext(ctx, requestTimeout)
 		defer cancel()
 	}
-	res, qerr := s.store.Query(c, cred, q)
+	res, qerr := s.store.Query(c, cred, q, rc)
 	if qerr != nil {
 		writeError(ctx, storeError(qerr))
 		return
@@ -176,7 +169,7 @@ func (s *Server) propose(c context.Context, cmd *actors.Command) (actors.Result,
 // authorize authenticates cred on applied state and refuses a read-only
 // key, which may never change anything.
 func (s *Server) authorize(c context.Context, cred actors.Credential) (actors.AuthView, *actors.Error) {
-	res, err := s.store.Query(c, cred, actors.AuthQuery{})
+	res, err := s.store.Query(c, cred, actors.AuthQuery{}, ReadLeader)
 	if err != nil {
 		return actors.AuthView{}, storeError(err)
 	}

@@ -138,7 +138,7 @@ func (s *Server) OwnerCredential(secret string) (actors.Credential, bool) {
 // returns that hash. An unknown account costs the same bcrypt work as a
 // known one, so timing does not tell them apart.
 func (s *Server) checkPassword(ctx context.Context, cred actors.Credential, password string) (string, *actors.Error) {
-	res, err := s.store.Query(ctx, cred, actors.PasswordHashQuery{})
+	res, err := s.store.Query(ctx, cred, actors.PasswordHashQuery{}, ReadLeader)
 	if err != nil {
 		return "", storeError(err)
 	}

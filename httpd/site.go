@@ -112,7 +112,7 @@ func (s *Server) signedInAs(h siteHandler, passive bool) fasthttp.RequestHandler
 		if passive {
 			c = passiveContext(c)
 		}
-		res, err := s.store.Query(c, cred, actors.AuthQuery{})
+		res, err := s.store.Query(c, cred, actors.AuthQuery{}, ReadLeader)
 		cancel()
 		if err != nil {
 			s.siteError(ctx, storeError(err))
@@ -136,7 +136,7 @@ func (s *Server) signedInAs(h siteHandler, passive bool) fasthttp.RequestHandler
 func (s *Server) home(ctx *fasthttp.RequestCtx) {
 	if cred, _, found := s.siteCredential(ctx); found {
 		c, cancel := s.context()
-		res, err := s.store.Query(c, cred, actors.AuthQuery{})
+		res, err := s.store.Query(c, cred, actors.AuthQuery{}, ReadLeader)
 		cancel()
 		if err == nil && res.Err == nil {
 			s.redirect(ctx, "/access")
@@ -221,7 +221,7 @@ func (s *Server) siteQuery(sess *siteSession, q actors.Query) (actors.Result, *a
 	if sess.passive {
 		c = passiveContext(c)
 	}
-	res, err := s.store.Query(c, sess.cred, q)
+	res, err := s.store.Query(c, sess.cred, q, ReadLeader)
 	if err != nil {
 		return actors.Result{}, storeError(err)
 	}

@@ -67,7 +67,7 @@ func (s *Server) registerSiteHistory(r routeAdder) {
 func (s *Server) combinedHistoryPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	c, cancel := readContext(ctx, upstreamTimeout)
 	defer cancel()
-	v, err := s.combinedHistoryView(c, sess.cred, false)
+	v, err := s.combinedHistoryView(c, sess.cred, false, ReadLeader)
 	if err != nil {
 		s.siteError(ctx, err)
 		return
@@ -112,7 +112,7 @@ func (s *Server) cardHistoryPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	}
 	c, cancel := readContext(ctx, upstreamTimeout)
 	defer cancel()
-	v, err := s.cardTransactionsView(c, sess.cred, id, offset, historyLimitDefault)
+	v, err := s.cardTransactionsView(c, sess.cred, id, offset, historyLimitDefault, ReadLeader)
 	if err != nil {
 		s.siteError(ctx, err)
 		return

@@ -14,12 +14,27 @@ type Store interface {
 	// an error wrapping ErrNotLeader when the command never entered the log,
 	// or ErrOutcomeUnknown when it may or may not have applied.
 	Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error)
-	// Query authenticates cred on its account and runs q on applied state.
-	Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error)
+	// Query authenticates cred on its account and runs q on applied state,
+	// as fresh as rc asks.
+	Query(ctx context.Context, cred actors.Credential, q actors.Query, rc ReadConsistency) (actors.Result, error)
 	// AccountForLogin returns the account whose login is login, compared
 	// without regard to case, in applied state (sign-in runs on the leader).
 	AccountForLogin(login string) (accountID string, found bool)
 }
+
+// ReadConsistency is how fresh a read's state must be.
+type ReadConsistency uint8
+
+const (
+	// ReadLeader answers from the leader's applied state. raft's leader
+	// steps down when it loses its quorum for longer than its lease, so a
+	// stale answer is possible only in that short window
+	// (cluster/DESIGN.md, "Reads").
+	ReadLeader ReadConsistency = iota
+	// ReadLinearizable has the leader confirm with a quorum that it still
+	// leads before it answers.
+	ReadLinearizable
+)
 
 // Operator is what the admin API needs from the node.
 type Operator interface {

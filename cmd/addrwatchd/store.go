@@ -22,9 +22,9 @@ func (s nodeStore) Propose(ctx context.Context, cmd *actors.Command) (actors.Res
 	return res, translate(err)
 }
 
-func (s nodeStore) Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
+func (s nodeStore) Query(ctx context.Context, cred actors.Credential, q actors.Query, rc httpd.ReadConsistency) (actors.Result, error) {
 	query := s.node.Query
-	if httpd.Linearizable(ctx) {
+	if rc == httpd.ReadLinearizable {
 		query = s.node.QueryLinearizable
 	}
 	res, err := query(ctx, cred, q)

@@ -42,6 +42,14 @@ const (
 	sheetSparseBytesMax = 256 << 10
 )
 
+// The Sheet bounds the edge sizes request bodies from.
+const (
+	SheetColumnCount    = sheetColumnCount
+	SheetCellCharsMax   = sheetCellCharsMax
+	SheetHeaderCharsMax = sheetHeaderCharsMax
+	SheetPatchRowsMax   = sheetPatchRowsMax
+)
+
 // sheetLockedHeaders are the first four headings, which never change.
 var sheetLockedHeaders = [sheetColumnCount - 1]string{"Address", "Blockchain", "Transaction ID", "Date"}
 

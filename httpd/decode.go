@@ -19,9 +19,9 @@ import (
 )
 
 const (
-	// bodyBytesMax is the server-wide cap; fasthttp refuses more before a
-	// handler runs.
-	bodyBytesMax = 2 << 20
+	// bodyBytesMax is the server-wide cap, the largest body any route
+	// takes; fasthttp refuses more before a handler runs.
+	bodyBytesMax = max(sheetBodyBytesMax, labelFileBytesMax)
 	// cardBodyBytesMax bounds the body of card and account routes.
 	cardBodyBytesMax = 64 << 10
 	// fieldNameBytesMax bounds a field name echoed in an error message.

@@ -20,9 +20,9 @@ import (
 // nothing else: which records addrwatch keeps is labels_import.go's.
 
 const (
-	// labelFileBytesMax bounds a label file: the public listener's body
-	// limit, so a file the edge takes is read whole.
-	labelFileBytesMax = bodyBytesMax
+	// labelFileBytesMax bounds a label file (the public listener's body
+	// limit is at least this, so a file the edge takes is read whole).
+	labelFileBytesMax = 2 << 20
 	// labelFileLinesMax bounds the records one import works through.
 	labelFileLinesMax = 10_000
 	// labelLineBytesMax bounds one line. A wallet's label is a few dozen

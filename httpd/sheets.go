@@ -11,9 +11,24 @@ import (
 
 // Sheet routes, shared by the agent API and the owner API.
 
-// sheetBodyBytesMax fits a 100-row PATCH of 512-character cells even when
-// every character is escaped in the JSON.
-const sheetBodyBytesMax = bodyBytesMax
+// The largest body of a Sheet write the spec allows, in the widest JSON
+// that spells it: a PATCH of 100 rows of five 512-code-point cells, and
+// all five headings, with every code point one outside the Basic
+// Multilingual Plane written as a \u surrogate pair ("\ud83d\ude00", 12
+// bytes), plus the member names, punctuation and room for whitespace. A
+// client may escape whatever it likes; a spec-valid body must never be
+// refused for its size (3.1 MB; 2 MiB refused such a body before).
+const (
+	jsonCodePointBytesMax = len(`\ud83d\ude00`)
+	sheetCellBytesMax     = actors.SheetCellCharsMax*jsonCodePointBytesMax + len(`"",`)
+	sheetRowBytesMax      = len(`{"index":999,"cells":[]},`) + actors.SheetColumnCount*sheetCellBytesMax
+	sheetHeadersBytesMax  = len(`"headers":[],`) + actors.SheetColumnCount*(actors.SheetHeaderCharsMax*jsonCodePointBytesMax+len(`"",`))
+	sheetBodyBytesMax     = len(`{"expected_revision":-9223372036854775808,"rows":[]}`) + sheetHeadersBytesMax +
+		actors.SheetPatchRowsMax*sheetRowBytesMax + sheetBodyWhitespaceMax
+	// sheetBodyWhitespaceMax is the whitespace a body may hold around its
+	// tokens (a pretty-printed body has a few bytes per token).
+	sheetBodyWhitespaceMax = 64 << 10
+)
 
 // Sheet read parameters.
 const (

@@ -15,6 +15,18 @@ type CardFields struct {
 	ColorKey *string `json:"color_key,omitempty"`
 }
 
+// RequireChange refuses a card PATCH that names no field to change: with
+// only expected_version it would bump the card's version, and so refuse
+// every other client's next write as stale, for no change at all. The
+// edge checks it before proposing (so the log's earlier entries of that
+// shape still replay as they applied).
+func (f CardFields) RequireChange() *Error {
+	if f.Name == nil && f.Note == nil && f.ColorKey == nil {
+		return Errorf(CodeValidation, "send at least one of name, note and color_key to change")
+	}
+	return nil
+}
+
 // validate checks each sent field against its rule.
 func (f CardFields) validate() *Error {
 	if f.Name != nil && (!utf8.ValidString(*f.Name) || charCount(*f.Name) > cardNameCharsMax || !isPrintable(*f.Name)) {

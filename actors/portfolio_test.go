@@ -468,3 +468,15 @@ func TestOwnerEditsHiddenCards(t *testing.T) {
 		t.Fatalf("grant %v after an owner edit", ta.card(card.ID).Grant)
 	}
 }
+
+func TestCardPatchMustNameAFieldToChange(t *testing.T) {
+	if err := (CardFields{}).RequireChange(); err == nil || err.Code != CodeValidation || !strings.Contains(err.Message, "name, note and color_key") {
+		t.Fatalf("an empty PATCH: %v", err)
+	}
+	empty := ""
+	for _, f := range []CardFields{{Name: &empty}, {Note: &empty}, {ColorKey: ptr("teal")}} {
+		if err := f.RequireChange(); err != nil {
+			t.Fatalf("%+v: %v", f, err)
+		}
+	}
+}

@@ -71,6 +71,9 @@ func (s *Server) registerBookmarks(r routeAdder, prefix string, aud audience) {
 			if req.ExpectedVersion == nil {
 				return nil, required("expected_version")
 			}
+			if err := req.fields().RequireChange(); err != nil {
+				return nil, err
+			}
 			return &actors.UpdateBookmarkCard{SpaceID: pathParam(ctx, "space_id"), CardID: pathParam(ctx, "card_id"),
 				ExpectedVersion: *req.ExpectedVersion, CardFields: req.fields()}, nil
 		}})

@@ -84,6 +84,9 @@ func (s *Server) registerPortfolio(r routeAdder, prefix string, aud audience) {
 			if req.ExpectedVersion == nil {
 				return nil, required("expected_version")
 			}
+			if err := req.fields().RequireChange(); err != nil {
+				return nil, err
+			}
 			return &actors.UpdatePortfolioCard{
 				CardID:          pathParam(ctx, "card_id"),
 				ExpectedVersion: *req.ExpectedVersion,

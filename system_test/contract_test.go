@@ -106,7 +106,8 @@ func TestContractAgentAPI(t *testing.T) {
 		agent.do(t, ctReq{method: "PATCH", path: "/portfolio/cards/" + id, bearer: write, body: map[string]any{"expected_version": ctStr(hubCard, "version"), "note": "again"}, status: 409, code: "STALE_VERSION"})
 		hubCard = r.obj(t)["card"].(map[string]any)
 		agent.do(t, ctReq{method: "PATCH", path: "/portfolio/cards/" + id, bearer: write, body: map[string]any{"name": "no version"}, status: 422, code: "VALIDATION", invalid: true})
-		agent.do(t, ctReq{method: "PATCH", path: "/portfolio/cards/" + id, bearer: read, body: map[string]any{"expected_version": ctStr(hubCard, "version")}, status: 403, code: "FORBIDDEN"})
+		agent.do(t, ctReq{method: "PATCH", path: "/portfolio/cards/" + id, bearer: read, body: map[string]any{"expected_version": ctStr(hubCard, "version"), "note": "read key"}, status: 403, code: "FORBIDDEN"})
+		agent.do(t, ctReq{method: "PATCH", path: "/portfolio/cards/" + id, bearer: write, body: map[string]any{"expected_version": ctStr(hubCard, "version")}, status: 422, code: "VALIDATION", invalid: true})
 
 		doomed := agent.do(t, ctReq{method: "POST", path: "/portfolio/cards", bearer: write, body: map[string]any{"address": ctAddress("doomed")}, status: 201}).obj(t)["card"].(map[string]any)
 		del := map[string]any{"expected_version": ctStr(doomed, "version")}

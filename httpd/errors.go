@@ -46,6 +46,10 @@ func StatusOf(code actors.Code) int {
 // writeError writes the {"code","error"} body of err.
 func writeError(ctx *fasthttp.RequestCtx, err *actors.Error) {
 	ctx.SetUserValue(activityCodeValue, err.Code)
+	if err.Code == actors.CodeUnauthorized {
+		// RFC 6750: a 401 names the scheme the credentials must use.
+		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Bearer realm="addrwatch"`)
+	}
 	if err.RetryAfter > 0 {
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.Itoa(err.RetryAfter))
 	}

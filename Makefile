@@ -16,8 +16,9 @@ build: ## build the server and the CLI into ./bin
 run: build ## run one node with a demo account on ./data and print a curl to try
 	$(BIN)/addrwatchd --demo --data $(DATA)
 
-vet: ## static checks
+vet: ## static checks: go vet and staticcheck (pinned in go.mod's tool directive)
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 
 test: vet ## every test: unit, fuzz seeds, end-to-end over loopback HTTP, restart and crash
 	$(GO) test -race -count=1 -timeout 15m ./...

@@ -54,9 +54,6 @@ type config struct {
 	freePorts   int
 }
 
-// errUsage marks an error that should be followed by the usage text.
-var errUsage = errors.New("usage")
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

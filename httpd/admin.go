@@ -66,9 +66,6 @@ func (s *Server) registerAdmin(r routeAdder) {
 	})
 }
 
-// admin adapts an operator handler; adminGate has checked the token.
-func (s *Server) admin(h handlerFunc) fasthttp.RequestHandler { return handle(h) }
-
 // adminGate checks the operator token on every admin operation (a route
 // and method the router serves, health probes aside) before anything else
 // happens to it, forwarding included. OPTIONS, 405 and 307 answers need no

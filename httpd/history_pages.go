@@ -2,7 +2,6 @@ package httpd
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -176,6 +175,3 @@ func mergeTxs(cards []actors.HistoryCardView, lists [][]chain.Tx, limit int) []t
 	}
 	return out
 }
-
-// isUpstreamDown tells an outage from a missing transaction.
-func isUpstreamDown(err error) bool { return errors.Is(err, chain.ErrUpstream) }

@@ -80,20 +80,18 @@ func pathTxID(ctx *fasthttp.RequestCtx) (string, *actors.Error) {
 
 // onlyParams refuses any query parameter not named.
 func onlyParams(ctx *fasthttp.RequestCtx, names ...string) *actors.Error {
-	var err *actors.Error
 	seen := map[string]bool{}
-	ctx.QueryArgs().VisitAll(func(k, _ []byte) {
+	for k := range ctx.QueryArgs().All() {
 		key := string(k)
 		switch {
-		case err != nil:
 		case seen[key]:
-			err = actors.Errorf(actors.CodeValidation, "query parameter %q appears more than once", truncate(key))
+			return actors.Errorf(actors.CodeValidation, "query parameter %q appears more than once", truncate(key))
 		case !contains(names, key):
-			err = actors.Errorf(actors.CodeValidation, "unknown query parameter %q", truncate(key))
+			return actors.Errorf(actors.CodeValidation, "unknown query parameter %q", truncate(key))
 		}
 		seen[key] = true
-	})
-	return err
+	}
+	return nil
 }
 
 func contains(list []string, s string) bool {

@@ -47,16 +47,12 @@ func sheetQuery(ctx *fasthttp.RequestCtx) (actors.SheetQuery, *actors.Error) {
 	if args.Has("filter") {
 		return q, actors.Errorf(actors.CodeBadRequest, "the filter query is not supported; filter with address and chain")
 	}
-	var err *actors.Error
 	seen := make(map[string]bool, sheetQueryParamsCount)
-	args.VisitAll(func(k, v []byte) {
-		if err != nil {
-			return
-		}
+	for k, v := range args.All() {
+		var err *actors.Error
 		key, value := string(k), string(v)
 		if seen[key] {
-			err = actors.Errorf(actors.CodeValidation, "query parameter %q appears more than once", key)
-			return
+			return q, actors.Errorf(actors.CodeValidation, "query parameter %q appears more than once", truncate(key))
 		}
 		seen[key] = true
 		switch key {
@@ -79,8 +75,11 @@ func sheetQuery(ctx *fasthttp.RequestCtx) (actors.SheetQuery, *actors.Error) {
 		default:
 			err = actors.Errorf(actors.CodeValidation, "unknown query parameter %q; the Sheet takes offset, limit, view, address and chain", truncate(key))
 		}
-	})
-	return q, err
+		if err != nil {
+			return q, err
+		}
+	}
+	return q, nil
 }
 
 // queryInt parses a decimal integer query parameter within [lo, hi].

@@ -56,7 +56,7 @@ func (c *siteClient) do(method, path string, form url.Values) siteAnswer {
 		location: string(ctx.Response.Header.Peek(fasthttp.HeaderLocation)), cookies: map[string]*fasthttp.Cookie{}}
 	a.header = &fasthttp.ResponseHeader{}
 	ctx.Response.Header.CopyTo(a.header)
-	ctx.Response.Header.VisitAllCookie(func(key, value []byte) {
+	for key, value := range ctx.Response.Header.Cookies() {
 		ck := &fasthttp.Cookie{}
 		if err := ck.ParseBytes(value); err != nil {
 			c.o.t.Fatalf("bad Set-Cookie %q", value)
@@ -67,7 +67,7 @@ func (c *siteClient) do(method, path string, form url.Values) siteAnswer {
 		} else {
 			c.cookies[string(key)] = string(ck.Value())
 		}
-	})
+	}
 	return a
 }
 

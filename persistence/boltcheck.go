@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // CorruptError says a store's file cannot be read as what it should be.
@@ -86,7 +87,7 @@ func boltError(path string, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, bbolt.ErrTimeout):
+	case errors.Is(err, bolterrors.ErrTimeout):
 		return ErrInUse
 	case errors.As(err, &pathErr):
 		return fmt.Errorf("persistence: open %s: %w", path, err)

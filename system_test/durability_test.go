@@ -397,9 +397,7 @@ func testDurabilityRestartAndSnapshot(t *testing.T, store string) {
 	expect(t, r, http.StatusOK, "")
 	v = owCardVersion(t, s, a.acct.OwnerSecret, aCards[2])
 	expect(t, do(t, "DELETE", s.URL+"/v1/portfolio/cards/"+aCards[2], aWrite, map[string]any{"expected_version": v}), http.StatusOK, "")
-	if spaceID, listed := owFirstSpaceID(t, s, a.acct.OwnerSecret); listed {
-		expect(t, do(t, "PUT", s.URL+"/owner/v1/grants/bookmark-spaces/"+spaceID, a.acct.OwnerSecret, map[string]any{"level": "read"}), http.StatusOK, "")
-	}
+	expect(t, do(t, "PUT", s.URL+"/owner/v1/grants/bookmark-spaces/"+owFirstSpaceID(t, s, a.acct.OwnerSecret), a.acct.OwnerSecret, map[string]any{"level": "read"}), http.StatusOK, "")
 	live := owSession(t, s, a.acct)
 	ended := owSession(t, s, a.acct)
 	owExpectNoContent(t, do(t, "DELETE", s.URL+"/owner/v1/sessions/current", ended, nil))

@@ -35,7 +35,7 @@ func runDemo(ctx context.Context, cfg config, api *httpd.Server, node *cluster.N
 		if err != nil {
 			return err
 		}
-		_, err = io.WriteString(out, string(b))
+		_, err = out.Write(b)
 		return err
 	}
 	wait, cancel := context.WithTimeout(ctx, leaderWait)

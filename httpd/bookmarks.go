@@ -64,30 +64,21 @@ func (s *Server) registerBookmarks(r routeAdder, prefix string, aud audience) {
 	})
 	r.PATCH(cards+"/{card_id}", func(ctx *fasthttp.RequestCtx) {
 		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
-			var req cardPatchRequest
-			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
-				return nil, err
-			}
-			if req.ExpectedVersion == nil {
-				return nil, required("expected_version")
-			}
-			if err := req.fields().RequireChange(); err != nil {
+			version, fields, err := cardPatch(ctx)
+			if err != nil {
 				return nil, err
 			}
 			return &actors.UpdateBookmarkCard{SpaceID: pathParam(ctx, "space_id"), CardID: pathParam(ctx, "card_id"),
-				ExpectedVersion: *req.ExpectedVersion, CardFields: req.fields()}, nil
+				ExpectedVersion: version, CardFields: fields}, nil
 		}})
 	})
 	r.DELETE(cards+"/{card_id}", func(ctx *fasthttp.RequestCtx) {
 		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
-			var req cardDeleteRequest
-			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
+			version, err := cardDelete(ctx)
+			if err != nil {
 				return nil, err
 			}
-			if req.ExpectedVersion == nil {
-				return nil, required("expected_version")
-			}
-			return &actors.DeleteBookmarkCard{SpaceID: pathParam(ctx, "space_id"), CardID: pathParam(ctx, "card_id"), ExpectedVersion: *req.ExpectedVersion}, nil
+			return &actors.DeleteBookmarkCard{SpaceID: pathParam(ctx, "space_id"), CardID: pathParam(ctx, "card_id"), ExpectedVersion: version}, nil
 		}})
 	})
 }

@@ -45,6 +45,33 @@ type cardDeleteRequest struct {
 	ExpectedVersion *string `json:"expected_version"`
 }
 
+// cardPatch decodes the body of a card PATCH, Account or bookmark: the
+// card's version and at least one field to change.
+func cardPatch(ctx *fasthttp.RequestCtx) (version string, fields actors.CardFields, err *actors.Error) {
+	var req cardPatchRequest
+	if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
+		return "", fields, err
+	}
+	if req.ExpectedVersion == nil {
+		return "", fields, required("expected_version")
+	}
+	fields = req.fields()
+	return *req.ExpectedVersion, fields, fields.RequireChange()
+}
+
+// cardDelete decodes the body of a card DELETE, Account or bookmark: the
+// card's version.
+func cardDelete(ctx *fasthttp.RequestCtx) (version string, err *actors.Error) {
+	var req cardDeleteRequest
+	if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
+		return "", err
+	}
+	if req.ExpectedVersion == nil {
+		return "", required("expected_version")
+	}
+	return *req.ExpectedVersion, nil
+}
+
 func (s *Server) registerPortfolio(r routeAdder, prefix string, aud audience) {
 	r.GET(prefix+"/portfolio/cards", func(ctx *fasthttp.RequestCtx) {
 		s.read(ctx, aud, actors.ListPortfolioQuery{})
@@ -77,33 +104,20 @@ func (s *Server) registerPortfolio(r routeAdder, prefix string, aud audience) {
 	})
 	r.PATCH(prefix+"/portfolio/cards/{card_id}", func(ctx *fasthttp.RequestCtx) {
 		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
-			var req cardPatchRequest
-			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
+			version, fields, err := cardPatch(ctx)
+			if err != nil {
 				return nil, err
 			}
-			if req.ExpectedVersion == nil {
-				return nil, required("expected_version")
-			}
-			if err := req.fields().RequireChange(); err != nil {
-				return nil, err
-			}
-			return &actors.UpdatePortfolioCard{
-				CardID:          pathParam(ctx, "card_id"),
-				ExpectedVersion: *req.ExpectedVersion,
-				CardFields:      req.fields(),
-			}, nil
+			return &actors.UpdatePortfolioCard{CardID: pathParam(ctx, "card_id"), ExpectedVersion: version, CardFields: fields}, nil
 		}})
 	})
 	r.DELETE(prefix+"/portfolio/cards/{card_id}", func(ctx *fasthttp.RequestCtx) {
 		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
-			var req cardDeleteRequest
-			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
+			version, err := cardDelete(ctx)
+			if err != nil {
 				return nil, err
 			}
-			if req.ExpectedVersion == nil {
-				return nil, required("expected_version")
-			}
-			return &actors.DeletePortfolioCard{CardID: pathParam(ctx, "card_id"), ExpectedVersion: *req.ExpectedVersion}, nil
+			return &actors.DeletePortfolioCard{CardID: pathParam(ctx, "card_id"), ExpectedVersion: version}, nil
 		}})
 	})
 }

@@ -1,15 +1,13 @@
 package httpd
 
 import (
-	"crypto/sha256"
 	"fmt"
+	"github.com/addrwatch/addrwatch/internal/testaddr"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/btcsuite/btcd/btcutil"
-	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
@@ -18,12 +16,7 @@ import (
 // siteTestAddress returns the i-th of a series of distinct valid mainnet
 // P2PKH addresses.
 func siteTestAddress(i int) string {
-	h := sha256.Sum256([]byte(fmt.Sprintf("addrwatch-site-test-%d", i)))
-	a, err := btcutil.NewAddressPubKeyHash(h[:20], &chaincfg.MainNetParams)
-	if err != nil {
-		panic(err)
-	}
-	return a.EncodeAddress()
+	return testaddr.P2PKH(fmt.Sprintf("addrwatch-site-test-%d", i))
 }
 
 // newSpacesSite is an extended-plan account signed in through the site.

@@ -2,9 +2,9 @@ package system_test
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"github.com/addrwatch/addrwatch/internal/testaddr"
 	"io"
 	"net/http"
 	"os"
@@ -14,9 +14,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/btcsuite/btcd/btcutil"
-	"github.com/btcsuite/btcd/chaincfg"
 )
 
 // TestAgentPortfolioCards drives the Account card routes of the Agent API
@@ -591,14 +588,7 @@ func apCreateKey(t testing.TB, s *server, a account, capability string) (key, id
 }
 
 // apAddress returns a valid, distinct Bitcoin mainnet P2PKH address for seed.
-func apAddress(seed string) string {
-	h := sha256.Sum256([]byte("addrwatch-system-test:" + seed))
-	a, err := btcutil.NewAddressPubKeyHash(h[:20], &chaincfg.MainNetParams)
-	if err != nil {
-		panic(err)
-	}
-	return a.EncodeAddress()
-}
+func apAddress(seed string) string { return testaddr.P2PKH("addrwatch-system-test:" + seed) }
 
 // apFlip returns a different base58 character than c.
 func apFlip(c byte) string {

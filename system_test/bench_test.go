@@ -4,14 +4,13 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"github.com/addrwatch/addrwatch/internal/testaddr"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/btcsuite/btcd/btcutil"
-	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/valyala/fasthttp"
 )
 
@@ -163,9 +162,5 @@ func timedRequestInto(c *fasthttp.Client, method, url, bearer string, body []byt
 func randomAddress() string {
 	var h [20]byte
 	rand.Read(h[:])
-	a, err := btcutil.NewAddressPubKeyHash(h[:], &chaincfg.MainNetParams)
-	if err != nil {
-		panic(err)
-	}
-	return a.EncodeAddress()
+	return testaddr.FromHash(h[:])
 }

@@ -3,10 +3,10 @@ package system_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/addrwatch/addrwatch/internal/testaddr"
 	"io"
 	"maps"
 	"net/http"
@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/btcsuite/btcd/btcutil"
-	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
@@ -677,14 +675,7 @@ func (c *ctContract) summary() string {
 }
 
 // ctAddress returns a valid, distinct Bitcoin mainnet P2PKH address for seed.
-func ctAddress(seed string) string {
-	h := sha256.Sum256([]byte("addrwatch-contract-test:" + seed))
-	a, err := btcutil.NewAddressPubKeyHash(h[:20], &chaincfg.MainNetParams)
-	if err != nil {
-		panic(err)
-	}
-	return a.EncodeAddress()
-}
+func ctAddress(seed string) string { return testaddr.P2PKH("addrwatch-contract-test:" + seed) }
 
 // ctStr returns a string field of a JSON object.
 func ctStr(v any, field string) string {

@@ -2,16 +2,13 @@ package system_test
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"fmt"
+	"github.com/addrwatch/addrwatch/internal/testaddr"
 	"net/http"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/btcsuite/btcd/btcutil"
-	"github.com/btcsuite/btcd/chaincfg"
 )
 
 // Helpers shared by owner_test.go, admin_test.go, durability_test.go and
@@ -23,12 +20,7 @@ const owUnauthorizedMsg = "missing or invalid credentials"
 // owAddress returns the i-th of a deterministic series of distinct, valid
 // mainnet P2PKH addresses.
 func owAddress(i int) string {
-	h := sha256.Sum256([]byte(fmt.Sprintf("addrwatch-system-test-%d", i)))
-	a, err := btcutil.NewAddressPubKeyHash(h[:20], &chaincfg.MainNetParams)
-	if err != nil {
-		panic(err)
-	}
-	return a.EncodeAddress()
+	return testaddr.P2PKH(fmt.Sprintf("addrwatch-system-test-%d", i))
 }
 
 // owFields returns the sorted field names of a JSON object.

@@ -2,18 +2,15 @@ package system_test
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"github.com/addrwatch/addrwatch/internal/testaddr"
 	"net/http"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/btcsuite/btcd/btcutil"
-	"github.com/btcsuite/btcd/chaincfg"
 )
 
 // TestSpacesEndToEnd drives the Space routes (/v1/bookmark-spaces and
@@ -971,14 +968,7 @@ func (e spEnv) state(t testing.TB) string {
 }
 
 // spAddress returns a valid, distinct Bitcoin mainnet P2PKH address for seed.
-func spAddress(seed string) string {
-	h := sha256.Sum256([]byte("addrwatch-spaces-test:" + seed))
-	a, err := btcutil.NewAddressPubKeyHash(h[:20], &chaincfg.MainNetParams)
-	if err != nil {
-		panic(err)
-	}
-	return a.EncodeAddress()
-}
+func spAddress(seed string) string { return testaddr.P2PKH("addrwatch-spaces-test:" + seed) }
 
 func spID(m map[string]any) string { return spStr(m, "id") }
 

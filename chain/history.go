@@ -1,10 +1,10 @@
 package chain
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"slices"
 	"sync"
 	"time"
@@ -76,11 +76,10 @@ type HistoryCache struct {
 	now          func() time.Time
 	maxAddresses int
 
-	mu      sync.Mutex
-	entries map[string]*list.Element // address → element of byUse (*historyEntry)
-	byUse   *list.List               // most recently used first
-	txs     map[string]*list.Element // txid → element of txsByUse (*cachedTx)
-	txsUse  *list.List
+	// entries and txs are least-recently-used caches
+	// (hashicorp/golang-lru), each with its own lock.
+	entries *lru.Cache[string, *historyEntry] // by address
+	txs     *lru.Cache[string, cachedTx]      // by transaction ID
 }
 
 // NewHistoryCache returns a cache in front of up. ttl is how long an answer
@@ -91,15 +90,15 @@ func NewHistoryCache(up *Client, ttl time.Duration, now func() time.Time, maxAdd
 	if now == nil {
 		now = time.Now
 	}
+	entries, _ := lru.New[string, *historyEntry](max(maxAddresses, 1))
+	txs, _ := lru.New[string, cachedTx](historyTxsMax)
 	return &HistoryCache{
 		up:           up,
 		ttl:          max(ttl, time.Second),
 		now:          now,
 		maxAddresses: max(maxAddresses, 1),
-		entries:      make(map[string]*list.Element),
-		byUse:        list.New(),
-		txs:          make(map[string]*list.Element),
-		txsUse:       list.New(),
+		entries:      entries,
+		txs:          txs,
 	}
 }
 
@@ -214,17 +213,9 @@ func (c *HistoryCache) Tx(ctx context.Context, txid string) (Tx, error) {
 		return Tx{}, ErrNotFound
 	}
 	now := c.now()
-	c.mu.Lock()
-	if el, ok := c.txs[id]; ok {
-		ct := el.Value.(*cachedTx)
-		if now.Sub(ct.fetchedAt) < c.ttl {
-			c.txsUse.MoveToFront(el)
-			tx := ct.tx
-			c.mu.Unlock()
-			return tx, nil
-		}
+	if ct, ok := c.txs.Get(id); ok && now.Sub(ct.fetchedAt) < c.ttl {
+		return ct.tx, nil
 	}
-	c.mu.Unlock()
 	tx, err := c.up.Tx(ctx, id)
 	if err != nil {
 		return Tx{}, err
@@ -237,37 +228,20 @@ func (c *HistoryCache) Tx(ctx context.Context, txid string) (Tx, error) {
 // forgetting the least recently used address past maxAddresses. A
 // forgotten entry still in use finishes its call; its result is not kept.
 func (c *HistoryCache) entry(addr string) *historyEntry {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.entries[addr]; ok {
-		c.byUse.MoveToFront(el)
-		return el.Value.(*historyEntry)
+	if e, ok := c.entries.Get(addr); ok {
+		return e
 	}
 	e := &historyEntry{address: addr, lock: make(chan struct{}, 1), chainEnd: -1}
-	c.entries[addr] = c.byUse.PushFront(e)
-	for c.byUse.Len() > c.maxAddresses {
-		oldest := c.byUse.Back()
-		c.byUse.Remove(oldest)
-		delete(c.entries, oldest.Value.(*historyEntry).address)
+	// Two first calls for one address at once share one entry.
+	if earlier, had, _ := c.entries.PeekOrAdd(addr, e); had {
+		return earlier
 	}
 	return e
 }
 
 func (c *HistoryCache) rememberTxs(txs []Tx, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, tx := range txs {
-		if el, ok := c.txs[tx.TxID]; ok {
-			el.Value = &cachedTx{tx: tx, fetchedAt: now}
-			c.txsUse.MoveToFront(el)
-			continue
-		}
-		c.txs[tx.TxID] = c.txsUse.PushFront(&cachedTx{tx: tx, fetchedAt: now})
-		if c.txsUse.Len() > historyTxsMax {
-			oldest := c.txsUse.Back()
-			c.txsUse.Remove(oldest)
-			delete(c.txs, oldest.Value.(*cachedTx).tx.TxID)
-		}
+		c.txs.Add(tx.TxID, cachedTx{tx: tx, fetchedAt: now})
 	}
 }
 

@@ -488,8 +488,8 @@ func TestHistoryAddressLRU(t *testing.T) {
 	wantCalls(t, "recently used address", diff(f, before), nil)
 	page(addrs[1])
 	wantCalls(t, "forgotten address", diff(f, before), head)
-	if len(h.entries) != 2 || h.byUse.Len() != 2 {
-		t.Fatalf("%d addresses held, want 2", len(h.entries))
+	if h.entries.Len() != 2 {
+		t.Fatalf("%d addresses held, want 2", h.entries.Len())
 	}
 }
 
@@ -627,10 +627,10 @@ func TestHistoryTxCacheIsBounded(t *testing.T) {
 		txs[i], _ = w.toTx()
 	}
 	h.rememberTxs(txs, simNow)
-	if len(h.txs) != historyTxsMax || h.txsUse.Len() != historyTxsMax {
-		t.Fatalf("%d transactions held", len(h.txs))
+	if h.txs.Len() != historyTxsMax {
+		t.Fatalf("%d transactions held", h.txs.Len())
 	}
-	if _, ok := h.txs[txs[0].TxID]; ok {
+	if h.txs.Contains(txs[0].TxID) {
 		t.Fatal("the oldest transaction was kept")
 	}
 }

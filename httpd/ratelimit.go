@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/valyala/fasthttp"
 	"golang.org/x/time/rate"
 
@@ -28,11 +29,12 @@ var (
 	sheetIPRate   = bucketRate{every: 3 * time.Second, burst: 20}
 	sheetAllRate  = bucketRate{every: time.Second / 20, burst: 20}
 	authRate      = bucketRate{every: time.Minute / actors.AgentRequestsPerKeyPerMinute, burst: actors.AgentRequestsPerKeyPerMinute}
-	bucketIdleMax = 2 * time.Minute // an idle bucket is full again and can go
 )
 
-// bucketsMax bounds the buckets one set keeps; past it, idle ones are
-// dropped first.
+// bucketsMax bounds the buckets one set keeps; past it, the least
+// recently used goes. A bucket unused for a while is full again, so
+// forgetting it costs its client nothing; only a flood of more than this
+// many clients at once can hand one of them a fresh bucket early.
 const bucketsMax = 100_000
 
 type bucketRate struct {
@@ -40,59 +42,41 @@ type bucketRate struct {
 	burst int
 }
 
-// bucketSet is a bounded map of token buckets by key.
+// bucketSet is a bounded set of token buckets by key: a least-recently-used
+// cache (hashicorp/golang-lru), so a new client costs the same whatever the
+// set holds, where a map swept when full cost a scan of every bucket under
+// one lock.
 type bucketSet struct {
-	rate bucketRate
-
-	mu      sync.Mutex
-	buckets map[string]*bucket
+	rate    bucketRate
+	buckets *lru.Cache[string, *rate.Limiter]
 }
 
-type bucket struct {
-	lim  *rate.Limiter
-	last time.Time
-}
+func newBucketSet(r bucketRate) *bucketSet { return newBucketSetOf(r, bucketsMax) }
 
-func newBucketSet(r bucketRate) *bucketSet {
-	return &bucketSet{rate: r, buckets: map[string]*bucket{}}
+func newBucketSetOf(r bucketRate, size int) *bucketSet {
+	buckets, err := lru.New[string, *rate.Limiter](size)
+	if err != nil {
+		panic(err) // only a size below 1 fails
+	}
+	return &bucketSet{rate: r, buckets: buckets}
 }
 
 // reserve takes one token from key's bucket at now, or reports how long to
 // wait for one (taking nothing).
 func (s *bucketSet) reserve(key string, now time.Time) (*rate.Reservation, time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.buckets[key]
-	if b == nil {
-		if len(s.buckets) >= bucketsMax {
-			s.sweep(now)
-		}
-		b = &bucket{lim: rate.NewLimiter(rate.Every(s.rate.every), s.rate.burst)}
-		s.buckets[key] = b
-	}
-	b.last = now
-	return take(b.lim, now)
-}
-
-// sweep drops idle buckets; if every bucket is busy, it drops them all
-// rather than grow without bound (the clients just get fresh buckets).
-func (s *bucketSet) sweep(now time.Time) {
-	for k, b := range s.buckets {
-		if now.Sub(b.last) > bucketIdleMax {
-			delete(s.buckets, k)
+	lim, found := s.buckets.Get(key)
+	if !found {
+		lim = rate.NewLimiter(rate.Every(s.rate.every), s.rate.burst)
+		// Two first requests of one client at once share one bucket.
+		if earlier, had, _ := s.buckets.PeekOrAdd(key, lim); had {
+			lim = earlier
 		}
 	}
-	if len(s.buckets) >= bucketsMax {
-		clear(s.buckets)
-	}
+	return take(lim, now)
 }
 
 // len returns the number of buckets held.
-func (s *bucketSet) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.buckets)
-}
+func (s *bucketSet) len() int { return s.buckets.Len() }
 
 // take reserves a token now, or cancels and returns the wait.
 func take(lim *rate.Limiter, now time.Time) (*rate.Reservation, time.Duration) {

@@ -134,18 +134,31 @@ func TestForwardedForOnlyFromTrustedProxies(t *testing.T) {
 	}
 }
 
-func TestIdleBucketsAreEvicted(t *testing.T) {
+// A full set forgets its least recently used bucket, never a busy one: a
+// client that keeps sending keeps its bucket (and its spent tokens) while
+// a thousand new clients pass through a set of 100.
+func TestBucketSetForgetsTheLeastRecentlyUsed(t *testing.T) {
 	c := newClock()
-	s := newBucketSet(regularRate)
+	s := newBucketSetOf(bucketRate{every: time.Hour, burst: 2}, 100)
+	busy := func() time.Duration {
+		_, wait := s.reserve("busy", c.now())
+		return wait
+	}
+	busy()
+	busy() // its burst of 2 is spent
 	for i := range 1000 {
 		s.reserve("client-"+strconv.Itoa(i), c.now())
+		if i%50 == 0 {
+			if wait := busy(); wait == 0 {
+				t.Fatalf("after %d new clients the busy client got a fresh bucket", i)
+			}
+		}
 	}
-	c.advance(bucketIdleMax + time.Second)
-	s.mu.Lock()
-	s.sweep(c.now())
-	s.mu.Unlock()
-	if n := s.len(); n != 0 {
-		t.Fatalf("%d idle buckets kept", n)
+	if n := s.len(); n != 100 {
+		t.Fatalf("the set holds %d buckets, want its bound of 100", n)
+	}
+	if _, wait := s.reserve("client-0", c.now()); wait != 0 {
+		t.Fatal("a client forgotten long ago did not get a fresh bucket")
 	}
 }
 

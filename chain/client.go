@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sony/gobreaker/v2"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -112,6 +113,13 @@ type ClientOptions struct {
 	// HTTPClient sends the requests. nil means a client of its own with a
 	// connection pool sized to MaxConcurrent.
 	HTTPClient *http.Client
+	// BreakerFailures is how many calls in a row must fail (each after its
+	// retries) before the circuit breaker opens (breaker.go). 0 means
+	// DefaultBreakerFailures; a negative value means no breaker.
+	BreakerFailures int
+	// BreakerOpen is how long an open breaker fails calls at once before
+	// it lets one through. 0 means DefaultBreakerOpen.
+	BreakerOpen time.Duration
 }
 
 // Client speaks Esplora's REST API (Blockstream's and mempool.space's
@@ -123,7 +131,8 @@ type Client struct {
 	retries     int
 	backoffBase time.Duration
 	backoffMax  time.Duration
-	slots       chan struct{} // a semaphore: one token per request in flight
+	slots       chan struct{}                       // a semaphore: one token per request in flight
+	breaker     *gobreaker.CircuitBreaker[struct{}] // nil: none (breaker.go)
 
 	// sleep waits d or until ctx is done. Tests replace it to see the
 	// backoff delays without waiting them out.
@@ -174,7 +183,18 @@ func newClient(base string, opts ClientOptions) *Client {
 		tr.MaxIdleConnsPerHost = opts.MaxConcurrent
 		hc = &http.Client{Transport: tr}
 	}
+	if opts.BreakerFailures == 0 {
+		opts.BreakerFailures = DefaultBreakerFailures
+	}
+	if opts.BreakerOpen <= 0 {
+		opts.BreakerOpen = DefaultBreakerOpen
+	}
+	var breaker *gobreaker.CircuitBreaker[struct{}]
+	if opts.BreakerFailures > 0 {
+		breaker = newBreaker(opts.BreakerFailures, opts.BreakerOpen)
+	}
 	return &Client{
+		breaker:     breaker,
 		base:        base,
 		http:        hc,
 		timeout:     opts.Timeout,
@@ -276,6 +296,11 @@ func checkAddress(addr string) error {
 // 429, 5xx and transport errors with backoff. With notFoundIsAnswer a 404
 // is ErrNotFound rather than an upstream failure.
 func (c *Client) get(ctx context.Context, op, path string, notFoundIsAnswer bool, out any) error {
+	return c.guarded(op, func() error { return c.getRetrying(ctx, op, path, notFoundIsAnswer, out) })
+}
+
+// getRetrying is get without the breaker: the attempts and their backoff.
+func (c *Client) getRetrying(ctx context.Context, op, path string, notFoundIsAnswer bool, out any) error {
 	for attempt := 1; ; attempt++ {
 		err := c.attempt(ctx, op, path, notFoundIsAnswer, out)
 		var ue *UpstreamError

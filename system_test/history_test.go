@@ -1146,9 +1146,19 @@ func TestHistoryUpstreamOutage(t *testing.T) {
 	sim.SetFault(chain.SimFault{Malformed: true})
 	degraded(t, "malformed", 25)
 
-	// Recovery: the same page now answers, and paging goes on to the end
-	// of the window without gaps or repeats.
+	// Recovery: the outage opened the client's circuit breaker, which lets
+	// a call through again within chain.DefaultBreakerOpen; from then the
+	// same page answers, and paging goes on to the end of the window
+	// without gaps or repeats.
 	sim.SetFault(chain.SimFault{})
+	for deadline := time.Now().Add(2 * chain.DefaultBreakerOpen); ; time.Sleep(100 * time.Millisecond) {
+		if p := hiGetPage(t, s, e.write, "/v1", card, "offset=25"); !p.HistoryDegraded {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still degraded %s after the upstream recovered", 2*chain.DefaultBreakerOpen)
+		}
+	}
 	hiHasNote(t, "after the outage", s, "/v1", e.write, unseen, "")
 	all, last := hiPageAll(t, s, e.write, "/v1", card, 25)
 	if !slices.Equal(hiTxIDs(all), window) || !last.Complete || last.HistoryDegraded {

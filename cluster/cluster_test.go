@@ -561,7 +561,7 @@ func newFSM(t *testing.T) *fsm {
 	t.Helper()
 	accounts := actors.NewRegistry(discardLogger())
 	t.Cleanup(accounts.Shutdown)
-	return &fsm{accounts: accounts, log: discardLogger(), metrics: &applyMetrics{}}
+	return &fsm{accounts: accounts, log: discardLogger(), metrics: newApplyMetrics()}
 }
 
 func logEntry(t *testing.T, index uint64, cmds ...*actors.Command) *raft.Log {

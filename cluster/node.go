@@ -166,7 +166,7 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 	transport := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: raftLayer{streamListener: nodes.streams[streamRaft], dialer: dialer}, MaxPool: transportPool, Timeout: transportTimeout, Logger: hlog,
 	})
-	metrics := &applyMetrics{}
+	metrics := newApplyMetrics()
 	f := &fsm{accounts: accounts, log: cfg.Logger, metrics: metrics}
 	rc := raftConfig(cfg.NodeID, hlog)
 	leaderCh := make(chan bool, 16)

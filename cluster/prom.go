@@ -10,27 +10,15 @@ import (
 // Prometheus metrics of the node: raft's state read at scrape time, and
 // the write path's apply latency and group-commit batch sizes.
 
-var (
-	applyLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "addrwatch_apply_batch_seconds",
-		Help:    "Time to apply one raft batch to the account actors.",
-		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16),
-	})
-	commitBatch = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "addrwatch_commit_batch_commands",
-		Help:    "Commands group-committed in one raft log entry by this node.",
-		Buckets: prometheus.ExponentialBuckets(1, 2, 10),
-	})
-)
-
 // Collectors returns the node's metrics for a registry.
 func (n *Node) Collectors() []prometheus.Collector {
 	gauge := func(name, help string, value func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, value)
 	}
 	return append([]prometheus.Collector{
-		applyLatency,
-		commitBatch,
+		n.metrics.applyLatency,
+		n.metrics.commitBatch,
+		n.metrics.entryLatency,
 		gauge("addrwatch_raft_state", "Raft state: 0 follower, 1 candidate, 2 leader, 3 shutdown.", func() float64 {
 			switch n.raft.State() {
 			case raft.Candidate:

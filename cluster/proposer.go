@@ -134,10 +134,13 @@ func (p *proposer) submit(batch []*proposal) {
 	}
 	data := persistence.JoinCommands(records)
 	p.metrics.observeBatch(len(own))
+	handed := time.Now()
 	future := p.raft.Apply(data, raftApplyTimeout)
 	go func() {
 		defer func() { <-p.inFlight }()
-		if err := future.Error(); err != nil {
+		err := future.Error()
+		p.metrics.observeEntry(time.Since(handed))
+		if err != nil {
 			answerAll(own, proposalResult{err: applyError(err)})
 			return
 		}

@@ -78,7 +78,7 @@ func waitQueued(t *testing.T, p *proposer, n int) {
 // one entry, instead of each going out as an entry of its own.
 func TestProposerGathersCommandsWhileAnEntryIsInFlight(t *testing.T) {
 	f := &gatedFSM{entries: make(chan int, 16), release: make(chan struct{})}
-	p := newProposer(inmemLeader(t, f), &applyMetrics{})
+	p := newProposer(inmemLeader(t, f), newApplyMetrics())
 	t.Cleanup(p.close)
 
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
@@ -120,7 +120,7 @@ func TestProposerGathersCommandsWhileAnEntryIsInFlight(t *testing.T) {
 // leader" (safe to retry) rather than left to time out as unknown.
 func TestProposerRefusesWhatIsQueuedWhenItStops(t *testing.T) {
 	f := &gatedFSM{entries: make(chan int, 16), release: make(chan struct{})}
-	p := newProposer(inmemLeader(t, f), &applyMetrics{})
+	p := newProposer(inmemLeader(t, f), newApplyMetrics())
 
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()

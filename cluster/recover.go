@@ -100,7 +100,7 @@ func Recover(cfg RecoverConfig) (RecoverReport, error) {
 
 	accounts := actors.NewRegistry(cfg.Logger)
 	defer accounts.Shutdown()
-	f := &fsm{accounts: accounts, log: cfg.Logger, metrics: &applyMetrics{}}
+	f := &fsm{accounts: accounts, log: cfg.Logger, metrics: newApplyMetrics()}
 	self := addressOf(after, cfg.NodeID)
 	_, trans := raft.NewInmemTransport(self)
 	defer trans.Close()

@@ -3,6 +3,7 @@ package persistence
 import (
 	"errors"
 	"fmt"
+	walmetrics "github.com/hashicorp/raft-wal/metrics"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -64,7 +65,10 @@ func OpenWAL(dir string, logger hclog.Logger) (*WAL, error) {
 	err := faultsAsErrors(func() error {
 		var err error
 		w, err = wal.Open(dir, wal.WithMetaStore(meta), wal.WithLogger(logger),
-			wal.WithSegmentFiler(indexlessSealFiler{segment.NewFiler(dir, privateFS{walfs.New()})}))
+			wal.WithSegmentFiler(indexlessSealFiler{segment.NewFiler(dir, privateFS{walfs.New()})}),
+			// To go-metrics' process-wide instance, which
+			// cluster.ExportRaftMetrics sends to /metrics as raft_wal_*.
+			wal.WithMetricsCollector(walmetrics.NewGoMetricsCollector([]string{"raft", "wal"}, nil, nil)))
 		return err
 	})
 	if err != nil {

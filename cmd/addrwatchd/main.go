@@ -79,6 +79,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := cluster.ExportRaftMetrics(metrics); err != nil {
+		return fmt.Errorf("raft metrics: %w", err)
+	}
+
 	accounts := actors.NewRegistry(logger)
 	defer accounts.Shutdown()
 	node, err := cluster.Open(cluster.Config{NodeID: cfg.NodeID, RaftAddr: cfg.Raft, DataDir: cfg.Data, Peers: cfg.Peers, Logger: logger,
@@ -94,8 +100,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	history := chain.NewHistoryCache(upstream, historyTTL, nil, historyAddressesMax)
 
-	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics.MustRegister(node.Collectors()...)
 
 	store := nodeStore{node: node}

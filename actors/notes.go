@@ -245,13 +245,17 @@ func (HistoryCardsQuery) run(a *Account, who Principal, capability Level, _ int6
 type NoteContextQuery struct{}
 
 // NoteContextView is what NoteContextQuery returns.
+// It carries the asker's principal and capability too, so a note write
+// authenticates and learns its context in one actor round trip.
 type NoteContextView struct {
-	Plan      Plan
-	Addresses []string // of every Account card, whatever its grant
+	Plan       Plan
+	Addresses  []string // of every Account card, whatever its grant
+	Principal  Principal
+	Capability Level
 }
 
-func (NoteContextQuery) run(a *Account, _ Principal, _ Level, _ int64) Result {
-	v := NoteContextView{Plan: a.Plan}
+func (NoteContextQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+	v := NoteContextView{Plan: a.Plan, Principal: who, Capability: capability}
 	for _, c := range a.Portfolio {
 		v.Addresses = append(v.Addresses, c.Address)
 	}

@@ -32,11 +32,10 @@ func (c *consistencyStore) Query(ctx context.Context, cred actors.Credential, q 
 
 func typeName(v any) string { return fmt.Sprintf("%T", v) }
 
-// The X-Addrwatch-Read-Consistency header reaches the store as an
-// argument on every read route that honours it, and only there: without
-// the header, and on the reads a write makes, the store is asked for the
-// leader's state.
-func TestReadConsistencyReachesTheStore(t *testing.T) {
+// newConsistencyServer is a server on a consistencyStore with a History
+// of csvAddrA and a base-plan account.
+func newConsistencyServer(t *testing.T) (*clock, *consistencyStore, *Server, AccountCreated) {
+	t.Helper()
 	c := newClock()
 	store := &consistencyStore{memoryStore: newMemoryStore(t), seen: map[string][]ReadConsistency{}}
 	s := New(Config{Store: store, Now: c.now, PasswordCost: bcrypt.MinCost, History: &csvHistory{now: c.now(), addrs: []csvAddr{{address: csvAddrA, confirmed: 2, age: time.Hour, step: time.Hour}}}})
@@ -44,6 +43,15 @@ func TestReadConsistencyReachesTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c, store, s, created
+}
+
+// The X-Addrwatch-Read-Consistency header reaches the store as an
+// argument on every read route that honours it, and only there: without
+// the header, and on the reads a write makes, the store is asked for the
+// leader's state.
+func TestReadConsistencyReachesTheStore(t *testing.T) {
+	_, store, s, created := newConsistencyServer(t)
 	h := s.PublicHandler()
 	send := func(method, path, header string, body []byte) int {
 		var req fasthttp.Request
@@ -95,5 +103,32 @@ func TestReadConsistencyReachesTheStore(t *testing.T) {
 				t.Errorf("GET %s with header %q: %s asked with %v (asked: %v), want %v", tc.path, header, tc.query, got, asked, want)
 			}
 		}
+	}
+}
+
+// A note write asks the account actor once: the note context also
+// authenticates the caller (issue 17 merged the two round trips). A read
+// key is refused as for any change, with nothing proposed.
+func TestNoteWriteAsksTheActorOnce(t *testing.T) {
+	c, store, s, created := newConsistencyServer(t)
+	o := &ownerTest{t: t, server: s, clock: c, handler: s.PublicHandler(), account: created, password: ownerTestPassword}
+	card := o.ownerJSON("POST", "/owner/v1/portfolio/cards", map[string]any{"address": csvAddrA}, 201)["card"].(map[string]any)["id"].(string)
+	txs := o.ownerJSON("GET", "/owner/v1/history/cards/"+card+"/transactions", nil, 200)["transactions"].([]any)
+	txid := txs[0].(map[string]any)["txid"].(string)
+	reader, _ := o.key("read", "r")
+	s.use.wait()
+	store.mu.Lock()
+	store.seen = map[string][]ReadConsistency{}
+	store.mu.Unlock()
+	o.ownerJSON("PUT", "/owner/v1/history/notes/"+txid, map[string]any{"note": "one trip"}, 200)
+	store.mu.Lock()
+	auth, context := len(store.seen["actors.AuthQuery"]), len(store.seen["actors.NoteContextQuery"])
+	store.mu.Unlock()
+	if auth != 0 || context != 1 {
+		t.Fatalf("a note write asked AuthQuery %d and NoteContextQuery %d times, want 0 and 1", auth, context)
+	}
+	status, _, m := o.send("192.0.2.1", "PUT", "/v1/history/notes/"+txid, reader, map[string]any{"note": "read key"})
+	if status != fasthttp.StatusForbidden || m["code"] != "FORBIDDEN" {
+		t.Fatalf("a read key's note: %d %v", status, m)
 	}
 }

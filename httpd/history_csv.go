@@ -132,7 +132,7 @@ type historyCSV struct {
 	rc       ReadConsistency // every read of the file is as fresh as the request asked
 	combined bool
 	plan     actors.Plan
-	window   historyWindow
+	window   actors.HistoryWindow
 	cursors  []*csvCursor
 	record   []string // reused for every row
 }
@@ -150,7 +150,7 @@ type csvCursor struct {
 // openHistoryCSV finds the cards and fetches the first page of each: what
 // can still fail with an error status.
 func (s *Server) openHistoryCSV(c context.Context, cred actors.Credential, cardID string, rc ReadConsistency) (*historyCSV, *actors.Error) {
-	d := &historyCSV{s: s, cred: cred, rc: rc, combined: cardID == "", window: windowAt(s.now())}
+	d := &historyCSV{s: s, cred: cred, rc: rc, combined: cardID == "", window: actors.HistoryWindowAt(s.now())}
 	var cards []actors.HistoryCardView
 	if d.combined {
 		res, err := s.ask(c, cred, actors.HistoryCardsQuery{}, rc)
@@ -192,9 +192,9 @@ func (d *historyCSV) fileName() string {
 			what = fileNamePart(card.Name) + "-" + what
 		}
 	}
-	dates := "full-to-" + d.window.to.Format(time.DateOnly)
+	dates := "full-to-" + d.window.To.Format(time.DateOnly)
 	if d.plan == actors.PlanBase {
-		dates = d.window.from.Format(time.DateOnly) + "-to-" + d.window.to.Format(time.DateOnly)
+		dates = d.window.From.Format(time.DateOnly) + "-to-" + d.window.To.Format(time.DateOnly)
 	}
 	return "addrwatch-" + what + "-" + dates + ".csv"
 }

@@ -29,7 +29,7 @@ type cardPage struct {
 // Base plan: only the window, and when the card has nothing in it, up to 25
 // older transactions on the first page as a preview. Extended plan: the
 // full history up to the offset ceiling.
-func (s *Server) pageFor(c context.Context, addr string, plan actors.Plan, w historyWindow, offset, limit int, force bool) cardPage {
+func (s *Server) pageFor(c context.Context, addr string, plan actors.Plan, w actors.HistoryWindow, offset, limit int, force bool) cardPage {
 	if offset >= chain.HistoryOffsetCeiling {
 		// Past the ceiling nothing is listed, but the lifetime count still
 		// says whether the history goes on beyond it.
@@ -44,25 +44,17 @@ func (s *Server) pageFor(c context.Context, addr string, plan actors.Plan, w his
 		return cardPage{err: err}
 	}
 	p := cardPage{txs: page.Txs, hasMore: page.HasMore, ceilingReached: page.CeilingReached, totalCount: page.TotalCount, stats: page.Stats}
-	if plan != actors.PlanBase {
-		return p
+	cut := actors.CutHistory(plan, w, offset, page.Txs, limit, page.HasMore)
+	p.txs, p.recentCount, p.olderPreview = page.Txs[:cut.Shown], cut.Recent, cut.OlderPreview
+	if cut.EndsHere {
+		p.hasMore = false
 	}
-	n := w.recentPrefix(page.Txs)
-	p.recentCount = n
-	if n < len(page.Txs) {
-		p.txs, p.hasMore = page.Txs[:n], false
-	}
-	if offset == 0 && n == 0 && len(page.Txs) > 0 {
-		// Nothing in the year: the first page previews older activity.
-		p.olderPreview, p.hasMore = true, false
-		p.txs = page.Txs[:min(len(page.Txs), olderPreviewMax)]
-		if limit < olderPreviewMax && page.HasMore {
-			more, err := s.history.Page(c, addr, 0, olderPreviewMax, false)
-			if err != nil {
-				return cardPage{err: err}
-			}
-			p.txs = more.Txs
+	if cut.PreviewFetch {
+		more, err := s.history.Page(c, addr, 0, actors.OlderPreviewMax, false)
+		if err != nil {
+			return cardPage{err: err}
 		}
+		p.txs = more.Txs
 	}
 	return p
 }
@@ -104,10 +96,10 @@ type historyExport struct {
 	OffsetCeilingReached bool        `json:"offset_ceiling_reached"`
 }
 
-func exportFor(plan actors.Plan, w historyWindow, complete, preview, ceiling bool) historyExport {
+func exportFor(plan actors.Plan, w actors.HistoryWindow, complete, preview, ceiling bool) historyExport {
 	e := historyExport{Plan: plan, Complete: complete, OlderPreview: preview, OffsetCeilingReached: ceiling}
 	if plan == actors.PlanBase {
-		from, to := w.from.Format(time.DateOnly), w.to.Format(time.DateOnly)
+		from, to := w.From.Format(time.DateOnly), w.To.Format(time.DateOnly)
 		e.WindowEnforced, e.From, e.To = true, &from, &to
 	}
 	return e
@@ -115,7 +107,7 @@ func exportFor(plan actors.Plan, w historyWindow, complete, preview, ceiling boo
 
 // pagesFor fetches the first page, of up to limit transactions, of several
 // cards at once.
-func (s *Server) pagesFor(c context.Context, cards []actors.HistoryCardView, plan actors.Plan, w historyWindow, limit int, force bool) []cardPage {
+func (s *Server) pagesFor(c context.Context, cards []actors.HistoryCardView, plan actors.Plan, w actors.HistoryWindow, limit int, force bool) []cardPage {
 	pages := make([]cardPage, len(cards))
 	var wg sync.WaitGroup
 	for i, card := range cards {

@@ -3,7 +3,6 @@ package httpd
 import (
 	"context"
 	"errors"
-	"slices"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
@@ -213,7 +212,7 @@ func (s *Server) cardTransactionsView(c context.Context, cred actors.Credential,
 		return transactionsView{}, err
 	}
 	hc := res.Body.(actors.HistoryCardContext)
-	w := windowAt(s.now())
+	w := actors.HistoryWindowAt(s.now())
 	page := s.pageFor(c, hc.Card.Address, hc.Plan, w, offset, limit, false)
 	v := transactionsView{CardID: hc.Card.ID, Address: hc.Card.Address, Offset: offset, Limit: limit, Transactions: []txView{}}
 	if upstreamFailed(page.err) {
@@ -292,7 +291,7 @@ func (s *Server) combinedHistoryView(c context.Context, cred actors.Credential, 
 		return combinedView{}, err
 	}
 	hc := res.Body.(actors.HistoryCardsView)
-	w := windowAt(s.now())
+	w := actors.HistoryWindowAt(s.now())
 	pages := s.pagesFor(c, hc.Cards, hc.Plan, w, combinedTxsMax, force)
 	v := combinedView{Cards: make([]combinedCardView, len(hc.Cards)), Complete: true}
 	lists := make([][]chain.Tx, len(pages))
@@ -366,11 +365,7 @@ func (s *Server) putNote(ctx *fasthttp.RequestCtx, aud audience) *actors.Error {
 	}
 	c, cancel := readContext(ctx, upstreamTimeout)
 	defer cancel()
-	who, err := s.authorize(c, cred)
-	if err != nil {
-		return err
-	}
-	res, err := s.saveNote(c, cred, who.Principal, txid, *req.Note)
+	res, err := s.saveNote(c, cred, nil, txid, *req.Note)
 	if err != nil {
 		return err
 	}
@@ -379,15 +374,23 @@ func (s *Server) putNote(ctx *fasthttp.RequestCtx, aud audience) *actors.Error {
 }
 
 // saveNote verifies txid against the upstream and proposes the note, for
-// the note route and the label import: an unknown transaction is
-// NOT_FOUND, an upstream that cannot say is HTTP_ERROR, and the rule
-// decides the rest.
-func (s *Server) saveNote(c context.Context, cred actors.Credential, who actors.Principal, txid, text string) (actors.Result, *actors.Error) {
+// the note route, the site and the label import: an unknown transaction
+// is NOT_FOUND, an upstream that cannot say is HTTP_ERROR, and the rule
+// decides the rest. who is the acting principal when the caller already
+// authenticated it; nil, the note context's one query authenticates cred
+// too, and refuses a read-only key as every write does.
+func (s *Server) saveNote(c context.Context, cred actors.Credential, who *actors.Principal, txid, text string) (actors.Result, *actors.Error) {
 	res, err := s.ask(c, cred, actors.NoteContextQuery{}, ReadLeader)
 	if err != nil {
 		return actors.Result{}, err
 	}
 	nc := res.Body.(actors.NoteContextView)
+	if who == nil {
+		if nc.Principal.Kind == actors.PrincipalAgent && nc.Capability < actors.LevelWrite {
+			return actors.Result{}, errReadOnlyKey
+		}
+		who = &nc.Principal
+	}
 	tx, uerr := s.history.Tx(c, txid)
 	switch {
 	case errors.Is(uerr, chain.ErrNotFound):
@@ -399,7 +402,7 @@ func (s *Server) saveNote(c context.Context, cred actors.Credential, who actors.
 	if err != nil {
 		return actors.Result{}, err
 	}
-	return s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who,
+	return s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: *who,
 		Payload: &actors.PutNote{TxID: txid, Text: text, Addresses: tx.Addresses(), Eligible: eligible}})
 }
 
@@ -412,22 +415,20 @@ func upstreamUnavailable() *actors.Error {
 // page of an involved card that has nothing in the year. Extended plans may
 // note anything.
 func (s *Server) noteEligible(c context.Context, tx chain.Tx, nc actors.NoteContextView) (bool, *actors.Error) {
-	if nc.Plan != actors.PlanBase {
-		return true, nil
-	}
-	w := windowAt(s.now())
-	if w.contains(tx) {
-		return true, nil
+	w := actors.HistoryWindowAt(s.now())
+	eligible, checkPreviews := actors.NoteEligibility(nc.Plan, w, tx)
+	if !checkPreviews {
+		return eligible, nil
 	}
 	for _, addr := range nc.Addresses {
 		if !tx.Involves(addr) {
 			continue
 		}
-		page := s.pageFor(c, addr, actors.PlanBase, w, 0, olderPreviewMax, false)
-		if upstreamFailed(page.err) {
+		page, err := s.history.Page(c, addr, 0, actors.OlderPreviewMax, false)
+		if upstreamFailed(err) {
 			return false, upstreamUnavailable()
 		}
-		if page.olderPreview && slices.ContainsFunc(page.txs, func(t chain.Tx) bool { return t.TxID == tx.TxID }) {
+		if err == nil && actors.OnPreview(w, page.Txs, actors.OlderPreviewMax, tx.TxID) {
 			return true, nil
 		}
 	}

@@ -279,7 +279,7 @@ func (imp *labelImport) transaction(txid, label string) (outcome, reason string)
 	if err := actors.ValidateNoteText(label); err != nil {
 		return labelSkipped, "the label is longer than a note may be (50 code points) or is not text"
 	}
-	if _, err := imp.s.saveNote(imp.c, imp.cred, imp.who, txid, label); err != nil {
+	if _, err := imp.s.saveNote(imp.c, imp.cred, &imp.who, txid, label); err != nil {
 		return labelSkipped, labelRefusal(err, "the note")
 	}
 	if found {

@@ -178,10 +178,13 @@ func (s *Server) authorize(c context.Context, cred actors.Credential) (actors.Au
 	}
 	who := res.Body.(actors.AuthView)
 	if who.Principal.Kind == actors.PrincipalAgent && who.Capability < actors.LevelWrite {
-		return actors.AuthView{}, actors.Errorf(actors.CodeForbidden, "this API key has read capability and cannot make changes")
+		return actors.AuthView{}, errReadOnlyKey
 	}
 	return who, nil
 }
+
+// errReadOnlyKey refuses a change asked with a read key.
+var errReadOnlyKey = actors.Errorf(actors.CodeForbidden, "this API key has read capability and cannot make changes")
 
 // idempotencyRequest reads the optional Idempotency-Key header.
 func idempotencyRequest(ctx *fasthttp.RequestCtx) (*actors.IdempotencyRequest, *actors.Error) {

@@ -226,7 +226,7 @@ func (s *Server) noteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	}
 	if err == nil {
 		c, cancel := readContext(ctx, upstreamTimeout)
-		_, err = s.saveNote(c, sess.cred, sess.who, txid, text)
+		_, err = s.saveNote(c, sess.cred, &sess.who, txid, text)
 		cancel()
 	}
 	if err != nil {

@@ -24,7 +24,7 @@ func Apply(a *Account, c *Command) (*Account, Result) {
 	}
 	capability, err := a.stillLive(c.Principal, c.At)
 	if err != nil {
-		return a, fail(err.(*Error))
+		return a, fail(err)
 	}
 	a.pruneIdempotency(c.At)
 	if req := c.Idempotency; req != nil {

@@ -9,10 +9,10 @@ import (
 // for each code lives in one table in package httpd.
 type Code string
 
-// The codes of the spec's Errors table; the HTTP framing codes for a
-// request refused before it reaches an operation (BAD_REQUEST and the three
-// after METHOD_NOT_ALLOWED, each named after its HTTP status); plus Internal
-// for a recovered programmer error (which must never be seen).
+// The codes of the spec's Errors table, plus Internal for a recovered
+// programmer error (which must never be seen). The codes only the HTTP
+// edge gives (BAD_REQUEST, METHOD_NOT_ALLOWED and the framing codes named
+// after their HTTP status) live in package httpd.
 const (
 	CodeUnauthorized        Code = "UNAUTHORIZED"
 	CodeForbidden           Code = "FORBIDDEN"
@@ -28,11 +28,6 @@ const (
 	CodeIdempotencyConflict Code = "IDEMPOTENCY_CONFLICT"
 	CodeRateLimited         Code = "RATE_LIMITED"
 	CodeHTTPError           Code = "HTTP_ERROR"
-	CodeBadRequest          Code = "BAD_REQUEST"
-	CodeMethodNotAllowed    Code = "METHOD_NOT_ALLOWED"
-	CodeURITooLong          Code = "URI_TOO_LONG"
-	CodeHeadersTooLarge     Code = "REQUEST_HEADER_FIELDS_TOO_LARGE"
-	CodeVersionNotSupported Code = "HTTP_VERSION_NOT_SUPPORTED"
 	CodeInternal            Code = "INTERNAL"
 )
 
@@ -63,13 +58,23 @@ func ErrorCode(err error) Code {
 	return CodeInternal
 }
 
+// unauthorizedMessage is the one answer to every credential that does not
+// authenticate: missing, malformed, wrong, revoked or expired alike.
+const unauthorizedMessage = "missing or invalid credentials"
+
 // Shared errors whose wording is part of the product.
 var (
-	errUnauthorized   = Errorf(CodeUnauthorized, "missing or invalid credentials")
-	errReadOnlyKey    = Errorf(CodeForbidden, "this API key has read capability and cannot make changes")
+	errUnauthorized = Errorf(CodeUnauthorized, unauthorizedMessage)
+	// ErrUnauthorized is the refusal of any credential that does not
+	// authenticate, whatever the reason: the edge gives the same one.
+	ErrUnauthorized = errUnauthorized
+	errReadOnlyKey  = Errorf(CodeForbidden, "this API key has read capability and cannot make changes")
+	// ErrReadOnlyKey refuses any change asked with a read key; the edge
+	// refuses with it before proposing.
+	ErrReadOnlyKey    = errReadOnlyKey
 	errNotWritable    = Errorf(CodeForbidden, "the grant on this resource does not permit changes")
 	errStaleVersion   = Errorf(CodeStaleVersion, "the resource changed since you read it; re-read it and use its current version")
 	errCardNotFound   = Errorf(CodeNotFound, "card not found")
 	errSpaceNotFound  = Errorf(CodeNotFound, "space not found")
-	errAccountDeleted = Errorf(CodeUnauthorized, "missing or invalid credentials")
+	errAccountDeleted = Errorf(CodeUnauthorized, unauthorizedMessage)
 )

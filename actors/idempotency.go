@@ -59,7 +59,7 @@ type IdempotencyRecord struct {
 var idempotencyTokenPattern = regexp.MustCompile(`^[A-Za-z0-9._~-]+$`)
 
 // ValidateIdempotencyToken checks the spec's shape for an Idempotency-Key.
-func ValidateIdempotencyToken(token string) error {
+func ValidateIdempotencyToken(token string) *Error {
 	if len(token) < idempotencyTokenCharsMin || len(token) > idempotencyTokenCharsMax {
 		return Errorf(CodeValidation, "Idempotency-Key must be %d to %d characters", idempotencyTokenCharsMin, idempotencyTokenCharsMax)
 	}

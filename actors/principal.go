@@ -47,7 +47,7 @@ type Credential struct {
 // Authenticate checks cred against the account and returns the principal
 // it stands for with that principal's capability (owners and the system
 // have write). Hashes are compared in constant time.
-func (a *Account) Authenticate(cred Credential) (Principal, Level, error) {
+func (a *Account) Authenticate(cred Credential) (Principal, Level, *Error) {
 	if a.Deleted {
 		return Principal{}, LevelNone, errUnauthorized
 	}
@@ -77,7 +77,7 @@ func (a *Account) Authenticate(cred Credential) (Principal, Level, error) {
 
 // stillLive re-checks at apply time that the principal's credential has not
 // been revoked since the edge authenticated it, and returns its capability.
-func (a *Account) stillLive(p Principal, at int64) (Level, error) {
+func (a *Account) stillLive(p Principal, at int64) (Level, *Error) {
 	if a.Deleted {
 		return LevelNone, errAccountDeleted
 	}

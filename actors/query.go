@@ -161,7 +161,7 @@ func RunQuery(a *Account, cred Credential, q Query) Result {
 	}
 	who, capability, err := a.Authenticate(cred)
 	if err != nil {
-		return fail(err.(*Error))
+		return fail(err)
 	}
 	return q.run(a, who, capability, cred.Now)
 }

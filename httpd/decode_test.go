@@ -469,11 +469,11 @@ func TestStatusOfEveryCode(t *testing.T) {
 		actors.CodeIdempotencyConflict: 409,
 		actors.CodeRateLimited:         429,
 		actors.CodeHTTPError:           503,
-		actors.CodeBadRequest:          400,
-		actors.CodeMethodNotAllowed:    405,
-		actors.CodeURITooLong:          414,
-		actors.CodeHeadersTooLarge:     431,
-		actors.CodeVersionNotSupported: 505,
+		codeBadRequest:                 400,
+		codeMethodNotAllowed:           405,
+		codeURITooLong:                 414,
+		codeHeadersTooLarge:            431,
+		codeVersionNotSupported:        505,
 		actors.CodeInternal:            500,
 	}
 	for code, status := range want {

@@ -79,10 +79,25 @@ func TestDocsMentionEveryAgentRoute(t *testing.T) {
 	}
 }
 
-// errorCodes returns the values of the Code constants in actors/errors.go.
+// errorCodes returns the values of the Code constants: the spec's, in
+// actors/errors.go, and the edge's own, in httpd/errors.go.
 func errorCodes(t *testing.T) []actors.Code {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "../actors/errors.go", nil, 0)
+	var codes []actors.Code
+	for _, file := range []string{"../actors/errors.go", "errors.go"} {
+		codes = append(codes, codeConstants(t, file)...)
+	}
+	if len(codes) < len(statusOf) {
+		t.Fatalf("found %d codes in actors/errors.go and httpd/errors.go, fewer than the %d in the status table", len(codes), len(statusOf))
+	}
+	return codes
+}
+
+// codeConstants returns the values of the constants of type Code (or
+// actors.Code) in a Go file.
+func codeConstants(t *testing.T, file string) []actors.Code {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +109,16 @@ func errorCodes(t *testing.T) []actors.Code {
 		}
 		for _, spec := range gen.Specs {
 			vs := spec.(*ast.ValueSpec)
-			if id, isIdent := vs.Type.(*ast.Ident); !isIdent || id.Name != "Code" {
+			switch typ := vs.Type.(type) {
+			case *ast.Ident:
+				if typ.Name != "Code" {
+					continue
+				}
+			case *ast.SelectorExpr:
+				if typ.Sel.Name != "Code" {
+					continue
+				}
+			default:
 				continue
 			}
 			for _, v := range vs.Values {
@@ -109,9 +133,6 @@ func errorCodes(t *testing.T) []actors.Code {
 				codes = append(codes, actors.Code(s))
 			}
 		}
-	}
-	if len(codes) < len(statusOf) {
-		t.Fatalf("found %d codes in actors/errors.go, fewer than the %d in the status table", len(codes), len(statusOf))
 	}
 	return codes
 }

@@ -140,14 +140,14 @@ func readError(ctx *fasthttp.RequestCtx, err error, bodyMax int) *actors.Error {
 	var small *fasthttp.ErrSmallBuffer
 	switch {
 	case errors.Is(err, errBareLineEnding):
-		return actors.Errorf(actors.CodeBadRequest, "malformed HTTP request: every line of the request head must end with CRLF")
+		return actors.Errorf(codeBadRequest, "malformed HTTP request: every line of the request head must end with CRLF")
 	case errors.As(err, &small):
 		if c, ok := ctx.Conn().(interface{ longRequestLine() bool }); ok && c.longRequestLine() {
-			return actors.Errorf(actors.CodeURITooLong, "the request line exceeds %d bytes", readBufferBytes)
+			return actors.Errorf(codeURITooLong, "the request line exceeds %d bytes", readBufferBytes)
 		}
-		return actors.Errorf(actors.CodeHeadersTooLarge, "the request line and headers exceed %d bytes", readBufferBytes)
+		return actors.Errorf(codeHeadersTooLarge, "the request line and headers exceed %d bytes", readBufferBytes)
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		return actors.Errorf(actors.CodeValidation, "request body exceeds %d bytes", bodyMax)
 	}
-	return actors.Errorf(actors.CodeBadRequest, "malformed HTTP request")
+	return actors.Errorf(codeBadRequest, "malformed HTTP request")
 }

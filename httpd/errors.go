@@ -12,6 +12,16 @@ import (
 )
 
 // statusOf is the one table from error code to HTTP status.
+// The codes only the HTTP edge gives: a request refused before it reaches
+// an operation, each named after its HTTP status.
+const (
+	codeBadRequest          actors.Code = "BAD_REQUEST"
+	codeMethodNotAllowed    actors.Code = "METHOD_NOT_ALLOWED"
+	codeURITooLong          actors.Code = "URI_TOO_LONG"
+	codeHeadersTooLarge     actors.Code = "REQUEST_HEADER_FIELDS_TOO_LARGE"
+	codeVersionNotSupported actors.Code = "HTTP_VERSION_NOT_SUPPORTED"
+)
+
 var statusOf = map[actors.Code]int{
 	actors.CodeUnauthorized:        fasthttp.StatusUnauthorized,
 	actors.CodeForbidden:           fasthttp.StatusForbidden,
@@ -27,11 +37,11 @@ var statusOf = map[actors.Code]int{
 	actors.CodeIdempotencyConflict: fasthttp.StatusConflict,
 	actors.CodeRateLimited:         fasthttp.StatusTooManyRequests,
 	actors.CodeHTTPError:           fasthttp.StatusServiceUnavailable,
-	actors.CodeBadRequest:          fasthttp.StatusBadRequest,
-	actors.CodeMethodNotAllowed:    fasthttp.StatusMethodNotAllowed,
-	actors.CodeURITooLong:          fasthttp.StatusRequestURITooLong,
-	actors.CodeHeadersTooLarge:     fasthttp.StatusRequestHeaderFieldsTooLarge,
-	actors.CodeVersionNotSupported: fasthttp.StatusHTTPVersionNotSupported,
+	codeBadRequest:                 fasthttp.StatusBadRequest,
+	codeMethodNotAllowed:           fasthttp.StatusMethodNotAllowed,
+	codeURITooLong:                 fasthttp.StatusRequestURITooLong,
+	codeHeadersTooLarge:            fasthttp.StatusRequestHeaderFieldsTooLarge,
+	codeVersionNotSupported:        fasthttp.StatusHTTPVersionNotSupported,
 	actors.CodeInternal:            fasthttp.StatusInternalServerError,
 }
 

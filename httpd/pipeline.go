@@ -42,7 +42,7 @@ func (s *Server) credential(ctx *fasthttp.RequestCtx, aud audience) (actors.Cred
 	return cred, nil
 }
 
-var errUnauthorized = actors.Errorf(actors.CodeUnauthorized, "missing or invalid credentials")
+var errUnauthorized = actors.ErrUnauthorized
 
 func (s *Server) context() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), requestTimeout)
@@ -184,7 +184,7 @@ func (s *Server) authorize(c context.Context, cred actors.Credential) (actors.Au
 }
 
 // errReadOnlyKey refuses a change asked with a read key.
-var errReadOnlyKey = actors.Errorf(actors.CodeForbidden, "this API key has read capability and cannot make changes")
+var errReadOnlyKey = actors.ErrReadOnlyKey
 
 // idempotencyRequest reads the optional Idempotency-Key header.
 func idempotencyRequest(ctx *fasthttp.RequestCtx) (*actors.IdempotencyRequest, *actors.Error) {
@@ -193,7 +193,7 @@ func idempotencyRequest(ctx *fasthttp.RequestCtx) (*actors.IdempotencyRequest, *
 		return nil, nil
 	}
 	if err := actors.ValidateIdempotencyToken(token); err != nil {
-		return nil, err.(*actors.Error)
+		return nil, err
 	}
 	return &actors.IdempotencyRequest{
 		Token:        token,

@@ -25,10 +25,10 @@ import (
 // limited. The per-account Sheet-write budget is separate: it lives in the
 // replicated account state (actors/sheet_budget.go).
 var (
-	regularRate   = bucketRate{every: 2 * time.Second, burst: 20}
-	sheetIPRate   = bucketRate{every: 3 * time.Second, burst: 20}
-	sheetAllRate  = bucketRate{every: time.Second / 20, burst: 20}
-	authRate      = bucketRate{every: time.Minute / actors.AgentRequestsPerKeyPerMinute, burst: actors.AgentRequestsPerKeyPerMinute}
+	regularRate  = bucketRate{every: 2 * time.Second, burst: 20}
+	sheetIPRate  = bucketRate{every: 3 * time.Second, burst: 20}
+	sheetAllRate = bucketRate{every: time.Second / 20, burst: 20}
+	authRate     = bucketRate{every: time.Minute / actors.AgentRequestsPerKeyPerMinute, burst: actors.AgentRequestsPerKeyPerMinute}
 )
 
 // bucketsMax bounds the buckets one set keeps; past it, the least

@@ -61,7 +61,7 @@ func readAdminBody(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		body, err := io.ReadAll(io.LimitReader(stream, adminBodyBytesMax+1))
 		switch {
 		case err != nil:
-			writeError(ctx, actors.Errorf(actors.CodeBadRequest, "malformed HTTP request"))
+			writeError(ctx, actors.Errorf(codeBadRequest, "malformed HTTP request"))
 			closeAfterAnswer(ctx)
 			return
 		case len(body) > adminBodyBytesMax:
@@ -95,7 +95,7 @@ func (s *Server) restore(ctx *fasthttp.RequestCtx) *actors.Error {
 		s.log.Error("restore: spool file", "err", err)
 		return actors.Errorf(actors.CodeInternal, "internal error")
 	case err != nil:
-		return actors.Errorf(actors.CodeBadRequest, "the upload broke off before its end")
+		return actors.Errorf(codeBadRequest, "the upload broke off before its end")
 	case n > restoreBytesMax:
 		return actors.Errorf(actors.CodeValidation, "the backup file exceeds %d bytes", restoreBytesMax)
 	case n == 0:

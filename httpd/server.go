@@ -146,7 +146,7 @@ func onlyMethods(r routeAdder, path string, allowed ...string) {
 		}
 		r.Handle(m, path, func(ctx *fasthttp.RequestCtx) {
 			ctx.Response.Header.Set(fasthttp.HeaderAllow, allow)
-			writeError(ctx, actors.Errorf(actors.CodeMethodNotAllowed, "method %s is not allowed here; see the Allow header", ctx.Method()))
+			writeError(ctx, actors.Errorf(codeMethodNotAllowed, "method %s is not allowed here; see the Allow header", ctx.Method()))
 		})
 	}
 }
@@ -222,7 +222,7 @@ func (s *Server) newRouter() *router.Router {
 	r.HandleOPTIONS = true
 	r.GlobalOPTIONS = func(ctx *fasthttp.RequestCtx) { ctx.SetStatusCode(fasthttp.StatusNoContent) }
 	r.MethodNotAllowed = func(ctx *fasthttp.RequestCtx) {
-		writeError(ctx, actors.Errorf(actors.CodeMethodNotAllowed, "method %s is not allowed here; see the Allow header", ctx.Method()))
+		writeError(ctx, actors.Errorf(codeMethodNotAllowed, "method %s is not allowed here; see the Allow header", ctx.Method()))
 	}
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		// The route is looked up by the normalised path, as the router

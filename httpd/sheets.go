@@ -45,7 +45,7 @@ func sheetQuery(ctx *fasthttp.RequestCtx) (actors.SheetQuery, *actors.Error) {
 	q := actors.SheetQuery{SpaceID: pathParam(ctx, "space_id"), Limit: sheetLimitDefault}
 	args := ctx.QueryArgs()
 	if args.Has("filter") {
-		return q, actors.Errorf(actors.CodeBadRequest, "the filter query is not supported; filter with address and chain")
+		return q, actors.Errorf(codeBadRequest, "the filter query is not supported; filter with address and chain")
 	}
 	seen := make(map[string]bool, sheetQueryParamsCount)
 	for k, v := range args.All() {

@@ -33,7 +33,7 @@ type activityView struct {
 }
 
 func (s *Server) registerActivity(r routeAdder) {
-	r.GET(activityPath, handle(func(ctx *fasthttp.RequestCtx) *actors.Error {
+	r.GET(activityPath, handle(func(ctx *fasthttp.RequestCtx) error {
 		cred, err := s.credential(ctx, audienceOwner)
 		if err != nil {
 			return err
@@ -74,7 +74,7 @@ func rfc3339(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC333
 
 // activityQuery reads the filters; any other parameter is refused, so a
 // misspelt filter is never silently ignored.
-func activityQuery(args *fasthttp.Args) (actors.ActivityQuery, *actors.Error) {
+func activityQuery(args *fasthttp.Args) (actors.ActivityQuery, error) {
 	q := actors.ActivityQuery{Limit: 100}
 	for k, v := range args.All() {
 		value := string(v)

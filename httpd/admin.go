@@ -16,7 +16,7 @@ const adminPrefix = "/admin/v1"
 
 func (s *Server) registerAdmin(r routeAdder) {
 	r.POST(adminPrefix+"/accounts", handle(s.createAccount))
-	r.GET(adminPrefix+"/cluster", handle(func(ctx *fasthttp.RequestCtx) *actors.Error {
+	r.GET(adminPrefix+"/cluster", handle(func(ctx *fasthttp.RequestCtx) error {
 		status, err := s.op.Status()
 		if err != nil {
 			return storeError(err)
@@ -25,7 +25,7 @@ func (s *Server) registerAdmin(r routeAdder) {
 		return nil
 	}))
 	r.POST(adminPrefix+"/cluster/nodes", handle(s.addNode))
-	r.DELETE(adminPrefix+"/cluster/nodes/{id}", handle(func(ctx *fasthttp.RequestCtx) *actors.Error {
+	r.DELETE(adminPrefix+"/cluster/nodes/{id}", handle(func(ctx *fasthttp.RequestCtx) error {
 		if err := s.op.RemoveServer(pathParam(ctx, "id")); err != nil {
 			return storeError(err)
 		}
@@ -35,7 +35,7 @@ func (s *Server) registerAdmin(r routeAdder) {
 	r.POST(adminPrefix+"/cluster/transfer", handle(s.transferLeadership))
 	r.GET(adminPrefix+"/backup", handle(s.backup))
 	r.POST(adminPrefix+"/restore", handle(s.restore))
-	r.POST(adminPrefix+"/snapshot", handle(func(ctx *fasthttp.RequestCtx) *actors.Error {
+	r.POST(adminPrefix+"/snapshot", handle(func(ctx *fasthttp.RequestCtx) error {
 		if err := s.op.Snapshot(); err != nil {
 			return storeError(err)
 		}
@@ -99,7 +99,7 @@ func (s *Server) adminTokenValid(ctx *fasthttp.RequestCtx) bool {
 	return found && subtle.ConstantTimeCompare(given[:], s.adminTokenHash[:]) == 1
 }
 
-func (s *Server) createAccount(ctx *fasthttp.RequestCtx) *actors.Error {
+func (s *Server) createAccount(ctx *fasthttp.RequestCtx) error {
 	var req struct {
 		Plan     *string `json:"plan"`
 		Password *string `json:"password"`
@@ -133,7 +133,7 @@ func (s *Server) createAccount(ctx *fasthttp.RequestCtx) *actors.Error {
 	return nil
 }
 
-func (s *Server) addNode(ctx *fasthttp.RequestCtx) *actors.Error {
+func (s *Server) addNode(ctx *fasthttp.RequestCtx) error {
 	var req struct {
 		ID       *string `json:"id"`
 		RaftAddr *string `json:"raft_addr"`
@@ -155,7 +155,7 @@ func (s *Server) addNode(ctx *fasthttp.RequestCtx) *actors.Error {
 	return nil
 }
 
-func (s *Server) transferLeadership(ctx *fasthttp.RequestCtx) *actors.Error {
+func (s *Server) transferLeadership(ctx *fasthttp.RequestCtx) error {
 	var req struct {
 		ID *string `json:"id"`
 	}
@@ -172,7 +172,7 @@ func (s *Server) transferLeadership(ctx *fasthttp.RequestCtx) *actors.Error {
 }
 
 // backup answers a consistent snapshot file of the whole state.
-func (s *Server) backup(ctx *fasthttp.RequestCtx) *actors.Error {
+func (s *Server) backup(ctx *fasthttp.RequestCtx) error {
 	var buf bytes.Buffer
 	if err := s.op.Backup(&buf); err != nil {
 		return storeError(err)

@@ -18,7 +18,7 @@ type bookmarkCreateRequest struct {
 	ColorKey             *string `json:"color_key"`
 }
 
-func decodeBookmarkCreate(ctx *fasthttp.RequestCtx) (*actors.CreateBookmarkCard, *actors.Error) {
+func decodeBookmarkCreate(ctx *fasthttp.RequestCtx) (*actors.CreateBookmarkCard, error) {
 	var req bookmarkCreateRequest
 	if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
 		return nil, err
@@ -45,13 +45,13 @@ func (s *Server) registerBookmarks(r routeAdder, prefix string, aud audience) {
 		s.read(ctx, aud, actors.ListBookmarksQuery{SpaceID: pathParam(ctx, "space_id")})
 	})
 	r.POST(cards, func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			return decodeBookmarkCreate(ctx)
 		}})
 	})
 	onlyMethods(r, cards+"/validate", fasthttp.MethodPost)
 	r.POST(cards+"/validate", func(ctx *fasthttp.RequestCtx) {
-		s.readWith(ctx, aud, func() (actors.Query, *actors.Error) {
+		s.readWith(ctx, aud, func() (actors.Query, error) {
 			p, err := decodeBookmarkCreate(ctx)
 			if err != nil {
 				return nil, err
@@ -63,7 +63,7 @@ func (s *Server) registerBookmarks(r routeAdder, prefix string, aud audience) {
 		s.read(ctx, aud, actors.GetBookmarkQuery{SpaceID: pathParam(ctx, "space_id"), CardID: pathParam(ctx, "card_id")})
 	})
 	r.PATCH(cards+"/{card_id}", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			version, fields, err := cardPatch(ctx)
 			if err != nil {
 				return nil, err
@@ -73,7 +73,7 @@ func (s *Server) registerBookmarks(r routeAdder, prefix string, aud audience) {
 		}})
 	})
 	r.DELETE(cards+"/{card_id}", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			version, err := cardDelete(ctx)
 			if err != nil {
 				return nil, err

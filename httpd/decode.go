@@ -32,7 +32,7 @@ const (
 // must be JSON, member names match exactly (case included) and at most
 // once, unknown members, invalid UTF-8 and trailing data are refused, and
 // each failure is a 422 that names the field but never echoes a value.
-func decodeBody(ctx *fasthttp.RequestCtx, dst any, bytesMax int) *actors.Error {
+func decodeBody(ctx *fasthttp.RequestCtx, dst any, bytesMax int) error {
 	body := ctx.PostBody()
 	if len(body) > bytesMax {
 		return actors.Errorf(actors.CodeValidation, "request body exceeds %d bytes", bytesMax)
@@ -53,7 +53,7 @@ func decodeBody(ctx *fasthttp.RequestCtx, dst any, bytesMax int) *actors.Error {
 	return nil
 }
 
-func requireJSONContentType(ctx *fasthttp.RequestCtx) *actors.Error {
+func requireJSONContentType(ctx *fasthttp.RequestCtx) error {
 	mt, _, err := mime.ParseMediaType(string(ctx.Request.Header.ContentType()))
 	if err != nil || mt != "application/json" {
 		return actors.Errorf(actors.CodeValidation, "Content-Type must be application/json")
@@ -150,6 +150,6 @@ func canonicalBodyHash(body []byte) actors.Hash {
 }
 
 // required reports a missing required field.
-func required(field string) *actors.Error {
+func required(field string) error {
 	return actors.Errorf(actors.CodeValidation, "field %q is required", field)
 }

@@ -3,4 +3,12 @@
 // request, turns it into a command or a query for the account it names, and
 // renders the result. It does not import protoactor or raft: it talks to
 // the node through the narrow Store and Operator interfaces.
+//
+// Errors take one path. Route bodies return an error; writeError turns it
+// into the spec's {"code","error"} once, through specError (errors.As to an
+// *actors.Error, else the Store failure it is). An *actors.Error becomes an
+// error only once known not nil: a nil one returned or assigned as an error
+// would be a non-nil error, and TestNoTypedNilErrorReturns type-checks the
+// package for that. The site's pages hold errors typed (*actors.Error), the
+// API's converted by siteErr.
 package httpd

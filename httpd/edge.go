@@ -136,7 +136,7 @@ func headerReceived(h *fasthttp.RequestHeader, admin bool) fasthttp.RequestConfi
 
 // readError is the answer to a request fasthttp could not read. fasthttp
 // closes the connection after it.
-func readError(ctx *fasthttp.RequestCtx, err error, bodyMax int) *actors.Error {
+func readError(ctx *fasthttp.RequestCtx, err error, bodyMax int) error {
 	var small *fasthttp.ErrSmallBuffer
 	switch {
 	case errors.Is(err, errBareLineEnding):

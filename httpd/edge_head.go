@@ -21,7 +21,7 @@ import (
 // chunked leaves the body length unknown (400); a Transfer-Encoding in an
 // HTTP/1.0 request means faulty framing. Each of these closes the
 // connection, which refuseBadHeads and headerReceived see to.
-func refuseHead(h *fasthttp.RequestHeader) *actors.Error {
+func refuseHead(h *fasthttp.RequestHeader) error {
 	proto := h.Protocol()
 	http10 := bytes.Equal(proto, []byte("HTTP/1.0"))
 	if !http10 && !bytes.Equal(proto, []byte("HTTP/1.1")) {

@@ -15,7 +15,7 @@ import (
 // here, before the router, because a browser reads "//host" and "/\host"
 // in a Location as another site, and fasthttp would otherwise normalise
 // "//evil.example/../v1/docs/" into a known path.
-func refusePath(ctx *fasthttp.RequestCtx) *actors.Error {
+func refusePath(ctx *fasthttp.RequestCtx) error {
 	original := ctx.URI().PathOriginal()
 	if bytes.HasPrefix(original, []byte("//")) || bytes.IndexByte(original, '\\') >= 0 || bytes.IndexByte(ctx.Path(), '\\') >= 0 {
 		return actors.Errorf(actors.CodeNotFound, "no such path")

@@ -53,8 +53,19 @@ func StatusOf(code actors.Code) int {
 	return fasthttp.StatusInternalServerError
 }
 
+// specError is the one place an error becomes the spec's {code, error}:
+// an *actors.Error (wrapped or not) as it is, a Store failure as
+// storeError says, anything else a 503 that says nothing of its cause.
+func specError(err error) *actors.Error {
+	if e, ok := errors.AsType[*actors.Error](err); ok && e != nil {
+		return e
+	}
+	return storeError(err)
+}
+
 // writeError writes the {"code","error"} body of err.
-func writeError(ctx *fasthttp.RequestCtx, err *actors.Error) {
+func writeError(ctx *fasthttp.RequestCtx, failure error) {
+	err := specError(failure)
 	ctx.SetUserValue(activityCodeValue, err.Code)
 	if err.Code == actors.CodeUnauthorized {
 		// RFC 6750: a 401 names the scheme the credentials must use.
@@ -118,8 +129,7 @@ func storeError(err error) *actors.Error {
 	case errors.Is(err, ErrOutcomeUnknown):
 		return actors.Errorf(actors.CodeHTTPError, "the write may or may not have been applied; re-read before retrying")
 	}
-	var e *actors.Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*actors.Error](err); ok && e != nil {
 		return e
 	}
 	return actors.Errorf(actors.CodeHTTPError, "the request could not be completed; retry shortly")
@@ -127,7 +137,7 @@ func storeError(err error) *actors.Error {
 
 // handlerFunc is a route body that returns its error instead of writing
 // it, so each failure is one line.
-type handlerFunc func(ctx *fasthttp.RequestCtx) *actors.Error
+type handlerFunc func(ctx *fasthttp.RequestCtx) error
 
 // handle adapts a handlerFunc to fasthttp, writing a returned error.
 func handle(h handlerFunc) fasthttp.RequestHandler {

@@ -37,12 +37,12 @@ type eventsView struct {
 
 // eventsQuery parses since (a cursor, or an RFC 3339 time with a zone for
 // the first poll) and limit.
-func eventsQuery(ctx *fasthttp.RequestCtx) (actors.EventsQuery, *actors.Error) {
+func eventsQuery(ctx *fasthttp.RequestCtx) (actors.EventsQuery, error) {
 	q := actors.EventsQuery{Limit: eventsLimitDefault}
 	if err := onlyParams(ctx, "since", "limit"); err != nil {
 		return q, err
 	}
-	var err *actors.Error
+	var err error
 	if q.Limit, err = queryIntDefault(ctx, "limit", eventsLimitDefault, 1, eventsLimitMax); err != nil {
 		return q, err
 	}
@@ -89,7 +89,7 @@ func unixNanoClamped(t time.Time) int64 {
 }
 
 func (s *Server) registerEvents(r routeAdder, prefix string, aud audience) {
-	r.GET(prefix+"/events", handle(func(ctx *fasthttp.RequestCtx) *actors.Error {
+	r.GET(prefix+"/events", handle(func(ctx *fasthttp.RequestCtx) error {
 		cred, err := s.credential(ctx, aud)
 		if err != nil {
 			return err

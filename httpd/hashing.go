@@ -54,7 +54,7 @@ var errHashingBusy = &actors.Error{
 
 // run runs hash in a slot, or returns errHashingBusy without running it
 // when the queue is full or no slot frees up within waitMax.
-func (h *hashSlots) run(hash func()) *actors.Error {
+func (h *hashSlots) run(hash func()) error {
 	select {
 	case h.queued <- struct{}{}:
 	default:
@@ -79,7 +79,7 @@ func (h *hashSlots) run(hash func()) *actors.Error {
 
 // runForOperator runs hash in a slot, waiting for one as long as c allows
 // however many other hashes wait.
-func (h *hashSlots) runForOperator(c context.Context, hash func()) *actors.Error {
+func (h *hashSlots) runForOperator(c context.Context, hash func()) error {
 	select {
 	case h.running <- struct{}{}:
 	case <-c.Done():

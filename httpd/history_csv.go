@@ -87,7 +87,7 @@ func (s *Server) registerHistoryCSV(r routeAdder) {
 // ownerHistoryCSV is the owner API's download: the combined file, or one
 // card's when perCard is set.
 func (s *Server) ownerHistoryCSV(perCard bool) fasthttp.RequestHandler {
-	return handle(func(ctx *fasthttp.RequestCtx) *actors.Error {
+	return handle(func(ctx *fasthttp.RequestCtx) error {
 		cred, err := s.credential(ctx, audienceOwner)
 		if err != nil {
 			return err
@@ -149,7 +149,7 @@ type csvCursor struct {
 
 // openHistoryCSV finds the cards and fetches the first page of each: what
 // can still fail with an error status.
-func (s *Server) openHistoryCSV(c context.Context, cred actors.Credential, cardID string, rc ReadConsistency) (*historyCSV, *actors.Error) {
+func (s *Server) openHistoryCSV(c context.Context, cred actors.Credential, cardID string, rc ReadConsistency) (*historyCSV, error) {
 	d := &historyCSV{s: s, cred: cred, rc: rc, combined: cardID == "", window: actors.HistoryWindowAt(s.now())}
 	var cards []actors.HistoryCardView
 	if d.combined {
@@ -297,7 +297,7 @@ var errCSVUpstream = actors.Errorf(actors.CodeHTTPError, "the block explorer is 
 
 // fill gives a cursor rows to write: the page it holds, rendered and
 // annotated, or once those are written, the next page.
-func (d *historyCSV) fill(values context.Context, cur *csvCursor) *actors.Error {
+func (d *historyCSV) fill(values context.Context, cur *csvCursor) error {
 	if cur.ready && cur.next == len(cur.rows) && cur.page.hasMore {
 		c, cancel := context.WithTimeout(values, upstreamTimeout)
 		defer cancel()

@@ -18,19 +18,19 @@ import (
 const notesBatchMax = 100 // txids per batch read
 
 func (s *Server) registerHistory(r routeAdder, prefix string, aud audience) {
-	r.GET(prefix+"/history", handle(func(ctx *fasthttp.RequestCtx) *actors.Error { return s.combinedHistory(ctx, aud) }))
+	r.GET(prefix+"/history", handle(func(ctx *fasthttp.RequestCtx) error { return s.combinedHistory(ctx, aud) }))
 	r.GET(prefix+"/history/cards", func(ctx *fasthttp.RequestCtx) {
-		s.readWith(ctx, aud, func() (actors.Query, *actors.Error) {
+		s.readWith(ctx, aud, func() (actors.Query, error) {
 			if err := onlyParams(ctx); err != nil {
 				return nil, err
 			}
 			return actors.HistoryCardsQuery{}, nil
 		})
 	})
-	r.GET(prefix+"/history/cards/{card_id}/transactions", handle(func(ctx *fasthttp.RequestCtx) *actors.Error { return s.cardTransactions(ctx, aud) }))
+	r.GET(prefix+"/history/cards/{card_id}/transactions", handle(func(ctx *fasthttp.RequestCtx) error { return s.cardTransactions(ctx, aud) }))
 	onlyMethods(r, prefix+"/history/notes/batch", fasthttp.MethodPost)
 	r.POST(prefix+"/history/notes/batch", func(ctx *fasthttp.RequestCtx) {
-		s.readWith(ctx, aud, func() (actors.Query, *actors.Error) {
+		s.readWith(ctx, aud, func() (actors.Query, error) {
 			var req struct {
 				TxIDs []*string `json:"txids"`
 			}
@@ -57,9 +57,9 @@ func (s *Server) registerHistory(r routeAdder, prefix string, aud audience) {
 			return actors.NotesBatchQuery{TxIDs: txids}, nil
 		})
 	})
-	r.PUT(prefix+"/history/notes/{txid}", handle(func(ctx *fasthttp.RequestCtx) *actors.Error { return s.putNote(ctx, aud) }))
+	r.PUT(prefix+"/history/notes/{txid}", handle(func(ctx *fasthttp.RequestCtx) error { return s.putNote(ctx, aud) }))
 	r.DELETE(prefix+"/history/notes/{txid}", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			txid, err := pathTxID(ctx)
 			if err != nil {
 				return nil, err
@@ -69,7 +69,7 @@ func (s *Server) registerHistory(r routeAdder, prefix string, aud audience) {
 	})
 }
 
-func pathTxID(ctx *fasthttp.RequestCtx) (string, *actors.Error) {
+func pathTxID(ctx *fasthttp.RequestCtx) (string, error) {
 	txid, valid := chain.CanonicalTxID(pathParam(ctx, "txid"))
 	if !valid {
 		return "", actors.Errorf(actors.CodeValidation, "the transaction ID must be 64 hexadecimal characters")
@@ -78,7 +78,7 @@ func pathTxID(ctx *fasthttp.RequestCtx) (string, *actors.Error) {
 }
 
 // onlyParams refuses any query parameter not named.
-func onlyParams(ctx *fasthttp.RequestCtx, names ...string) *actors.Error {
+func onlyParams(ctx *fasthttp.RequestCtx, names ...string) error {
 	seen := map[string]bool{}
 	for k := range ctx.QueryArgs().All() {
 		key := string(k)
@@ -103,7 +103,7 @@ func contains(list []string, s string) bool {
 }
 
 // queryBool parses an optional boolean query parameter.
-func queryBool(ctx *fasthttp.RequestCtx, name string) (bool, *actors.Error) {
+func queryBool(ctx *fasthttp.RequestCtx, name string) (bool, error) {
 	v := ctx.QueryArgs().Peek(name)
 	if v == nil {
 		return false, nil
@@ -116,7 +116,7 @@ func queryBool(ctx *fasthttp.RequestCtx, name string) (bool, *actors.Error) {
 }
 
 // queryIntDefault parses an optional integer query parameter.
-func queryIntDefault(ctx *fasthttp.RequestCtx, name string, def, lo, hi int) (int, *actors.Error) {
+func queryIntDefault(ctx *fasthttp.RequestCtx, name string, def, lo, hi int) (int, error) {
 	if !ctx.QueryArgs().Has(name) {
 		return def, nil
 	}
@@ -124,7 +124,7 @@ func queryIntDefault(ctx *fasthttp.RequestCtx, name string, def, lo, hi int) (in
 }
 
 // ask authenticates and runs a query, returning its successful result.
-func (s *Server) ask(c context.Context, cred actors.Credential, q actors.Query, rc ReadConsistency) (actors.Result, *actors.Error) {
+func (s *Server) ask(c context.Context, cred actors.Credential, q actors.Query, rc ReadConsistency) (actors.Result, error) {
 	res, err := s.store.Query(c, cred, q, rc)
 	if err != nil {
 		return actors.Result{}, storeError(err)
@@ -136,7 +136,7 @@ func (s *Server) ask(c context.Context, cred actors.Credential, q actors.Query, 
 }
 
 // notesFor returns the notes the caller may read for the transactions.
-func (s *Server) notesFor(c context.Context, cred actors.Credential, txs []txView, rc ReadConsistency) (map[string]string, *actors.Error) {
+func (s *Server) notesFor(c context.Context, cred actors.Credential, txs []txView, rc ReadConsistency) (map[string]string, error) {
 	if len(txs) == 0 {
 		return nil, nil
 	}
@@ -178,7 +178,7 @@ type transactionsView struct {
 	TotalCount      *int64        `json:"total_count"` // upstream lifetime count; null when the upstream failed
 }
 
-func (s *Server) cardTransactions(ctx *fasthttp.RequestCtx, aud audience) *actors.Error {
+func (s *Server) cardTransactions(ctx *fasthttp.RequestCtx, aud audience) error {
 	cred, err := s.credential(ctx, aud)
 	if err != nil {
 		return err
@@ -206,7 +206,7 @@ func (s *Server) cardTransactions(ctx *fasthttp.RequestCtx, aud audience) *actor
 
 // cardTransactionsView is a page of one card's History with its notes,
 // for the API and the site.
-func (s *Server) cardTransactionsView(c context.Context, cred actors.Credential, cardID string, offset, limit int, rc ReadConsistency) (transactionsView, *actors.Error) {
+func (s *Server) cardTransactionsView(c context.Context, cred actors.Credential, cardID string, offset, limit int, rc ReadConsistency) (transactionsView, error) {
 	res, err := s.ask(c, cred, actors.HistoryCardQuery{CardID: cardID}, rc)
 	if err != nil {
 		return transactionsView{}, err
@@ -261,7 +261,7 @@ type combinedView struct {
 	Complete        bool               `json:"complete"`
 }
 
-func (s *Server) combinedHistory(ctx *fasthttp.RequestCtx, aud audience) *actors.Error {
+func (s *Server) combinedHistory(ctx *fasthttp.RequestCtx, aud audience) error {
 	cred, err := s.credential(ctx, aud)
 	if err != nil {
 		return err
@@ -285,7 +285,7 @@ func (s *Server) combinedHistory(ctx *fasthttp.RequestCtx, aud audience) *actors
 
 // combinedHistoryView is the combined History of the caller's readable
 // cards with their notes, for the API and the site.
-func (s *Server) combinedHistoryView(c context.Context, cred actors.Credential, force bool, rc ReadConsistency) (combinedView, *actors.Error) {
+func (s *Server) combinedHistoryView(c context.Context, cred actors.Credential, force bool, rc ReadConsistency) (combinedView, error) {
 	res, err := s.ask(c, cred, actors.HistoryCardsQuery{}, rc)
 	if err != nil {
 		return combinedView{}, err
@@ -342,7 +342,7 @@ func (s *Server) combinedHistoryView(c context.Context, cred actors.Credential, 
 // a base-plan account may start a note on it, and proposes the write with
 // those facts. Nothing is written when the transaction is unknown (404) or
 // the upstream cannot tell (503).
-func (s *Server) putNote(ctx *fasthttp.RequestCtx, aud audience) *actors.Error {
+func (s *Server) putNote(ctx *fasthttp.RequestCtx, aud audience) error {
 	cred, err := s.credential(ctx, aud)
 	if err != nil {
 		return err
@@ -379,7 +379,7 @@ func (s *Server) putNote(ctx *fasthttp.RequestCtx, aud audience) *actors.Error {
 // decides the rest. who is the acting principal when the caller already
 // authenticated it; nil, the note context's one query authenticates cred
 // too, and refuses a read-only key as every write does.
-func (s *Server) saveNote(c context.Context, cred actors.Credential, who *actors.Principal, txid, text string) (actors.Result, *actors.Error) {
+func (s *Server) saveNote(c context.Context, cred actors.Credential, who *actors.Principal, txid, text string) (actors.Result, error) {
 	res, err := s.ask(c, cred, actors.NoteContextQuery{}, ReadLeader)
 	if err != nil {
 		return actors.Result{}, err
@@ -406,7 +406,7 @@ func (s *Server) saveNote(c context.Context, cred actors.Credential, who *actors
 		Payload: &actors.PutNote{TxID: txid, Text: text, Addresses: tx.Addresses(), Eligible: eligible}})
 }
 
-func upstreamUnavailable() *actors.Error {
+func upstreamUnavailable() error {
 	return actors.Errorf(actors.CodeHTTPError, "the transaction could not be verified because the block explorer is unavailable; retry later")
 }
 
@@ -414,7 +414,7 @@ func upstreamUnavailable() *actors.Error {
 // it is in the mempool, in the latest calendar year, or on the older-preview
 // page of an involved card that has nothing in the year. Extended plans may
 // note anything.
-func (s *Server) noteEligible(c context.Context, tx chain.Tx, nc actors.NoteContextView) (bool, *actors.Error) {
+func (s *Server) noteEligible(c context.Context, tx chain.Tx, nc actors.NoteContextView) (bool, error) {
 	w := actors.HistoryWindowAt(s.now())
 	eligible, checkPreviews := actors.NoteEligibility(nc.Plan, w, tx)
 	if !checkPreviews {

@@ -84,7 +84,7 @@ func (s *Server) registerLabels(r routeAdder) {
 			writeError(ctx, err)
 		}
 	})
-	r.POST(labelsPath, handle(func(ctx *fasthttp.RequestCtx) *actors.Error {
+	r.POST(labelsPath, handle(func(ctx *fasthttp.RequestCtx) error {
 		cred, err := s.credential(ctx, audienceOwner)
 		if err != nil {
 			return err
@@ -99,7 +99,7 @@ func (s *Server) registerLabels(r routeAdder) {
 }
 
 // labelsOf returns every label the account of cred holds.
-func (s *Server) labelsOf(c context.Context, cred actors.Credential, rc ReadConsistency) (actors.LabelsView, *actors.Error) {
+func (s *Server) labelsOf(c context.Context, cred actors.Credential, rc ReadConsistency) (actors.LabelsView, error) {
 	res, err := s.ask(c, cred, actors.LabelsQuery{}, rc)
 	if err != nil {
 		return actors.LabelsView{}, err
@@ -108,7 +108,7 @@ func (s *Server) labelsOf(c context.Context, cred actors.Credential, rc ReadCons
 }
 
 // serveLabels writes the account's labels as a BIP-329 file.
-func (s *Server) serveLabels(ctx *fasthttp.RequestCtx, cred actors.Credential) *actors.Error {
+func (s *Server) serveLabels(ctx *fasthttp.RequestCtx, cred actors.Credential) error {
 	c, cancel := s.context()
 	defer cancel()
 	v, err := s.labelsOf(c, cred, consistencyOf(ctx))
@@ -129,7 +129,7 @@ func (s *Server) serveLabels(ctx *fasthttp.RequestCtx, cred actors.Credential) *
 
 // importLabels imports a BIP-329 file into the account of cred, as its
 // owner, and reports what became of every line.
-func (s *Server) importLabels(cred actors.Credential, file []byte) (labelImportReport, *actors.Error) {
+func (s *Server) importLabels(cred actors.Credential, file []byte) (labelImportReport, error) {
 	if len(file) > labelFileBytesMax {
 		return labelImportReport{}, actors.Errorf(actors.CodeValidation, "a label file may be at most %d bytes", labelFileBytesMax)
 	}
@@ -288,12 +288,13 @@ func (imp *labelImport) transaction(txid, label string) (outcome, reason string)
 	return labelImported, ""
 }
 
-func (imp *labelImport) propose(p actors.Payload) (actors.Result, *actors.Error) {
+func (imp *labelImport) propose(p actors.Payload) (actors.Result, error) {
 	return imp.s.propose(imp.c, &actors.Command{Account: imp.cred.AccountID, At: imp.s.now().UnixNano(), Principal: imp.who, Payload: p})
 }
 
 // labelRefusal says why a rule or the upstream refused a line.
-func labelRefusal(err *actors.Error, what string) string {
+func labelRefusal(failure error, what string) string {
+	err := specError(failure)
 	switch err.Code {
 	case actors.CodeOverviewFull:
 		return "the plan is full: " + err.Message

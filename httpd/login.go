@@ -19,7 +19,7 @@ func (s *Server) registerLogin(r routeAdder) {
 // setLogin sets or changes the login. It needs the current password, like
 // an owner-secret rotation, so that a stolen session or owner secret alone
 // cannot change how the account signs in.
-func (s *Server) setLogin(ctx *fasthttp.RequestCtx) *actors.Error {
+func (s *Server) setLogin(ctx *fasthttp.RequestCtx) error {
 	cred, err := s.credential(ctx, audienceOwner)
 	if err != nil {
 		return err
@@ -47,7 +47,7 @@ func (s *Server) setLogin(ctx *fasthttp.RequestCtx) *actors.Error {
 
 // replaceLogin sets the login of cred's account once the current password
 // is checked, for the owner API and the site.
-func (s *Server) replaceLogin(ctx *fasthttp.RequestCtx, cred actors.Credential, login, current string) (actors.Result, *actors.Error) {
+func (s *Server) replaceLogin(ctx *fasthttp.RequestCtx, cred actors.Credential, login, current string) (actors.Result, error) {
 	if err := actors.ValidateLogin(login); err != nil {
 		return actors.Result{}, err
 	}

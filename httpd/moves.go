@@ -17,7 +17,7 @@ type moveRequest struct {
 	ExpectedDestinationVersion *string `json:"expected_destination_version"`
 }
 
-func decodeMove(ctx *fasthttp.RequestCtx) (*actors.MoveCard, *actors.Error) {
+func decodeMove(ctx *fasthttp.RequestCtx) (*actors.MoveCard, error) {
 	var req moveRequest
 	if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
 		return nil, err
@@ -53,12 +53,12 @@ func deref(s *string) string {
 
 func (s *Server) registerMoves(r routeAdder, prefix string, aud audience) {
 	r.POST(prefix+"/cards/move", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			return decodeMove(ctx)
 		}})
 	})
 	r.POST(prefix+"/cards/move/validate", func(ctx *fasthttp.RequestCtx) {
-		s.readWith(ctx, aud, func() (actors.Query, *actors.Error) {
+		s.readWith(ctx, aud, func() (actors.Query, error) {
 			p, err := decodeMove(ctx)
 			if err != nil {
 				return nil, err

@@ -30,7 +30,7 @@ func (s *Server) registerOwner(r routeAdder) {
 	r.PUT(ownerPrefix+"/grants/portfolio/{card_id}", s.setGrant(actors.ResourcePortfolioCard, "card_id"))
 	r.PUT(ownerPrefix+"/grants/bookmark-spaces/{space_id}", s.setGrant(actors.ResourceSpace, "space_id"))
 	r.PUT(ownerPrefix+"/plan", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, audienceOwner, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+		s.write(ctx, audienceOwner, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			var req struct {
 				Plan *string `json:"plan"`
 			}
@@ -51,7 +51,7 @@ func (s *Server) registerOwner(r routeAdder) {
 	r.POST(ownerPrefix+"/owner-secret", handle(s.rotateOwnerSecret))
 	s.registerLogin(r)
 	r.DELETE(ownerPrefix+"/account", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, audienceOwner, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+		s.write(ctx, audienceOwner, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			var req struct {
 				Confirm *bool `json:"confirm"`
 			}
@@ -71,13 +71,13 @@ func (s *Server) registerOwner(r routeAdder) {
 }
 
 // noBody is the payload builder of a route whose request has no body.
-func noBody(p actors.Payload) func(*fasthttp.RequestCtx, string) (actors.Payload, *actors.Error) {
-	return func(*fasthttp.RequestCtx, string) (actors.Payload, *actors.Error) { return p, nil }
+func noBody(p actors.Payload) func(*fasthttp.RequestCtx, string) (actors.Payload, error) {
+	return func(*fasthttp.RequestCtx, string) (actors.Payload, error) { return p, nil }
 }
 
 func (s *Server) setGrant(resource actors.ResourceKind, param string) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, audienceOwner, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+		s.write(ctx, audienceOwner, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			var req struct {
 				Level *string `json:"level"`
 			}
@@ -96,7 +96,7 @@ func (s *Server) setGrant(resource actors.ResourceKind, param string) fasthttp.R
 	}
 }
 
-func (s *Server) createKey(ctx *fasthttp.RequestCtx) *actors.Error {
+func (s *Server) createKey(ctx *fasthttp.RequestCtx) error {
 	cred, err := s.credential(ctx, audienceOwner)
 	if err != nil {
 		return err
@@ -132,7 +132,7 @@ func (s *Server) createKey(ctx *fasthttp.RequestCtx) *actors.Error {
 // changePassword sets a new password and a new owner secret, which is
 // shown once in the answer. Keys, the old owner secret and every session
 // but the acting one stop working.
-func (s *Server) changePassword(ctx *fasthttp.RequestCtx) *actors.Error {
+func (s *Server) changePassword(ctx *fasthttp.RequestCtx) error {
 	cred, err := s.credential(ctx, audienceOwner)
 	if err != nil {
 		return err
@@ -160,7 +160,7 @@ func (s *Server) changePassword(ctx *fasthttp.RequestCtx) *actors.Error {
 
 // replacePassword is a password change by the owner of cred, for the
 // owner API and the site: it returns the new owner secret.
-func (s *Server) replacePassword(ctx *fasthttp.RequestCtx, cred actors.Credential, current, next string) (string, *actors.Error) {
+func (s *Server) replacePassword(ctx *fasthttp.RequestCtx, cred actors.Credential, current, next string) (string, error) {
 	if err := validatePassword("new_password", next); err != nil {
 		return "", err
 	}
@@ -186,7 +186,7 @@ func (s *Server) replacePassword(ctx *fasthttp.RequestCtx, cred actors.Credentia
 // rotateOwnerSecret replaces the owner secret, shown once in the answer,
 // and revokes every key. It needs the current password, so a stolen
 // session or secret alone cannot take the account over.
-func (s *Server) rotateOwnerSecret(ctx *fasthttp.RequestCtx) *actors.Error {
+func (s *Server) rotateOwnerSecret(ctx *fasthttp.RequestCtx) error {
 	cred, err := s.credential(ctx, audienceOwner)
 	if err != nil {
 		return err
@@ -210,7 +210,7 @@ func (s *Server) rotateOwnerSecret(ctx *fasthttp.RequestCtx) *actors.Error {
 
 // replaceOwnerSecret is an owner-secret rotation by the owner of cred, for
 // the owner API and the site: it returns the new secret.
-func (s *Server) replaceOwnerSecret(ctx *fasthttp.RequestCtx, cred actors.Credential, current string) (string, *actors.Error) {
+func (s *Server) replaceOwnerSecret(ctx *fasthttp.RequestCtx, cred actors.Credential, current string) (string, error) {
 	c, cancel := s.context()
 	defer cancel()
 	who, stored, err := s.authorizeWithPassword(c, ctx, cred, current)
@@ -230,7 +230,7 @@ func (s *Server) replaceOwnerSecret(ctx *fasthttp.RequestCtx, cred actors.Creden
 // checks the current password, and returns the principal and the password
 // hash it matched (which the command carries, so a password change that
 // commits first makes it fail).
-func (s *Server) authorizeWithPassword(c context.Context, ctx *fasthttp.RequestCtx, cred actors.Credential, password string) (actors.AuthView, string, *actors.Error) {
+func (s *Server) authorizeWithPassword(c context.Context, ctx *fasthttp.RequestCtx, cred actors.Credential, password string) (actors.AuthView, string, error) {
 	who, err := s.authorize(c, cred)
 	if err != nil {
 		return actors.AuthView{}, "", err

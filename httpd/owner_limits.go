@@ -260,7 +260,7 @@ func (o *ownerLimits) bearerKeyFor(ctx *fasthttp.RequestCtx, account string) str
 }
 
 // ownerRateLimited is the 429 of a client or account in back-off.
-func ownerRateLimited(wait time.Duration) *actors.Error {
+func ownerRateLimited(wait time.Duration) error {
 	return &actors.Error{
 		Code:       actors.CodeRateLimited,
 		Message:    "too many failed owner credentials; wait for Retry-After seconds before trying again",
@@ -270,8 +270,8 @@ func ownerRateLimited(wait time.Duration) *actors.Error {
 
 // checkOwnerPassword is checkPassword behind the client's and the
 // account's back-off.
-func (s *Server) checkOwnerPassword(c context.Context, ctx *fasthttp.RequestCtx, cred actors.Credential, password string) (string, *actors.Error) {
-	return s.behindPasswordBackoff(ctx, s.owner.accounts, sha256.Sum256([]byte(cred.AccountID)), func() (string, *actors.Error) {
+func (s *Server) checkOwnerPassword(c context.Context, ctx *fasthttp.RequestCtx, cred actors.Credential, password string) (string, error) {
+	return s.behindPasswordBackoff(ctx, s.owner.accounts, sha256.Sum256([]byte(cred.AccountID)), func() (string, error) {
 		return s.checkPassword(c, cred, password)
 	})
 }
@@ -280,7 +280,7 @@ func (s *Server) checkOwnerPassword(c context.Context, ctx *fasthttp.RequestCtx,
 // back-off and that of the name it was made under (named's key): the
 // attempt is charged to both before the hash runs and taken back unless
 // check found the password wrong (errWrongAccountOrPassword).
-func (s *Server) behindPasswordBackoff(ctx *fasthttp.RequestCtx, named *ledger[actors.Hash], key actors.Hash, check func() (string, *actors.Error)) (string, *actors.Error) {
+func (s *Server) behindPasswordBackoff(ctx *fasthttp.RequestCtx, named *ledger[actors.Hash], key actors.Hash, check func() (string, error)) (string, error) {
 	o := s.owner
 	ip, now := o.clientIP(ctx), o.now()
 	clientCharge, wait := o.clients.admit(ip, now)

@@ -21,7 +21,7 @@ const (
 	audienceOwner
 )
 
-func (s *Server) credential(ctx *fasthttp.RequestCtx, aud audience) (actors.Credential, *actors.Error) {
+func (s *Server) credential(ctx *fasthttp.RequestCtx, aud audience) (actors.Credential, error) {
 	token, found := bearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
 	if !found {
 		return actors.Credential{}, errUnauthorized
@@ -70,12 +70,12 @@ func consistencyOf(ctx *fasthttp.RequestCtx) ReadConsistency {
 
 // read authenticates and answers a query.
 func (s *Server) read(ctx *fasthttp.RequestCtx, aud audience, q actors.Query) {
-	s.readWith(ctx, aud, func() (actors.Query, *actors.Error) { return q, nil })
+	s.readWith(ctx, aud, func() (actors.Query, error) { return q, nil })
 }
 
 // readWith is read for a query built from the request (after the
 // credential's shape is checked, before it is looked up).
-func (s *Server) readWith(ctx *fasthttp.RequestCtx, aud audience, build func() (actors.Query, *actors.Error)) {
+func (s *Server) readWith(ctx *fasthttp.RequestCtx, aud audience, build func() (actors.Query, error)) {
 	cred, err := s.credential(ctx, aud)
 	if err != nil {
 		writeError(ctx, err)
@@ -108,7 +108,7 @@ type writeSpec struct {
 	// idempotent routes honour the Idempotency-Key header.
 	idempotent bool
 	// payload decodes the request into a command payload (422 on failure).
-	payload func(ctx *fasthttp.RequestCtx, account string) (actors.Payload, *actors.Error)
+	payload func(ctx *fasthttp.RequestCtx, account string) (actors.Payload, error)
 	// decorate, when set, adds edge-held values (a new secret) to a success.
 	decorate func(res actors.Result) actors.Result
 }
@@ -155,7 +155,7 @@ func (s *Server) write(ctx *fasthttp.RequestCtx, aud audience, spec writeSpec) {
 
 // propose replicates cmd and returns its successful result, or the error
 // of the store or of the rule.
-func (s *Server) propose(c context.Context, cmd *actors.Command) (actors.Result, *actors.Error) {
+func (s *Server) propose(c context.Context, cmd *actors.Command) (actors.Result, error) {
 	res, err := s.store.Propose(c, cmd)
 	if err != nil {
 		return actors.Result{}, storeError(err)
@@ -168,7 +168,7 @@ func (s *Server) propose(c context.Context, cmd *actors.Command) (actors.Result,
 
 // authorize authenticates cred on applied state and refuses a read-only
 // key, which may never change anything.
-func (s *Server) authorize(c context.Context, cred actors.Credential) (actors.AuthView, *actors.Error) {
+func (s *Server) authorize(c context.Context, cred actors.Credential) (actors.AuthView, error) {
 	res, err := s.store.Query(c, cred, actors.AuthQuery{}, ReadLeader)
 	if err != nil {
 		return actors.AuthView{}, storeError(err)
@@ -187,7 +187,7 @@ func (s *Server) authorize(c context.Context, cred actors.Credential) (actors.Au
 var errReadOnlyKey = actors.ErrReadOnlyKey
 
 // idempotencyRequest reads the optional Idempotency-Key header.
-func idempotencyRequest(ctx *fasthttp.RequestCtx) (*actors.IdempotencyRequest, *actors.Error) {
+func idempotencyRequest(ctx *fasthttp.RequestCtx) (*actors.IdempotencyRequest, error) {
 	token := string(ctx.Request.Header.Peek("Idempotency-Key"))
 	if token == "" {
 		return nil, nil

@@ -17,7 +17,7 @@ type cardCreateRequest struct {
 	ColorKey *string `json:"color_key"`
 }
 
-func (r cardCreateRequest) payload() (*actors.CreatePortfolioCard, *actors.Error) {
+func (r cardCreateRequest) payload() (*actors.CreatePortfolioCard, error) {
 	if r.Address == nil {
 		return nil, required("address")
 	}
@@ -47,7 +47,7 @@ type cardDeleteRequest struct {
 
 // cardPatch decodes the body of a card PATCH, Account or bookmark: the
 // card's version and at least one field to change.
-func cardPatch(ctx *fasthttp.RequestCtx) (version string, fields actors.CardFields, err *actors.Error) {
+func cardPatch(ctx *fasthttp.RequestCtx) (version string, fields actors.CardFields, err error) {
 	var req cardPatchRequest
 	if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
 		return "", fields, err
@@ -56,12 +56,15 @@ func cardPatch(ctx *fasthttp.RequestCtx) (version string, fields actors.CardFiel
 		return "", fields, required("expected_version")
 	}
 	fields = req.fields()
-	return *req.ExpectedVersion, fields, fields.RequireChange()
+	if err := fields.RequireChange(); err != nil {
+		return "", fields, err
+	}
+	return *req.ExpectedVersion, fields, nil
 }
 
 // cardDelete decodes the body of a card DELETE, Account or bookmark: the
 // card's version.
-func cardDelete(ctx *fasthttp.RequestCtx) (version string, err *actors.Error) {
+func cardDelete(ctx *fasthttp.RequestCtx) (version string, err error) {
 	var req cardDeleteRequest
 	if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
 		return "", err
@@ -77,7 +80,7 @@ func (s *Server) registerPortfolio(r routeAdder, prefix string, aud audience) {
 		s.read(ctx, aud, actors.ListPortfolioQuery{})
 	})
 	r.POST(prefix+"/portfolio/cards", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			var req cardCreateRequest
 			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
 				return nil, err
@@ -86,7 +89,7 @@ func (s *Server) registerPortfolio(r routeAdder, prefix string, aud audience) {
 		}})
 	})
 	r.POST(prefix+"/portfolio/cards/validate", func(ctx *fasthttp.RequestCtx) {
-		s.readWith(ctx, aud, func() (actors.Query, *actors.Error) {
+		s.readWith(ctx, aud, func() (actors.Query, error) {
 			var req cardCreateRequest
 			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
 				return nil, err
@@ -103,7 +106,7 @@ func (s *Server) registerPortfolio(r routeAdder, prefix string, aud audience) {
 		s.read(ctx, aud, actors.GetPortfolioCardQuery{CardID: pathParam(ctx, "card_id")})
 	})
 	r.PATCH(prefix+"/portfolio/cards/{card_id}", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			version, fields, err := cardPatch(ctx)
 			if err != nil {
 				return nil, err
@@ -112,7 +115,7 @@ func (s *Server) registerPortfolio(r routeAdder, prefix string, aud audience) {
 		}})
 	})
 	r.DELETE(prefix+"/portfolio/cards/{card_id}", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			version, err := cardDelete(ctx)
 			if err != nil {
 				return nil, err

@@ -129,7 +129,7 @@ var (
 )
 
 // check takes the request's tokens, all or none.
-func (e *edgeLimits) check(ctx *fasthttp.RequestCtx) *actors.Error {
+func (e *edgeLimits) check(ctx *fasthttp.RequestCtx) error {
 	path := ctx.Path()
 	if forwarded(ctx) {
 		return nil // limited on the node that received it
@@ -140,7 +140,7 @@ func (e *edgeLimits) check(ctx *fasthttp.RequestCtx) *actors.Error {
 	now := e.now()
 	ip := e.clientIP(ctx)
 	var taken []*rate.Reservation
-	refuse := func(wait time.Duration) *actors.Error {
+	refuse := func(wait time.Duration) error {
 		for _, r := range taken {
 			r.CancelAt(now)
 		}
@@ -178,7 +178,7 @@ func (e *edgeLimits) check(ctx *fasthttp.RequestCtx) *actors.Error {
 	return nil
 }
 
-func rateLimited(wait time.Duration) *actors.Error {
+func rateLimited(wait time.Duration) error {
 	return &actors.Error{
 		Code:       actors.CodeRateLimited,
 		Message:    "rate limit exceeded; wait for Retry-After seconds before retrying (limits: /v1/docs#limits, Sheets: /v1/docs/sheets)",

@@ -77,7 +77,7 @@ func readAdminBody(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 // restore replaces the cluster's state with an uploaded backup file. The
 // upload goes to a file in the spool directory as it arrives, is checked
 // whole there, and only then replaces anything.
-func (s *Server) restore(ctx *fasthttp.RequestCtx) *actors.Error {
+func (s *Server) restore(ctx *fasthttp.RequestCtx) error {
 	f, err := os.CreateTemp(s.spoolDir, ".addrwatch-restore-*.snap")
 	if err != nil {
 		s.log.Error("restore: spool file", "err", err)

@@ -30,7 +30,7 @@ type AccountCreated struct {
 	Login       string      `json:"login,omitempty"`
 }
 
-func validatePassword(field, password string) *actors.Error {
+func validatePassword(field, password string) error {
 	if len(password) < passwordBytesMin || len(password) > passwordBytesMax || !utf8.ValidString(password) {
 		return actors.Errorf(actors.CodeValidation, "%s must be %d to %d bytes of UTF-8", field, passwordBytesMin, passwordBytesMax)
 	}
@@ -39,12 +39,12 @@ func validatePassword(field, password string) *actors.Error {
 
 // hashPassword hashes a password from the public listener: the hash waits
 // in the bounded hashing queue (hashing.go).
-func (s *Server) hashPassword(password string) (string, *actors.Error) {
+func (s *Server) hashPassword(password string) (string, error) {
 	return s.hashPasswordIn(s.hashing.run, password)
 }
 
 // hashPasswordIn hashes password in a slot that run waits for.
-func (s *Server) hashPasswordIn(run func(hash func()) *actors.Error, password string) (string, *actors.Error) {
+func (s *Server) hashPasswordIn(run func(hash func()) error, password string) (string, error) {
 	cost := s.bcryptCost()
 	var (
 		h   []byte
@@ -71,7 +71,7 @@ func (s *Server) bcryptCost() int {
 // owner secret. login is optional (empty for none); another account's
 // login, in any case, is a CONFLICT. Only the operator creates accounts,
 // so the password hash waits for a slot as long as ctx allows.
-func (s *Server) CreateAccount(ctx context.Context, plan actors.Plan, password, login string) (AccountCreated, *actors.Error) {
+func (s *Server) CreateAccount(ctx context.Context, plan actors.Plan, password, login string) (AccountCreated, error) {
 	if err := validatePassword("password", password); err != nil {
 		return AccountCreated{}, err
 	}
@@ -80,7 +80,7 @@ func (s *Server) CreateAccount(ctx context.Context, plan actors.Plan, password, 
 			return AccountCreated{}, err
 		}
 	}
-	passwordHash, err := s.hashPasswordIn(func(hash func()) *actors.Error { return s.hashing.runForOperator(ctx, hash) }, password)
+	passwordHash, err := s.hashPasswordIn(func(hash func()) error { return s.hashing.runForOperator(ctx, hash) }, password)
 	if err != nil {
 		return AccountCreated{}, err
 	}
@@ -109,7 +109,7 @@ type KeyCreated struct {
 }
 
 // CreateKey creates an API key for the owner whose credential is cred.
-func (s *Server) CreateKey(ctx context.Context, cred actors.Credential, capability actors.Level, name string) (KeyCreated, *actors.Error) {
+func (s *Server) CreateKey(ctx context.Context, cred actors.Credential, capability actors.Level, name string) (KeyCreated, error) {
 	if err := actors.ValidateKeyInput(name, capability); err != nil {
 		return KeyCreated{}, err
 	}
@@ -137,7 +137,7 @@ func (s *Server) OwnerCredential(secret string) (actors.Credential, bool) {
 // checkPassword verifies password against the account's stored hash and
 // returns that hash. An unknown account costs the same bcrypt work as a
 // known one, so timing does not tell them apart.
-func (s *Server) checkPassword(ctx context.Context, cred actors.Credential, password string) (string, *actors.Error) {
+func (s *Server) checkPassword(ctx context.Context, cred actors.Credential, password string) (string, error) {
 	res, err := s.store.Query(ctx, cred, actors.PasswordHashQuery{}, ReadLeader)
 	if err != nil {
 		return "", storeError(err)

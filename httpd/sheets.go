@@ -41,7 +41,7 @@ const (
 
 // sheetQuery parses and bounds the GET parameters. An unsupported filter
 // query is a 400; any other unknown, repeated or malformed parameter a 422.
-func sheetQuery(ctx *fasthttp.RequestCtx) (actors.SheetQuery, *actors.Error) {
+func sheetQuery(ctx *fasthttp.RequestCtx) (actors.SheetQuery, error) {
 	q := actors.SheetQuery{SpaceID: pathParam(ctx, "space_id"), Limit: sheetLimitDefault}
 	args := ctx.QueryArgs()
 	if args.Has("filter") {
@@ -49,7 +49,7 @@ func sheetQuery(ctx *fasthttp.RequestCtx) (actors.SheetQuery, *actors.Error) {
 	}
 	seen := make(map[string]bool, sheetQueryParamsCount)
 	for k, v := range args.All() {
-		var err *actors.Error
+		var err error
 		key, value := string(k), string(v)
 		if seen[key] {
 			return q, actors.Errorf(actors.CodeValidation, "query parameter %q appears more than once", truncate(key))
@@ -83,7 +83,7 @@ func sheetQuery(ctx *fasthttp.RequestCtx) (actors.SheetQuery, *actors.Error) {
 }
 
 // queryInt parses a decimal integer query parameter within [lo, hi].
-func queryInt(name, value string, lo, hi int) (int, *actors.Error) {
+func queryInt(name, value string, lo, hi int) (int, error) {
 	n, err := strconv.Atoi(value)
 	if err != nil || value == "" || value[0] == '+' || value[0] == '-' && n >= 0 {
 		return 0, actors.Errorf(actors.CodeValidation, "%s must be an integer from %d to %d", name, lo, hi)
@@ -120,7 +120,7 @@ type sheetPutRequest struct {
 }
 
 // stringArray returns the values of a string array in which null is refused.
-func stringArray(field string, values []*string) ([]string, *actors.Error) {
+func stringArray(field string, values []*string) ([]string, error) {
 	if values == nil {
 		return nil, nil
 	}
@@ -146,9 +146,9 @@ type sheetCompactRequest struct {
 func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
 	path := prefix + "/bookmark-spaces/{space_id}/sheet"
 	r.GET(path, func(ctx *fasthttp.RequestCtx) {
-		s.readWith(ctx, aud, func() (actors.Query, *actors.Error) { return sheetQuery(ctx) })
+		s.readWith(ctx, aud, func() (actors.Query, error) { return sheetQuery(ctx) })
 	})
-	r.PATCH(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, *actors.Error) {
+	r.PATCH(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
 		var req sheetPatchRequest
 		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
 			return nil, err
@@ -185,7 +185,7 @@ func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
 		}
 		return p, nil
 	}))
-	r.PUT(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, *actors.Error) {
+	r.PUT(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
 		var req sheetPutRequest
 		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
 			return nil, err
@@ -203,7 +203,7 @@ func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
 		}
 		return &actors.PutSheetRow{SheetWrite: w, Cells: cells}, nil
 	}))
-	r.DELETE(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, *actors.Error) {
+	r.DELETE(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
 		var req sheetDeleteRequest
 		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
 			return nil, err
@@ -217,7 +217,7 @@ func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
 		w.ExpectedRevision = *req.ExpectedRevision
 		return &actors.DeleteSheetRow{SheetWrite: w, Index: *req.Index}, nil
 	}))
-	r.POST(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, *actors.Error) {
+	r.POST(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
 		var req sheetCompactRequest
 		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
 			return nil, err
@@ -232,9 +232,9 @@ func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
 
 // sheetWrite is the write path of a Sheet route: the payload carries the
 // Space and the rules the write is applied under (sheetWriteRules).
-func (s *Server) sheetWrite(aud audience, build func(*fasthttp.RequestCtx, actors.SheetWrite) (actors.Payload, *actors.Error)) fasthttp.RequestHandler {
+func (s *Server) sheetWrite(aud audience, build func(*fasthttp.RequestCtx, actors.SheetWrite) (actors.Payload, error)) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			w := s.sheetWriteRules(aud)
 			w.SpaceID = pathParam(ctx, "space_id")
 			return build(ctx, w)

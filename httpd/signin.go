@@ -23,7 +23,7 @@ var errWrongLoginOrPassword = actors.Errorf(actors.CodeUnauthorized, "wrong logi
 
 // signInOwner checks login (or accountID when login is empty) and password,
 // applies the sign-in back-off for the client of ctx, and creates a session.
-func (s *Server) signInOwner(ctx *fasthttp.RequestCtx, login, accountID, password string) (token string, expiresAt time.Time, err *actors.Error) {
+func (s *Server) signInOwner(ctx *fasthttp.RequestCtx, login, accountID, password string) (token string, expiresAt time.Time, err error) {
 	c, cancel := s.context()
 	defer cancel()
 	var stored string
@@ -53,8 +53,8 @@ func (s *Server) signInOwner(ctx *fasthttp.RequestCtx, login, accountID, passwor
 // checkLoginPassword finds the account of login and checks password
 // against it, behind the client's and the login's back-off. It returns the
 // account and the password hash matched.
-func (s *Server) checkLoginPassword(c context.Context, ctx *fasthttp.RequestCtx, login, password string) (accountID, stored string, err *actors.Error) {
-	stored, err = s.behindPasswordBackoff(ctx, s.owner.logins, sha256.Sum256([]byte(actors.FoldLogin(login))), func() (string, *actors.Error) {
+func (s *Server) checkLoginPassword(c context.Context, ctx *fasthttp.RequestCtx, login, password string) (accountID, stored string, err error) {
+	stored, err = s.behindPasswordBackoff(ctx, s.owner.logins, sha256.Sum256([]byte(actors.FoldLogin(login))), func() (string, error) {
 		// An unknown login leaves accountID empty, which no account has:
 		// the check then runs the same query and compares against the
 		// dummy hash, as for an unknown account id.
@@ -69,7 +69,7 @@ func (s *Server) checkLoginPassword(c context.Context, ctx *fasthttp.RequestCtx,
 
 // signIn is POST /owner/v1/sessions: {"login","password"} or
 // {"account_id","password"}.
-func (s *Server) signIn(ctx *fasthttp.RequestCtx) *actors.Error {
+func (s *Server) signIn(ctx *fasthttp.RequestCtx) error {
 	var req struct {
 		Login     *string `json:"login"`
 		AccountID *string `json:"account_id"`
@@ -86,7 +86,9 @@ func (s *Server) signIn(ctx *fasthttp.RequestCtx) *actors.Error {
 	}
 	login, accountID := deref(req.Login), deref(req.AccountID)
 	if req.Login != nil && login == "" {
-		return actors.ValidateLogin(login)
+		if err := actors.ValidateLogin(login); err != nil {
+			return err
+		}
 	}
 	token, expiresAt, err := s.signInOwner(ctx, login, accountID, *req.Password)
 	if err != nil {

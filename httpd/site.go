@@ -105,7 +105,7 @@ func (s *Server) signedInAs(h siteHandler, passive bool) fasthttp.RequestHandler
 		}
 		key := s.owner.bearerKeyFor(ctx, cred.AccountID)
 		if wait := s.owner.bearers.wait(key, s.owner.now()); wait > 0 {
-			s.siteError(ctx, ownerRateLimited(wait))
+			s.siteError(ctx, siteErr(ownerRateLimited(wait)))
 			return
 		}
 		c, cancel := s.context()
@@ -190,7 +190,8 @@ func (s *Server) siteSignIn(ctx *fasthttp.RequestCtx, name, password string) (st
 	if _, known := s.store.AccountForLogin(name); !known {
 		login, accountID = "", name
 	}
-	token, _, err := s.signInOwner(ctx, login, accountID, password)
+	token, _, failure := s.signInOwner(ctx, login, accountID, password)
+	err := siteErr(failure)
 	if err != nil && err.Code != actors.CodeRateLimited {
 		return "", actors.Errorf(actors.CodeUnauthorized, "Wrong login or password.")
 	}
@@ -211,7 +212,18 @@ func (s *Server) signOutForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 func (s *Server) siteWrite(sess *siteSession, p actors.Payload) (actors.Result, *actors.Error) {
 	c, cancel := s.context()
 	defer cancel()
-	return s.propose(c, &actors.Command{Account: sess.cred.AccountID, At: s.now().UnixNano(), Principal: sess.who, Payload: p})
+	res, err := s.propose(c, &actors.Command{Account: sess.cred.AccountID, At: s.now().UnixNano(), Principal: sess.who, Payload: p})
+	return res, siteErr(err)
+}
+
+// siteErr is the spec error a site page shows for err (nil for nil): the
+// site renders errors into its pages, so it holds them typed, converted
+// from the API's errors here, once.
+func siteErr(err error) *actors.Error {
+	if err == nil {
+		return nil
+	}
+	return specError(err)
 }
 
 // siteQuery runs an owner query as the signed-in session.
@@ -246,7 +258,8 @@ func (s *Server) siteForbidden(ctx *fasthttp.RequestCtx, text string) {
 }
 
 // siteError shows an error the owner cannot fix on the page they were on.
-func (s *Server) siteError(ctx *fasthttp.RequestCtx, err *actors.Error) {
+func (s *Server) siteError(ctx *fasthttp.RequestCtx, failure error) {
+	err := specError(failure)
 	if err.RetryAfter > 0 {
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.Itoa(err.RetryAfter))
 	}

@@ -128,9 +128,9 @@ func (s *Server) createKeyForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		return
 	}
 	c, cancel := s.context()
-	created, err := s.CreateKey(c, sess.cred, capability, string(args.Peek("name")))
+	created, failure := s.CreateKey(c, sess.cred, capability, string(args.Peek("name")))
 	cancel()
-	if err != nil {
+	if err := siteErr(failure); err != nil {
 		s.renderAccess(ctx, sess, StatusOf(err.Code), err.Message)
 		return
 	}

@@ -112,8 +112,8 @@ func (s *Server) cardHistoryPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	}
 	c, cancel := readContext(ctx, upstreamTimeout)
 	defer cancel()
-	v, err := s.cardTransactionsView(c, sess.cred, id, offset, historyLimitDefault, ReadLeader)
-	if err != nil {
+	v, verr := s.cardTransactionsView(c, sess.cred, id, offset, historyLimitDefault, ReadLeader)
+	if err := siteErr(verr); err != nil {
 		s.siteError(ctx, err)
 		return
 	}
@@ -222,7 +222,9 @@ func (s *Server) noteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	text := formValue(ctx, "note")
 	txid, err := pathTxID(ctx)
 	if err == nil {
-		err = actors.ValidateNoteText(text)
+		if invalid := actors.ValidateNoteText(text); invalid != nil {
+			err = invalid
+		}
 	}
 	if err == nil {
 		c, cancel := readContext(ctx, upstreamTimeout)
@@ -239,7 +241,9 @@ func (s *Server) noteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 func (s *Server) deleteNoteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	txid, err := pathTxID(ctx)
 	if err == nil {
-		_, err = s.siteWrite(sess, &actors.DeleteNote{TxID: txid})
+		if _, refused := s.siteWrite(sess, &actors.DeleteNote{TxID: txid}); refused != nil {
+			err = refused
+		}
 	}
 	if err != nil {
 		s.noteRefused(ctx, err, "")
@@ -250,7 +254,8 @@ func (s *Server) deleteNoteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 
 // noteRefused says why a note was not saved, and repeats what the owner
 // typed, so that nothing typed is lost.
-func (s *Server) noteRefused(ctx *fasthttp.RequestCtx, err *actors.Error, typed string) {
+func (s *Server) noteRefused(ctx *fasthttp.RequestCtx, failure error, typed string) {
+	err := specError(failure)
 	text := "The note was not saved: " + err.Message
 	if typed != "" {
 		text += ". What you typed: “" + typed + "”"

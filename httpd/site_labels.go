@@ -42,8 +42,8 @@ func (s *Server) labelsImportForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 			Data: messageData{Text: problem, Link: "/downloads", LinkText: "Back to Downloads"}})
 		return
 	}
-	report, err := s.importLabels(sess.cred, file)
-	if err != nil {
+	report, failure := s.importLabels(sess.cred, file)
+	if err := siteErr(failure); err != nil {
 		s.renderPage(ctx, StatusOf(err.Code), "message", sitePage{Title: "Nothing was imported", Narrow: true,
 			Data: messageData{Text: err.Message, Link: "/downloads", LinkText: "Back to Downloads"}})
 		return

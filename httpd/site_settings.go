@@ -89,7 +89,8 @@ func (s *Server) ownerSecretForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 
 // settingsFailed shows a failed settings form. A wrong password says so in
 // the owner's words rather than the API's.
-func (s *Server) settingsFailed(ctx *fasthttp.RequestCtx, sess *siteSession, err *actors.Error) {
+func (s *Server) settingsFailed(ctx *fasthttp.RequestCtx, sess *siteSession, failure error) {
+	err := specError(failure)
 	problem := err.Message
 	if err.Code == actors.CodeUnauthorized {
 		problem = "The current password is wrong. Nothing was changed."

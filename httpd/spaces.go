@@ -32,7 +32,7 @@ func (s *Server) registerSpaces(r routeAdder, prefix string, aud audience) {
 		s.read(ctx, aud, actors.ListSpacesQuery{})
 	})
 	r.POST(prefix+"/bookmark-spaces", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			var req spaceCreateRequest
 			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
 				return nil, err
@@ -52,7 +52,7 @@ func (s *Server) registerSpaces(r routeAdder, prefix string, aud audience) {
 		s.read(ctx, aud, actors.GetSpaceQuery{SpaceID: pathParam(ctx, "space_id")})
 	})
 	r.PATCH(prefix+"/bookmark-spaces/{space_id}", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			var req spacePatchRequest
 			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
 				return nil, err
@@ -69,7 +69,7 @@ func (s *Server) registerSpaces(r routeAdder, prefix string, aud audience) {
 		}})
 	})
 	r.DELETE(prefix+"/bookmark-spaces/{space_id}", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, *actors.Error) {
+		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			var req spaceDeleteRequest
 			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
 				return nil, err

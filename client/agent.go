@@ -1,0 +1,203 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/http"
+	"strings"
+)
+
+// Agent is the Agent API for one key: the generated operations (API) and
+// the spec's procedures.
+type Agent struct {
+	// API is every operation of /v1, typed; its HTTP client retries as
+	// RetryTransport says and sends the key.
+	API *ClientWithResponses
+}
+
+// New returns an Agent for the server at root (for example
+// http://127.0.0.1:8080, without /v1) with the API key key. A nil
+// httpClient uses one whose transport is a RetryTransport over
+// http.DefaultTransport; a given one should send the key itself.
+func New(root, key string, httpClient *http.Client) (*Agent, error) {
+	if httpClient == nil {
+		httpClient = &http.Client{Transport: &RetryTransport{Key: key}}
+	}
+	api, err := NewClientWithResponses(strings.TrimRight(root, "/")+"/v1", WithHTTPClient(httpClient))
+	if err != nil {
+		return nil, err
+	}
+	return &Agent{API: api}, nil
+}
+
+// APIError is an error answer of the API: its HTTP status, and the spec's
+// code and message (automation uses Code).
+type APIError struct {
+	Status  int
+	Code    string `json:"code"`
+	Message string `json:"error"`
+}
+
+func (e *APIError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
+
+// Check returns nil for a 2xx answer and the answer's *APIError otherwise;
+// resp is what the generated client returned (its HTTPResponse and Body).
+func Check(httpResp *http.Response, body []byte) error {
+	if httpResp.StatusCode >= 200 && httpResp.StatusCode < 300 {
+		return nil
+	}
+	e := &APIError{Status: httpResp.StatusCode}
+	if json.Unmarshal(body, e) != nil || e.Code == "" {
+		e.Code, e.Message = "HTTP_ERROR", strings.TrimSpace(string(body))
+	}
+	return e
+}
+
+// IsCode reports whether err is an *APIError with the spec code code.
+func IsCode(err error, code string) bool {
+	e, ok := err.(*APIError)
+	return ok && e.Code == code
+}
+
+// NewIdempotencyKey returns a fresh token for one intended operation
+// (Idempotency rule 1): pass it in the operation's params, and the
+// operation's retries (RetryTransport) reuse it.
+func NewIdempotencyKey() IdempotencyKey {
+	var b [20]byte
+	rand.Read(b[:])
+	return "aw-" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+// Me reads /v1/me.
+func (a *Agent) Me(ctx context.Context) (*Me, error) {
+	r, err := a.API.GetMeWithResponse(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := Check(r.HTTPResponse, r.Body); err != nil {
+		return nil, err
+	}
+	return r.JSON200, nil
+}
+
+// CreatePortfolioCard adds an Account card, with a fresh idempotency key
+// for this one intended creation.
+func (a *Agent) CreatePortfolioCard(ctx context.Context, card CardCreateRequest) (*Card, error) {
+	key := NewIdempotencyKey()
+	r, err := a.API.CreatePortfolioCardWithResponse(ctx, &CreatePortfolioCardParams{IdempotencyKey: &key}, card)
+	if err != nil {
+		return nil, err
+	}
+	if err := Check(r.HTTPResponse, r.Body); err != nil {
+		return nil, err
+	}
+	return &r.JSON201.Card, nil
+}
+
+// UpdatePortfolioCard writes change onto the card as of version (the one
+// the caller read). On 409 STALE_VERSION it follows the spec's rule:
+// re-read the card, and if it is still there and change still applies
+// (apply returns true for the card as it is now), write once more with the
+// new version; a second conflict is returned, not retried.
+func (a *Agent) UpdatePortfolioCard(ctx context.Context, cardID, version string, change CardPatchRequest, apply func(now Card) bool) (*Card, error) {
+	write := func(version string) (*Card, error) {
+		body := change
+		body.ExpectedVersion = version
+		r, err := a.API.UpdatePortfolioCardWithResponse(ctx, cardID, body)
+		if err != nil {
+			return nil, err
+		}
+		if err := Check(r.HTTPResponse, r.Body); err != nil {
+			return nil, err
+		}
+		return &r.JSON200.Card, nil
+	}
+	card, err := write(version)
+	if !IsCode(err, "STALE_VERSION") {
+		return card, err
+	}
+	r, rerr := a.API.GetPortfolioCardWithResponse(ctx, cardID)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if rerr := Check(r.HTTPResponse, r.Body); rerr != nil {
+		return nil, rerr // gone, or no longer readable: the target is not there to retry
+	}
+	if now := r.JSON200.Card; now.Id != cardID || (apply != nil && !apply(now)) {
+		return nil, err // ambiguous: the conflict stands
+	}
+	return write(r.JSON200.Card.Version)
+}
+
+// Transactions walks a card's History page by page, following
+// next_offset until has_more is false. A page that says it is degraded
+// ends the walk with an error naming it, never with a short History.
+func (a *Agent) Transactions(ctx context.Context, cardID string, pageSize int) iter.Seq2[Transaction, error] {
+	return func(yield func(Transaction, error) bool) {
+		offset := 0
+		for {
+			r, err := a.API.ListCardTransactionsWithResponse(ctx, cardID, &ListCardTransactionsParams{Offset: &offset, Limit: &pageSize})
+			if err == nil {
+				err = Check(r.HTTPResponse, r.Body)
+			}
+			if err == nil && r.JSON200.HistoryDegraded {
+				err = &APIError{Status: http.StatusOK, Code: "HISTORY_DEGRADED", Message: "the block explorer did not answer in full; try again later"}
+			}
+			if err != nil {
+				yield(Transaction{}, err)
+				return
+			}
+			for _, tx := range r.JSON200.Transactions {
+				if !yield(tx, nil) {
+					return
+				}
+			}
+			if !r.JSON200.HasMore || r.JSON200.NextOffset == nil {
+				return
+			}
+			offset = *r.JSON200.NextOffset
+		}
+	}
+}
+
+// EventPoller polls the change feed with its cursor (the spec's polling
+// procedure): each Poll returns the events since the last one, following
+// has_more, and keeps next_since for the next.
+type EventPoller struct {
+	agent  *Agent
+	cursor string
+}
+
+// NewEvents starts a poller; cursor is a saved next_since, or "" for the
+// feed's default window.
+func (a *Agent) NewEvents(cursor string) *EventPoller { return &EventPoller{agent: a, cursor: cursor} }
+
+// Cursor is the next_since to save.
+func (e *EventPoller) Cursor() string { return e.cursor }
+
+// Poll returns every event since the cursor.
+func (e *EventPoller) Poll(ctx context.Context) ([]Event, error) {
+	var all []Event
+	for {
+		params := &ListEventsParams{}
+		if e.cursor != "" {
+			params.Since = &e.cursor
+		}
+		r, err := e.agent.API.ListEventsWithResponse(ctx, params)
+		if err == nil {
+			err = Check(r.HTTPResponse, r.Body)
+		}
+		if err != nil {
+			return all, err
+		}
+		all = append(all, r.JSON200.Events...)
+		e.cursor = r.JSON200.NextSince
+		if !r.JSON200.HasMore {
+			return all, nil
+		}
+	}
+}

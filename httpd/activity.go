@@ -160,22 +160,20 @@ func (l *activityLog) add(line activityLine) {
 	now := l.now().UnixNano()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e := l.pending[line]; e != nil {
+	ref := activityKeyRef{line.account, line.keyID}
+	e := l.pending[line]
+	if e == nil && (l.perKey[ref] >= actors.ActivityFlushMax || len(l.pending) >= activityPendingMax) {
+		// Past the distinct lines a record may hold, the rest of the
+		// window is counted, not itemised.
+		line = activityLine{account: line.account, keyID: line.keyID, op: actors.ActivityOther}
+		e = l.pending[line]
+	}
+	if e != nil {
 		e.Count++
 		e.Last = max(e.Last, now)
 		return
 	}
-	ref := activityKeyRef{line.account, line.keyID}
-	if l.perKey[ref] >= actors.ActivityFlushMax || len(l.pending) >= activityPendingMax {
-		// Past the distinct lines a record may hold, the rest of the
-		// window is counted, not itemised.
-		line = activityLine{account: line.account, keyID: line.keyID, op: actors.ActivityOther}
-		if e := l.pending[line]; e != nil {
-			e.Count++
-			e.Last = max(e.Last, now)
-			return
-		}
-	} else {
+	if line.op != actors.ActivityOther {
 		l.perKey[ref]++
 	}
 	l.pending[line] = &actors.ActivityEntry{KeyID: line.keyID, Op: line.op, Resource: line.resource, Status: line.status, Code: line.code, Count: 1, First: now, Last: now}

@@ -182,10 +182,11 @@ type usageRecordingStore struct {
 
 func (s usageRecordingStore) Query(ctx context.Context, cred actors.Credential, q actors.Query, rc ReadConsistency) (actors.Result, error) {
 	res, err := s.Store.Query(ctx, cred, q, rc)
-	if err == nil && (res.Err == nil || res.Err.Code != actors.CodeUnauthorized) {
-		noteAuthenticated(ctx, cred)
+	if err != nil || res.Err != nil && res.Err.Code == actors.CodeUnauthorized {
+		return res, err
 	}
-	if err == nil && (res.Err == nil || res.Err.Code != actors.CodeUnauthorized) && ctx.Value(passiveRequest{}) == nil {
+	noteAuthenticated(ctx, cred)
+	if ctx.Value(passiveRequest{}) == nil {
 		s.use.used(cred)
 	}
 	return res, err

@@ -146,7 +146,13 @@ func (e *edgeLimits) check(ctx *fasthttp.RequestCtx) error {
 		}
 		return rateLimited(wait)
 	}
-	if header := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization); len(header) > 0 {
+	// An MCP request (/v1/mcp) spends the authentication budget, as it
+	// authenticates; each tool call in it is the API request it stands
+	// for and spends that request's regular or Sheet budget, but not the
+	// authentication budget a second time.
+	_, toolCall := mcpToolCall(ctx)
+	mcpRequest := bytes.Equal(path, mcpPathBytes)
+	if header := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization); len(header) > 0 && !toolCall {
 		for _, b := range []struct {
 			set *bucketSet
 			key string
@@ -156,6 +162,9 @@ func (e *edgeLimits) check(ctx *fasthttp.RequestCtx) error {
 				return refuse(wait)
 			}
 			taken = append(taken, r)
+		}
+		if mcpRequest {
+			return nil
 		}
 	}
 	if bytes.HasPrefix(path, spacesPath) && bytes.HasSuffix(path, sheetPathSuffix) {

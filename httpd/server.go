@@ -166,6 +166,13 @@ func (s *Server) publicRoutes() fasthttp.RequestHandler {
 	if s.metrics != nil {
 		h = s.metrics.wrap(h)
 	}
+	// A tool call of /v1/mcp goes through what a /v1 request meets on the
+	// node that serves it: the limits, the measuring, the routes.
+	api := h
+	if s.limits != nil {
+		api = s.limits.wrap(api)
+	}
+	s.registerMCP(r, api)
 	if s.forward != nil {
 		h = s.forward.send(false, servedLocally, h)
 	}

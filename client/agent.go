@@ -1,13 +1,16 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base32"
 	"encoding/json"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -17,6 +20,9 @@ type Agent struct {
 	// API is every operation of /v1, typed; its HTTP client retries as
 	// RetryTransport says and sends the key.
 	API *ClientWithResponses
+
+	root string // the API's base URL, with /v1
+	http *http.Client
 }
 
 // New returns an Agent for the server at root (for example
@@ -27,11 +33,50 @@ func New(root, key string, httpClient *http.Client) (*Agent, error) {
 	if httpClient == nil {
 		httpClient = &http.Client{Transport: &RetryTransport{Key: key}}
 	}
-	api, err := NewClientWithResponses(strings.TrimRight(root, "/")+"/v1", WithHTTPClient(httpClient))
+	base := strings.TrimRight(root, "/") + "/v1"
+	api, err := NewClientWithResponses(base, WithHTTPClient(httpClient))
 	if err != nil {
 		return nil, err
 	}
-	return &Agent{API: api}, nil
+	return &Agent{API: api, root: base, http: httpClient}, nil
+}
+
+// Do sends one request to path under /v1 ("/portfolio/cards", its
+// parameters already escaped) through the Agent's HTTP client, so with
+// the key and the retries, and returns the answer whole. It is for a
+// caller that handles operations generically (the MCP bridge); a
+// program calling a known operation uses API and its types. A non-empty
+// idempotencyKey is sent as the Idempotency-Key header; a non-nil body
+// as JSON.
+func (a *Agent) Do(ctx context.Context, method, path string, query url.Values, idempotencyKey string, body []byte) (*http.Response, []byte, error) {
+	u := a.root + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if idempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", idempotencyKey)
+	}
+	resp, err := a.http.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	return resp, answer, nil
 }
 
 // APIError is an error answer of the API: its HTTP status, and the spec's

@@ -7,10 +7,12 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
-// RetryTransport sends each request with the agent's key and retries what
+// RetryTransport sends each request with the agent's key (except a public
+// document's: the spec says the key is never sent there) and retries what
 // the spec says to retry: a 429 after its Retry-After, and a 503 (no
 // leader yet, an outcome the server could not learn) when a retry cannot
 // apply a change twice: a GET, or a write carrying an Idempotency-Key,
@@ -49,7 +51,9 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	for attempt := 1; ; attempt++ {
 		r := req.Clone(req.Context())
-		r.Header.Set("Authorization", "Bearer "+t.Key)
+		if !publicDocument(r.URL.Path) {
+			r.Header.Set("Authorization", "Bearer "+t.Key)
+		}
 		if body != nil {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
@@ -67,6 +71,13 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// publicDocument reports whether path is one of the API's public
+// documents: /v1/docs, /v1/docs/sheets and /v1/openapi.json, under any
+// root the server is mounted at.
+func publicDocument(path string) bool {
+	return strings.HasSuffix(path, "/v1/openapi.json") || strings.HasSuffix(path, "/v1/docs") || strings.Contains(path, "/v1/docs/")
 }
 
 func retryable(req *http.Request, resp *http.Response) bool {

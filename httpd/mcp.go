@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,6 +50,9 @@ type mcpToolCallKey struct{}
 // a follower can hand the request to the leader like any other, and no
 // stream has to outlive a leader change. GET (the server's own stream)
 // answers 405, as the transport allows.
+//
+// A POST is authenticated before anything else, so an unknown caller
+// learns nothing of the server beyond the 401.
 func (s *Server) registerMCP(r routeAdder, api fasthttp.RequestHandler) {
 	server, err := mcpserver.New(mcpserver.Config{
 		OpenAPI: agentOpenAPI,
@@ -86,6 +90,9 @@ func (s *Server) registerMCP(r routeAdder, api fasthttp.RequestHandler) {
 	adapted := fasthttpadaptor.NewFastHTTPHandler(verified)
 	serve := func(ctx *fasthttp.RequestCtx) {
 		who, err := s.mcpCaller(ctx)
+		if err == nil {
+			err = mcpHead(ctx)
+		}
 		if err != nil {
 			writeError(ctx, err)
 			return
@@ -93,9 +100,22 @@ func (s *Server) registerMCP(r routeAdder, api fasthttp.RequestHandler) {
 		ctx.SetUserValue(mcpCallerKey{}, who)
 		adapted(ctx)
 	}
-	for _, m := range []string{fasthttp.MethodGet, fasthttp.MethodPost, fasthttp.MethodDelete} {
-		r.Handle(m, mcpPath, serve)
+	r.POST(mcpPath, serve)
+}
+
+// mcpHead refuses, in the API's error shape, a request the transport
+// would refuse in plain text: a body that is not JSON, or a client that
+// does not accept both of the transport's answer types. (Other methods
+// than POST get the router's 405.)
+func mcpHead(ctx *fasthttp.RequestCtx) error {
+	if err := requireJSONContentType(ctx); err != nil {
+		return err
 	}
+	accept := string(ctx.Request.Header.Peek(fasthttp.HeaderAccept))
+	if !strings.Contains(accept, "application/json") || !strings.Contains(accept, "text/event-stream") {
+		return actors.Errorf(codeBadRequest, "Accept must list both application/json and text/event-stream (MCP Streamable HTTP)")
+	}
+	return nil
 }
 
 // mcpCaller authenticates an MCP request with the agent's key, as /v1

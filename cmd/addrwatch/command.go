@@ -41,6 +41,8 @@ const (
 	offline
 	// localData commands work on a stopped node's data directory.
 	localData
+	// agentAPI commands use the Agent API (/v1) with an API key.
+	agentAPI
 )
 
 // commands is every command in the order the top-level help lists them:
@@ -68,6 +70,7 @@ var commands = []*command{
 	ownerSecretRotateCommand,
 	loginSetCommand,
 	accountShowCommand,
+	mcpCommand,
 }
 
 func (c *command) name() string { return strings.Join(c.words, " ") }

@@ -90,6 +90,7 @@ func firstSet(values ...string) string {
 type app struct {
 	globals      globals
 	getenv       func(string) string
+	stdin        io.Reader
 	stdout       io.Writer
 	stderr       io.Writer
 	http         *http.Client

@@ -23,6 +23,8 @@ Operator commands (admin API, admin token):
 	printCommandList(w, ownerAPI)
 	fmt.Fprint(w, "\nCommands on a stopped node's data directory (recovery, log migration):\n")
 	printCommandList(w, localData)
+	fmt.Fprint(w, "\nAgent commands (Agent API, ADDRWATCH_URL and ADDRWATCH_API_KEY):\n")
+	printCommandList(w, agentAPI)
 	fmt.Fprint(w, "\nGlobal flags (accepted before or after the command):\n")
 	fs := newFlagSet("addrwatch")
 	new(globals).register(fs)

@@ -57,7 +57,7 @@ func runWithClient(ctx context.Context, args []string, getenv func(string) strin
 // runWithClients is run with both HTTP clients supplied: hc for ordinary
 // requests and transfer for the backup and restore bodies.
 func runWithClients(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, hc, transfer *http.Client) int {
-	a := &app{getenv: getenv, stdout: stdout, stderr: stderr, http: hc, transferHTTP: transfer}
+	a := &app{getenv: getenv, stdin: os.Stdin, stdout: stdout, stderr: stderr, http: hc, transferHTTP: transfer}
 	return exitCode(dispatch(ctx, a, args), stderr)
 }
 

@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin
 DATA    ?= ./data
 
-.PHONY: help build run test test-short soak fuzz bench vet clean screenshots
+.PHONY: help build run test test-tools test-short soak fuzz bench vet clean screenshots
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -20,8 +20,12 @@ vet: ## static checks: go vet and staticcheck (pinned in go.mod's tool directive
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 
-test: vet ## every test: unit, fuzz seeds, end-to-end over loopback HTTP, restart and crash
+test: vet test-tools ## every test: unit, fuzz seeds, end-to-end over loopback HTTP, restart and crash, MCP conformance
 	$(GO) test -race -count=1 -timeout 15m ./...
+
+INSPECTOR := system_test/testdata/mcp-inspector
+test-tools: ## install the test tools beside Go: the MCP inspector (npm ci, pinned in $(INSPECTOR))
+	@[ -x $(INSPECTOR)/node_modules/.bin/mcp-inspector ] || npm ci --prefix $(INSPECTOR) --no-audit --no-fund --loglevel=error
 
 test-short: ## the unit tests only (no server processes)
 	$(GO) test -short -count=1 ./...

@@ -149,7 +149,8 @@ func toolResult(reply Reply, idempotencyKey string) *mcp.CallToolResult {
 }
 
 // toolError is a failed call as a tool error (never a protocol error, so
-// the model sees it and can act on it).
+// the model sees it and can act on it). Its text starts with the spec's
+// code.
 func toolError(code, message string, status int, retryAfter, idempotencyKey string) *mcp.CallToolResult {
 	detail := map[string]any{"code": code, "error": message}
 	text := code
@@ -165,13 +166,20 @@ func toolError(code, message string, status int, retryAfter, idempotencyKey stri
 		detail[argIdempotencyKey] = idempotencyKey
 		text += fmt.Sprintf("\nTo retry this same operation safely, pass idempotency_key %q: the server then applies it at most once.", idempotencyKey)
 	}
-	body, _ := json.Marshal(detail)
 	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
-		StructuredContent: json.RawMessage(body),
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: text}},
+		Meta:    mcp.Meta{ErrorMeta: detail},
 	}
 }
+
+// ErrorMeta is the _meta entry of a tool error holding the API's error
+// for programs: code, error (the message), status, and when given
+// retry_after_seconds and idempotency_key. It is not structured content:
+// clients check structured content against the tool's output schema,
+// which describes the success answer, even on an error (the TypeScript
+// SDK does).
+const ErrorMeta = "addrwatch/error"
 
 // retryable codes are those where the same request may later succeed.
 func retryable(code string) bool { return code == "RATE_LIMITED" || code == "HTTP_ERROR" }

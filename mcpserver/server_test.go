@@ -251,8 +251,11 @@ func TestErrorsAreToolErrorsWithTheSpecCode(t *testing.T) {
 	cs := connect(t, Config{OpenAPI: agentDocument(t), Call: api.call})
 	res := call(t, cs, "delete_portfolio_card", map[string]any{"card_id": "c1", "body": map[string]any{"expected_version": "v0"}})
 	var detail map[string]any
-	raw, _ := json.Marshal(res.StructuredContent)
+	raw, _ := json.Marshal(res.Meta[ErrorMeta])
 	json.Unmarshal(raw, &detail)
+	if res.StructuredContent != nil {
+		t.Fatalf("an error has structured content, which clients check against the success schema: %v", res.StructuredContent)
+	}
 	if !res.IsError || detail["code"] != "STALE_VERSION" || detail["error"] != "the card changed" || !strings.Contains(text(res), "retry at most once") {
 		t.Fatalf("stale delete: %+v %s", res, raw)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/addrwatch/addrwatch/mcpserver"
 )
 
 // MCP clients of the Go SDK against the real server, over both ways in:
@@ -85,8 +87,8 @@ func cliBinary(t testing.TB) string {
 	return cliBuild.path
 }
 
-// mcpResult is a tool call's outcome: the structured content, and for a
-// tool error its spec code.
+// mcpResult is a tool call's outcome: the structured content, or for a
+// tool error the API's error and its spec code.
 type mcpResult struct {
 	Body map[string]any
 	Code string
@@ -107,9 +109,13 @@ func mcpCall(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]a
 			out.Text += tc.Text
 		}
 	}
-	raw, err := json.Marshal(res.StructuredContent)
+	content := res.StructuredContent
+	if res.IsError {
+		content = res.Meta[mcpserver.ErrorMeta]
+	}
+	raw, err := json.Marshal(content)
 	if err != nil || json.Unmarshal(raw, &out.Body) != nil || out.Body == nil {
-		t.Fatalf("%s: structured content is not an object: %s", tool, raw)
+		t.Fatalf("%s: structured content (or, for an error, its _meta) is not an object: %s", tool, raw)
 	}
 	if res.IsError {
 		out.Code, _ = out.Body["code"].(string)

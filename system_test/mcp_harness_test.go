@@ -29,6 +29,15 @@ const (
 
 var mcpTransports = []mcpTransport{mcpHTTP, mcpStdio}
 
+// eachMCPTransport runs test once per transport, on one server, each run
+// with an account of its own.
+func eachMCPTransport(t *testing.T, test func(t *testing.T, s *server, tr mcpTransport, a mcpAccount)) {
+	s := startServer(t)
+	for _, tr := range mcpTransports {
+		t.Run(string(tr), func(t *testing.T) { test(t, s, tr, newMCPAccount(t, s)) })
+	}
+}
+
 // bearerTransport adds an API key to each request.
 type bearerTransport struct{ key string }
 

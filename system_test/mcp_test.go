@@ -37,81 +37,77 @@ func newMCPAccount(t *testing.T, s *server) mcpAccount {
 }
 
 func TestMCPServesTheAgentAPI(t *testing.T) {
-	s := startServer(t)
-	for _, tr := range mcpTransports {
-		t.Run(string(tr), func(t *testing.T) {
-			a := newMCPAccount(t, s)
-			w := mcpSession(t, s, a.write, tr)
-			rd := mcpSession(t, s, a.read, tr)
+	eachMCPTransport(t, func(t *testing.T, s *server, tr mcpTransport, a mcpAccount) {
+		w := mcpSession(t, s, a.write, tr)
+		rd := mcpSession(t, s, a.read, tr)
 
-			tools := toolNames(t, w)
-			if len(tools) != 32 {
-				t.Fatalf("a write key is offered %d tools, want 32 (one per operation)", len(tools))
-			}
-			readTools := toolNames(t, rd)
-			if len(readTools) != 13 || readTools["me"] == nil || readTools["create_portfolio_card"] != nil || readTools["validate_move"] != nil {
-				t.Fatalf("a read key is offered %d tools", len(readTools))
-			}
+		tools := toolNames(t, w)
+		if len(tools) != 32 {
+			t.Fatalf("a write key is offered %d tools, want 32 (one per operation)", len(tools))
+		}
+		readTools := toolNames(t, rd)
+		if len(readTools) != 13 || readTools["me"] == nil || readTools["create_portfolio_card"] != nil || readTools["validate_move"] != nil {
+			t.Fatalf("a read key is offered %d tools", len(readTools))
+		}
 
-			// me is /v1/me, the same JSON.
-			me := mustCall(t, w, "me", nil)
-			rest := do(t, "GET", s.URL+"/v1/me", a.write, nil).JSON(t)
-			if !reflect.DeepEqual(me, rest) || me["capability"] != "write" {
-				t.Fatalf("me over MCP %v, /v1/me %v", me, rest)
-			}
+		// me is /v1/me, the same JSON.
+		me := mustCall(t, w, "me", nil)
+		rest := do(t, "GET", s.URL+"/v1/me", a.write, nil).JSON(t)
+		if !reflect.DeepEqual(me, rest) || me["capability"] != "write" {
+			t.Fatalf("me over MCP %v, /v1/me %v", me, rest)
+		}
 
-			// A card created through MCP is the API's card.
-			addr := ctAddress("mcp-" + string(tr))
-			card := mustCall(t, w, "create_portfolio_card", map[string]any{"body": map[string]any{"address": addr, "name": "Cold <b>storage</b>"}})["card"].(map[string]any)
-			if card["effective_access"] != "write" || card["name"] != "Cold <b>storage</b>" {
-				t.Fatalf("created %v", card)
-			}
-			list := mustCall(t, w, "list_portfolio_cards", nil)
-			if restList := do(t, "GET", s.URL+"/v1/portfolio/cards", a.write, nil).JSON(t); !reflect.DeepEqual(list, restList) {
-				t.Fatalf("list over MCP %v, over REST %v", list, restList)
-			}
-			if dup := mcpCall(t, w, "create_portfolio_card", map[string]any{"body": map[string]any{"address": addr}}); dup.Code != "DUPLICATE_ADDRESS" {
-				t.Fatalf("duplicate create: %s", dup.Text)
-			}
-			if stale := mcpCall(t, w, "update_portfolio_card", map[string]any{"card_id": card["id"], "body": map[string]any{"expected_version": "v0", "note": "x"}}); stale.Code != "STALE_VERSION" || !strings.Contains(stale.Text, "retry at most once") {
-				t.Fatalf("stale edit: %s", stale.Text)
-			}
-			edited := mustCall(t, w, "update_portfolio_card", map[string]any{"card_id": card["id"], "body": map[string]any{"expected_version": card["version"], "note": "edited over MCP"}})
-			if edited["card"].(map[string]any)["note"] != "edited over MCP" {
-				t.Fatalf("edit: %v", edited)
-			}
+		// A card created through MCP is the API's card.
+		addr := ctAddress("mcp-" + string(tr))
+		card := mustCall(t, w, "create_portfolio_card", map[string]any{"body": map[string]any{"address": addr, "name": "Cold <b>storage</b>"}})["card"].(map[string]any)
+		if card["effective_access"] != "write" || card["name"] != "Cold <b>storage</b>" {
+			t.Fatalf("created %v", card)
+		}
+		list := mustCall(t, w, "list_portfolio_cards", nil)
+		if restList := do(t, "GET", s.URL+"/v1/portfolio/cards", a.write, nil).JSON(t); !reflect.DeepEqual(list, restList) {
+			t.Fatalf("list over MCP %v, over REST %v", list, restList)
+		}
+		if dup := mcpCall(t, w, "create_portfolio_card", map[string]any{"body": map[string]any{"address": addr}}); dup.Code != "DUPLICATE_ADDRESS" {
+			t.Fatalf("duplicate create: %s", dup.Text)
+		}
+		if stale := mcpCall(t, w, "update_portfolio_card", map[string]any{"card_id": card["id"], "body": map[string]any{"expected_version": "v0", "note": "x"}}); stale.Code != "STALE_VERSION" || !strings.Contains(stale.Text, "retry at most once") {
+			t.Fatalf("stale edit: %s", stale.Text)
+		}
+		edited := mustCall(t, w, "update_portfolio_card", map[string]any{"card_id": card["id"], "body": map[string]any{"expected_version": card["version"], "note": "edited over MCP"}})
+		if edited["card"].(map[string]any)["note"] != "edited over MCP" {
+			t.Fatalf("edit: %v", edited)
+		}
 
-			// A read key: a write tool called anyway is refused by the API.
-			if r := mcpCall(t, rd, "create_portfolio_card", map[string]any{"body": map[string]any{"address": ctAddress("mcp-read")}}); r.Code != "FORBIDDEN" {
-				t.Fatalf("a read key's create: %s", r.Text)
-			}
+		// A read key: a write tool called anyway is refused by the API.
+		if r := mcpCall(t, rd, "create_portfolio_card", map[string]any{"body": map[string]any{"address": ctAddress("mcp-read")}}); r.Code != "FORBIDDEN" {
+			t.Fatalf("a read key's create: %s", r.Text)
+		}
 
-			// A Sheet Space, and a row upserted into it.
-			spaces := mustCall(t, w, "list_spaces", nil)
-			sheet := mustCall(t, w, "create_space", map[string]any{"body": map[string]any{"expected_bookmark_revision": spaces["bookmark_revision"], "name": "Ledger", "type": "sheet"}})["space"].(map[string]any)
-			got := mustCall(t, w, "get_sheet", map[string]any{"space_id": sheet["id"], "limit": 5})
-			put := mustCall(t, w, "upsert_sheet_row", map[string]any{"space_id": sheet["id"], "body": map[string]any{"expected_revision": got["revision"], "cells": []string{addr, "bitcoin", "", "", "from MCP"}}})
-			if put["created"] != true || put["index"] != float64(0) {
-				t.Fatalf("upsert: %v", put)
-			}
-			row := do(t, "GET", s.URL+"/v1/bookmark-spaces/"+sheet["id"].(string)+"/sheet?address="+addr, a.read, nil).JSON(t)
-			if rows := row["rows"].([]any); len(rows) != 1 {
-				t.Fatalf("the upserted row over REST: %v", row)
-			}
-			if bad := mcpCall(t, w, "get_sheet", map[string]any{"space_id": sheet["id"], "limit": 500}); bad.Code != "VALIDATION" {
-				t.Fatalf("a limit the API refuses: %s", bad.Text)
-			}
-			if bad := mcpCall(t, w, "get_sheet", map[string]any{"space": sheet["id"]}); bad.Code != "VALIDATION" || !strings.Contains(bad.Text, `unknown argument "space"`) {
-				t.Fatalf("an unknown argument: %s", bad.Text)
-			}
+		// A Sheet Space, and a row upserted into it.
+		spaces := mustCall(t, w, "list_spaces", nil)
+		sheet := mustCall(t, w, "create_space", map[string]any{"body": map[string]any{"expected_bookmark_revision": spaces["bookmark_revision"], "name": "Ledger", "type": "sheet"}})["space"].(map[string]any)
+		got := mustCall(t, w, "get_sheet", map[string]any{"space_id": sheet["id"], "limit": 5})
+		put := mustCall(t, w, "upsert_sheet_row", map[string]any{"space_id": sheet["id"], "body": map[string]any{"expected_revision": got["revision"], "cells": []string{addr, "bitcoin", "", "", "from MCP"}}})
+		if put["created"] != true || put["index"] != float64(0) {
+			t.Fatalf("upsert: %v", put)
+		}
+		row := do(t, "GET", s.URL+"/v1/bookmark-spaces/"+sheet["id"].(string)+"/sheet?address="+addr, a.read, nil).JSON(t)
+		if rows := row["rows"].([]any); len(rows) != 1 {
+			t.Fatalf("the upserted row over REST: %v", row)
+		}
+		if bad := mcpCall(t, w, "get_sheet", map[string]any{"space_id": sheet["id"], "limit": 500}); bad.Code != "VALIDATION" {
+			t.Fatalf("a limit the API refuses: %s", bad.Text)
+		}
+		if bad := mcpCall(t, w, "get_sheet", map[string]any{"space": sheet["id"]}); bad.Code != "VALIDATION" || !strings.Contains(bad.Text, `unknown argument "space"`) {
+			t.Fatalf("an unknown argument: %s", bad.Text)
+		}
 
-			// The documents are resources, the served text.
-			doc, err := w.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "addrwatch://docs/agent-api"})
-			if err != nil || len(doc.Contents) != 1 || doc.Contents[0].Text != string(do(t, "GET", s.URL+"/v1/docs", "", nil).Body) {
-				t.Fatalf("the guide as a resource: %v", err)
-			}
-		})
-	}
+		// The documents are resources, the served text.
+		doc, err := w.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "addrwatch://docs/agent-api"})
+		if err != nil || len(doc.Contents) != 1 || doc.Contents[0].Text != string(do(t, "GET", s.URL+"/v1/docs", "", nil).Body) {
+			t.Fatalf("the guide as a resource: %v", err)
+		}
+	})
 }
 
 // A key the server refuses gets no MCP service: 401 over HTTP, and the

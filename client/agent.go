@@ -147,7 +147,8 @@ func (a *Agent) CreatePortfolioCard(ctx context.Context, card CardCreateRequest)
 // the caller read). On 409 STALE_VERSION it follows the spec's rule:
 // re-read the card, and if it is still there and change still applies
 // (apply returns true for the card as it is now), write once more with the
-// new version; a second conflict is returned, not retried.
+// new version; a second conflict is returned, not retried
+// (retryOnceIfStale).
 func (a *Agent) UpdatePortfolioCard(ctx context.Context, cardID, version string, change CardPatchRequest, apply func(now Card) bool) (*Card, error) {
 	write := func(version string) (*Card, error) {
 		body := change
@@ -161,21 +162,17 @@ func (a *Agent) UpdatePortfolioCard(ctx context.Context, cardID, version string,
 		}
 		return &r.JSON200.Card, nil
 	}
-	card, err := write(version)
-	if !IsCode(err, "STALE_VERSION") {
-		return card, err
+	reread := func() (Card, string, error) {
+		r, err := a.API.GetPortfolioCardWithResponse(ctx, cardID)
+		if err == nil {
+			err = Check(r.HTTPResponse, r.Body)
+		}
+		if err != nil {
+			return Card{}, "", err // gone, or no longer readable: the target is not there to retry
+		}
+		return r.JSON200.Card, r.JSON200.Card.Version, nil
 	}
-	r, rerr := a.API.GetPortfolioCardWithResponse(ctx, cardID)
-	if rerr != nil {
-		return nil, rerr
-	}
-	if rerr := Check(r.HTTPResponse, r.Body); rerr != nil {
-		return nil, rerr // gone, or no longer readable: the target is not there to retry
-	}
-	if now := r.JSON200.Card; now.Id != cardID || (apply != nil && !apply(now)) {
-		return nil, err // ambiguous: the conflict stands
-	}
-	return write(r.JSON200.Card.Version)
+	return retryOnceIfStale(version, write, reread, sameCard(cardID, apply))
 }
 
 // Transactions walks a card's History page by page, following

@@ -14,12 +14,25 @@
 //     the context's deadline (RetryTransport);
 //   - writes that take an Idempotency-Key get a fresh one per intended
 //     operation, reused by its retries (NewIdempotencyKey);
-//   - UpdatePortfolioCard follows the STALE_VERSION rule: re-read, check
-//     the card is still the one meant, retry at most once;
-//   - Transactions walks a card's History by next_offset, and Events polls
-//     the change feed keeping its cursor (EventPoller).
+//   - UpdatePortfolioCard, UpdateBookmarkCard, RenameSpace and
+//     UpsertSheetRow follow the STALE_VERSION rule: re-read, check the
+//     target is still the one meant, retry at most once (stale.go); the
+//     creates, deletes and MoveCard return a conflict, never retry it;
+//   - CreateSpace, CreateBookmarkCard, DeleteSpace, DeleteBookmarkCard and
+//     MoveCard send a fresh Idempotency-Key; CreateBookmarkCard reads the
+//     Space's current version first (Validation rule 5);
+//   - Transactions walks a card's History by next_offset, SheetRows a
+//     Sheet's rows (stopping with ErrSheetChanged when the revision
+//     changes between pages; ReadSheet restarts by itself, a bounded
+//     number of times), and EventPoller polls the change feed keeping its
+//     cursor.
 //
 // Errors from the API are *APIError, carrying the spec's code.
+//
+// The examples (example_test.go) run with go test against a canned fake
+// of the server (example_fake_test.go): New and Me, a create, a stale
+// update retried, the History and a Sheet walked page by page, and the
+// change feed polled.
 package client
 
 //go:generate go tool oapi-codegen -generate types,client -package client -o api.gen.go ../httpd/openapi/agent.json

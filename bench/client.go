@@ -45,6 +45,8 @@ type request struct {
 	bearer string
 	// cookie is a Cookie header ("name=value"), for the site's pages.
 	cookie string
+	// header holds more header fields, as name/value pairs.
+	header []string
 	body   []byte
 	// expect, when set, must be in a 2xx answer's body, or the answer
 	// counts as an error: a page that answers 200 with the wrong content
@@ -135,6 +137,9 @@ func (c *client) do(req *request, resp *response) {
 	}
 	if req.cookie != "" {
 		hreq.Header.Set(fasthttp.HeaderCookie, req.cookie)
+	}
+	for i := 0; i+1 < len(req.header); i += 2 {
+		hreq.Header.Set(req.header[i], req.header[i+1])
 	}
 	if req.body != nil {
 		hreq.Header.SetContentType("application/json")

@@ -44,6 +44,8 @@ var scenarios = []*scenario{
 		server: true, cards: true, seedRows: 100, newWorker: newReadsWorker},
 	{name: "auth-reads", summary: "a read-only key: GET /v1/me and a 10-card Account card list in turn (the read target of issue 8)",
 		server: true, cards: true, seedRows: -1, start: fillPortfolios, newWorker: newAuthReadsWorker},
+	{name: "mcp", summary: "auth-reads as MCP tool calls: a read-only key calls the me and list_portfolio_cards tools in turn (POST /v1/mcp, Streamable HTTP)",
+		server: true, cards: true, seedRows: -1, start: fillPortfolios, newWorker: newMCPWorker},
 	{name: "agent-mix", summary: "an agent session over the whole API: /me, events, Spaces, cards, History, notes, Sheets",
 		server: true, cards: true, seedRows: 50, perAccountMax: cardsPerPlaceMax - seededCards, newWorker: newAgentMixWorker},
 	{name: "site", summary: "signed-in loads of the owner's API access panel (GET /access) for a full extended account",

@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,8 +53,9 @@ type mcpToolCallKey struct{}
 // stream has to outlive a leader change. GET (the server's own stream)
 // answers 405, as the transport allows.
 //
-// A POST is authenticated before anything else, so an unknown caller
-// learns nothing of the server beyond the 401.
+// A tools/call takes the direct path (mcp_direct.go) when it can; every
+// other message, and a tools/call the direct path leaves alone, goes to
+// the SDK's handler, authenticated first.
 func (s *Server) registerMCP(r routeAdder, api fasthttp.RequestHandler) {
 	server, err := mcpserver.New(mcpserver.Config{
 		OpenAPI: agentOpenAPI,
@@ -70,7 +73,47 @@ func (s *Server) registerMCP(r routeAdder, api fasthttp.RequestHandler) {
 		// by mcpserver's tests; a mismatch is a build defect.
 		panic(err)
 	}
-	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
+	s.mcp = &mcpEndpoint{server: s, tools: server, sdk: s.mcpSDKHandler(server)}
+	r.POST(mcpPath, s.mcp.serve)
+}
+
+// mcpEndpoint is /v1/mcp.
+type mcpEndpoint struct {
+	server *Server
+	tools  *mcpserver.Server
+	sdk    fasthttp.RequestHandler // the SDK's transport; wants an authenticated caller
+	// sdkOnly turns the direct path off (tests compare the two).
+	sdkOnly bool
+}
+
+func (e *mcpEndpoint) serve(ctx *fasthttp.RequestCtx) {
+	// An unknown caller learns nothing of the server beyond the 401: the
+	// credential's shape is checked before anything else, and the key
+	// itself before anything reaches the SDK or the API.
+	if _, err := e.server.credential(ctx, audienceAgent); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	if err := mcpHead(ctx); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	if !e.sdkOnly && e.direct(ctx) {
+		return
+	}
+	who, err := e.server.mcpCaller(ctx)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	ctx.SetUserValue(mcpCallerKey{}, who)
+	e.sdk(ctx)
+}
+
+// mcpSDKHandler is the SDK's Streamable HTTP transport for server, behind
+// the SDK's bearer-token check, which finds the caller serve verified.
+func (s *Server) mcpSDKHandler(server *mcpserver.Server) fasthttp.RequestHandler {
+	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server.MCP }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
 		// The SDK's DNS-rebinding guard refuses a loopback listener a
@@ -87,20 +130,7 @@ func (s *Server) registerMCP(r routeAdder, api fasthttp.RequestHandler) {
 		}
 		return nil, auth.ErrInvalidToken
 	}, nil)(streamable)
-	adapted := fasthttpadaptor.NewFastHTTPHandler(verified)
-	serve := func(ctx *fasthttp.RequestCtx) {
-		who, err := s.mcpCaller(ctx)
-		if err == nil {
-			err = mcpHead(ctx)
-		}
-		if err != nil {
-			writeError(ctx, err)
-			return
-		}
-		ctx.SetUserValue(mcpCallerKey{}, who)
-		adapted(ctx)
-	}
-	r.POST(mcpPath, serve)
+	return fasthttpadaptor.NewFastHTTPHandler(verified)
 }
 
 // mcpHead refuses, in the API's error shape, a request the transport
@@ -119,13 +149,15 @@ func mcpHead(ctx *fasthttp.RequestCtx) error {
 }
 
 // mcpCaller authenticates an MCP request with the agent's key, as /v1
-// does, and names its capability for the tool list.
+// does, and names its capability for the tool list. The check records no
+// agent activity: the owner's activity page counts API operations, and
+// each tool call is counted as the one it runs.
 func (s *Server) mcpCaller(ctx *fasthttp.RequestCtx) (*auth.TokenInfo, error) {
 	cred, err := s.credential(ctx, audienceAgent)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.store.Query(withActivity(context.Background(), ctx), cred, actors.AuthQuery{}, ReadLeader)
+	res, err := s.store.Query(context.Background(), cred, actors.AuthQuery{}, ReadLeader)
 	if err != nil {
 		return nil, storeError(err)
 	}
@@ -133,18 +165,25 @@ func (s *Server) mcpCaller(ctx *fasthttp.RequestCtx) (*auth.TokenInfo, error) {
 		return nil, res.Err
 	}
 	view := res.Body.(actors.AuthView)
-	caller := mcpCaller{
+	return &auth.TokenInfo{
+		UserID:     cred.AccountID + "." + cred.ID,
+		Scopes:     []string{view.Capability.String()},
+		// The SDK checks this against the wall clock, whatever clock
+		// the server was given.
+		Expiration: time.Now().Add(requestTimeout),
+		Extra:      map[string]any{"caller": s.callerOf(ctx)},
+	}, nil
+}
+
+// callerOf is what a tool call of ctx's request needs to be the API
+// request it stands for.
+func (s *Server) callerOf(ctx *fasthttp.RequestCtx) mcpCaller {
+	return mcpCaller{
 		bearer:   string(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)),
 		remote:   ctx.RemoteAddr(),
 		clientIP: clientIP(ctx, s.trustedProxies),
 		host:     bytes.Clone(ctx.Host()),
 	}
-	return &auth.TokenInfo{
-		UserID:     cred.AccountID + "." + cred.ID,
-		Scopes:     []string{view.Capability.String()},
-		Expiration: s.now().Add(requestTimeout),
-		Extra:      map[string]any{"caller": caller},
-	}, nil
 }
 
 // callAPI runs one tool call's request through api in process and returns
@@ -154,7 +193,16 @@ func (s *Server) callAPI(api fasthttp.RequestHandler, who *auth.TokenInfo, r mcp
 	if who != nil {
 		caller, _ = who.Extra["caller"].(mcpCaller)
 	}
-	var req fasthttp.Request
+	remote := caller.remote
+	if remote == nil {
+		remote = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
+	}
+	ctx := toolCallContexts.Get().(*fasthttp.RequestCtx)
+	defer toolCallContexts.Put(ctx)
+	ctx.Request.Reset()
+	ctx.Response.Reset()
+	ctx.ResetUserValues()
+	req := &ctx.Request
 	req.Header.SetMethod(r.Method)
 	uri := agentPrefix + r.Path
 	if len(r.Query) > 0 {
@@ -172,21 +220,35 @@ func (s *Server) callAPI(api fasthttp.RequestHandler, who *auth.TokenInfo, r mcp
 		req.Header.SetContentType("application/json")
 		req.SetBody(r.Body)
 	}
-	remote := caller.remote
-	if remote == nil {
-		remote = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
-	}
-	var ctx fasthttp.RequestCtx
-	ctx.Init(&req, remote, nil)
+	ctx.Init2(&toolCallConn{remote: remote}, fasthttpDiscard{}, true)
 	ctx.SetUserValue(mcpToolCallKey{}, caller.clientIP)
-	api(&ctx)
-	reply := mcpserver.Reply{
+	api(ctx)
+	return mcpserver.Reply{
 		Status:     ctx.Response.StatusCode(),
 		Body:       bytes.Clone(ctx.Response.Body()),
 		RetryAfter: string(ctx.Response.Header.Peek(fasthttp.HeaderRetryAfter)),
-	}
-	return reply, nil
+	}, nil
 }
+
+// toolCallContexts keeps the request contexts of tool calls for reuse: a
+// RequestCtx is several kilobytes, and a tool call is a hot path.
+var toolCallContexts = sync.Pool{New: func() any { return new(fasthttp.RequestCtx) }}
+
+// toolCallConn is the connection a tool call's request claims to have
+// come on: none, but with the MCP request's client address.
+type toolCallConn struct {
+	net.Conn
+	remote net.Addr
+}
+
+func (c *toolCallConn) RemoteAddr() net.Addr { return c.remote }
+func (c *toolCallConn) LocalAddr() net.Addr  { return &net.TCPAddr{} }
+
+// fasthttpDiscard is the logger of a tool call's context: the handlers
+// log through the server's slog, not the context's logger.
+type fasthttpDiscard struct{}
+
+func (fasthttpDiscard) Printf(string, ...any) {}
 
 // mcpToolCall reports whether a request is one a tool call made, and for
 // which client.

@@ -69,6 +69,7 @@ type Server struct {
 	metrics        *requestMetrics
 	registry       *prometheus.Registry
 	activity       *activityLog
+	mcp            *mcpEndpoint // /v1/mcp, once the public routes are built
 	openMetrics    bool
 	spoolDir       string
 	connsPerClient int               // 0: no connection cap

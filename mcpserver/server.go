@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -38,9 +39,17 @@ const instructions = `addrwatch keeps an account's Bitcoin addresses: Account ca
 Start with the me tool: it says whether this key can write and which resources it sees. Read before you write: every edit needs the version or revision from a recent read, and a STALE_VERSION error means read again and retry at most once.
 The guide resources (agent-api-guide, sheet-guide) explain every rule.`
 
+// Server is the MCP server of the Agent API.
+type Server struct {
+	// MCP is the SDK's server, for a transport to serve.
+	MCP  *mcp.Server
+	call Caller
+	ops  map[string]operation // by tool name
+}
+
 // New builds the MCP server of the Agent API: a tool per operation, the
 // documents as resources.
-func New(cfg Config) (*mcp.Server, error) {
+func New(cfg Config) (*Server, error) {
 	ops, components, err := parseDocument(cfg.OpenAPI)
 	if err != nil {
 		return nil, err
@@ -51,6 +60,7 @@ func New(cfg Config) (*mcp.Server, error) {
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "addrwatch", Title: "addrwatch Agent API", Version: cfg.Version},
 		&mcp.ServerOptions{Instructions: instructions, Logger: logger})
+	server := &Server{MCP: s, call: cfg.Call, ops: map[string]operation{}}
 	readTools := map[string]bool{}
 	seen := map[string]bool{}
 	for _, op := range ops {
@@ -63,7 +73,8 @@ func New(cfg Config) (*mcp.Server, error) {
 		if !ok {
 			return nil, fmt.Errorf("operation %s (%s %s) has no tool", op.id, op.method, op.path)
 		}
-		s.AddTool(t.mcpTool(op, components), callTool(cfg.Call, op))
+		s.AddTool(t.mcpTool(op, components), server.handler(op))
+		server.ops[t.name] = op
 		if t.forReadKeys() {
 			readTools[t.name] = true
 		}
@@ -76,7 +87,19 @@ func New(cfg Config) (*mcp.Server, error) {
 	if cfg.ReadOnly != nil {
 		s.AddReceivingMiddleware(listOnly(readTools, cfg.ReadOnly))
 	}
-	return s, nil
+	return server, nil
+}
+
+// CallTool runs the tool named name with args for who, as a tools/call of
+// it would; known is false when no tool has that name. It is for a
+// transport that answers tool calls itself (httpd's direct path for
+// tools/call), and gives exactly the result the SDK's server would send.
+func (s *Server) CallTool(ctx context.Context, who *auth.TokenInfo, name string, args json.RawMessage) (res *mcp.CallToolResult, known bool) {
+	op, known := s.ops[name]
+	if !known {
+		return nil, false
+	}
+	return runTool(ctx, s.call, op, who, args), true
 }
 
 // mcpTool is the tool's MCP description: its input schema is the
@@ -138,23 +161,28 @@ func (t tool) mcpTool(op operation, components map[string]map[string]any) *mcp.T
 	return mt
 }
 
-// callTool is a tool's handler: arguments to request, the API's answer
-// to the result.
-func callTool(call Caller, op operation) mcp.ToolHandler {
+// handler is a tool's handler in the SDK's server.
+func (s *Server) handler(op operation) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		r, err := op.request(req.Params.Arguments)
-		if err != nil {
-			return toolError("VALIDATION", err.Error(), 0, "", ""), nil
-		}
-		if op.idempotent && r.IdempotencyKey == "" {
-			r.IdempotencyKey = newIdempotencyKey()
-		}
-		reply, err := call(ctx, who(req), r)
-		if err != nil {
-			return toolError("HTTP_ERROR", "the request did not complete: "+err.Error(), 0, "", r.IdempotencyKey), nil
-		}
-		return toolResult(reply, r.IdempotencyKey), nil
+		return runTool(ctx, s.call, op, who(req), req.Params.Arguments), nil
 	}
+}
+
+// runTool is one tool call: arguments to request, the API's answer to the
+// result. Every failure is a tool error, never a protocol error.
+func runTool(ctx context.Context, call Caller, op operation, who *auth.TokenInfo, args json.RawMessage) *mcp.CallToolResult {
+	r, err := op.request(args)
+	if err != nil {
+		return toolError("VALIDATION", err.Error(), 0, "", "")
+	}
+	if op.idempotent && r.IdempotencyKey == "" {
+		r.IdempotencyKey = newIdempotencyKey()
+	}
+	reply, err := call(ctx, who, r)
+	if err != nil {
+		return toolError("HTTP_ERROR", "the request did not complete: "+err.Error(), 0, "", r.IdempotencyKey)
+	}
+	return toolResult(reply, r.IdempotencyKey)
 }
 
 // readDocument serves a public document of the API as a resource.

@@ -58,7 +58,7 @@ func connect(t *testing.T, cfg Config) *mcp.ClientSession {
 	}
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := s.Connect(ctx, st, nil)
+	ss, err := s.MCP.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

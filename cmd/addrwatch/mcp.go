@@ -89,7 +89,7 @@ func serveMCP(ctx context.Context, a *app, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("the server's /v1/openapi.json does not match this addrwatch: %w", err)
 	}
 	fmt.Fprintf(a.stderr, "addrwatch mcp: serving account %s with a %s key from %s\n", me.AccountId, me.Capability, root)
-	err = server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	err = server.MCP.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}

@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -29,17 +31,21 @@ they match the server's version. A read key is offered the read tools only.
 Rate-limited calls (429) are retried after Retry-After; an answer the server
 could not give (503) is retried when retrying cannot apply a change twice.
 The key is never written to the output or the log. Diagnostics go to stderr.
+ADDRWATCH_URL must be https, or http to this machine: plain http elsewhere
+would show the key to the network, and needs --insecure-http.
 
 A host's configuration, for example:
 
   {"mcpServers": {"addrwatch": {"command": "addrwatch", "args": ["mcp"],
     "env": {"ADDRWATCH_URL": "https://addrwatch.example",
             "ADDRWATCH_API_KEY": "awk...."}}}}`,
-	example: "ADDRWATCH_URL=http://127.0.0.1:8080 ADDRWATCH_API_KEY=awk.... addrwatch mcp",
-	api:     agentAPI,
-	define: func(*flag.FlagSet) action {
+	synopsis: "[--insecure-http]",
+	example:  "ADDRWATCH_URL=http://127.0.0.1:8080 ADDRWATCH_API_KEY=awk.... addrwatch mcp",
+	api:      agentAPI,
+	define: func(fs *flag.FlagSet) action {
+		insecure := fs.Bool("insecure-http", false, "allow an http:// ADDRWATCH_URL on another machine: the API key then crosses the network in clear text (default: only https, or http to this machine)")
 		return func(ctx context.Context, a *app, _ []string) error {
-			return serveMCP(ctx, a, a.stdin, a.stdout)
+			return serveMCP(ctx, a, a.stdin, a.stdout, *insecure)
 		}
 	},
 }
@@ -49,7 +55,7 @@ A host's configuration, for example:
 const mcpRequestTimeout = 60 * time.Second
 
 // serveMCP serves MCP on in and out until the host closes in.
-func serveMCP(ctx context.Context, a *app, in io.Reader, out io.Writer) error {
+func serveMCP(ctx context.Context, a *app, in io.Reader, out io.Writer, insecureHTTP bool) error {
 	root, key := a.getenv("ADDRWATCH_URL"), a.getenv("ADDRWATCH_API_KEY")
 	if root == "" || key == "" {
 		return &usageError{msg: "set ADDRWATCH_URL (the server's root URL) and ADDRWATCH_API_KEY (an API key) in the environment"}
@@ -57,6 +63,9 @@ func serveMCP(ctx context.Context, a *app, in io.Reader, out io.Writer) error {
 	root, err := baseURL("ADDRWATCH_URL", root)
 	if err != nil {
 		return err
+	}
+	if !insecureHTTP && !keySafeAt(root) {
+		return usagef("ADDRWATCH_URL %s is plain http to another machine, which would send the API key in clear text: use https, or pass --insecure-http to accept that", root)
 	}
 	agent, err := agentclient.New(root, key, &http.Client{Transport: &agentclient.RetryTransport{Key: key, MaxAttempts: 4}})
 	if err != nil {
@@ -94,6 +103,24 @@ func serveMCP(ctx context.Context, a *app, in io.Reader, out io.Writer) error {
 		return nil
 	}
 	return err
+}
+
+// keySafeAt reports whether a key sent to root stays private on the way:
+// https, or http that never leaves this machine.
+func keySafeAt(root string) bool {
+	u, err := url.Parse(root)
+	if err != nil {
+		return false
+	}
+	if u.Scheme == "https" {
+		return true
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // fetchOpenAPI reads the server's /v1/openapi.json (without the key).

@@ -40,7 +40,7 @@ A host's configuration, for example:
     "env": {"ADDRWATCH_URL": "https://addrwatch.example",
             "ADDRWATCH_API_KEY": "awk...."}}}}`,
 	synopsis: "[--insecure-http]",
-	example:  "ADDRWATCH_URL=http://127.0.0.1:8080 ADDRWATCH_API_KEY=awk.... addrwatch mcp",
+	example:  "addrwatch mcp   # with ADDRWATCH_URL=http://127.0.0.1:8080 and ADDRWATCH_API_KEY=awk.... in the environment",
 	api:      agentAPI,
 	define: func(fs *flag.FlagSet) action {
 		insecure := fs.Bool("insecure-http", false, "allow an http:// ADDRWATCH_URL on another machine: the API key then crosses the network in clear text (default: only https, or http to this machine)")

@@ -46,6 +46,8 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzFramedRequest -fuzztime $(FUZZTIME)
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzParseLabelFile -fuzztime $(FUZZTIME)
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzLabelImport -fuzztime $(FUZZTIME)
+	$(GO) test ./httpd -run '^$$' -fuzz FuzzMCPDirectCall -fuzztime $(FUZZTIME)
+	$(GO) test ./mcpserver -run '^$$' -fuzz FuzzToolArguments -fuzztime $(FUZZTIME)
 
 screenshots: ## take the README's pictures of the site again (docs/site-*.png), with headless Chromium
 	ADDRWATCH_TOUR_DIR=$(CURDIR)/docs $(GO) test ./system_test -run '^TestSiteTourInABrowser$$' -count=1

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"sync"
 	"unicode/utf8"
 
@@ -84,11 +85,16 @@ func (e *mcpEndpoint) direct(ctx *fasthttp.RequestCtx) bool {
 // holds the API's JSON twice.
 var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
-// plainID reports whether id is a JSON-RPC request id: a string or a
-// number (a null id, or none, is not a request).
+// plainID reports whether id is a JSON-RPC request id the SDK would echo
+// as it came: a string, or an integer in int64's range (a null id, or
+// none, is a notification; a fraction or an exponent the SDK would round).
 func plainID(id json.RawMessage) bool {
 	id = bytes.TrimSpace(id)
-	return len(id) > 0 && (id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9')
+	if len(id) > 0 && id[0] == '"' {
+		return true
+	}
+	_, err := strconv.ParseInt(string(id), 10, 64)
+	return err == nil
 }
 
 // refused reports whether res is a tool error with the API's code.

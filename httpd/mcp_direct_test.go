@@ -93,6 +93,8 @@ func TestMCPDirectPathTakesOnlyPlainToolCalls(t *testing.T) {
 		{"2025-06-18", `[` + toolCall("me", `{}`) + `]`, false},
 		{"2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, false},
 		{"2025-06-18", `{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"me"}}`, false},
+		{"2025-06-18", `{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"me"}}`, false},   // the SDK would round it
+		{"2025-06-18", `{"jsonrpc":"2.0","id":1e999,"method":"tools/call","params":{"name":"me"}}`, false}, // found by FuzzMCPDirectCall
 	} {
 		var req fasthttp.Request
 		req.Header.SetMethod("POST")
@@ -120,4 +122,48 @@ func TestAppendQuotedIsJSON(t *testing.T) {
 			t.Errorf("%q: %q %v", s, back, err)
 		}
 	}
+}
+
+// FuzzMCPDirectCall sends arbitrary bodies to the direct path of
+// tools/call: it never panics, and a body it takes gets a JSON-RPC answer
+// that is valid JSON and echoes the request's id.
+func FuzzMCPDirectCall(f *testing.F) {
+	for _, seed := range []string{
+		toolCall("me", `{}`), toolCall("get_portfolio_card", `{"card_id":"x"}`), toolCall("me", `null`),
+		`{"jsonrpc":"2.0","id":1e999,"method":"tools/call","params":{"name":"me"}}`,
+		`{"jsonrpc":"2.0","id":"\u0000","method":"tools/call","params":{"name":"list_events","arguments":{"limit":"x"}}}`,
+		`{"jsonrpc":"2.0","id":-0,"method":"tools/call","params":{"name":"me","arguments":{"a":1}}}`,
+		`[]`, `{`, ``,
+	} {
+		f.Add(seed)
+	}
+	o := newOwnerTest(f)
+	key, _ := o.key("read", "fuzz")
+	f.Fuzz(func(t *testing.T, body string) {
+		var req fasthttp.Request
+		req.Header.SetMethod("POST")
+		req.SetRequestURI(mcpPath)
+		req.Header.Set(fasthttp.HeaderAuthorization, "Bearer "+key)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		req.SetBodyString(body)
+		ctx := &fasthttp.RequestCtx{}
+		ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP("192.0.2.9")}, nil)
+		if !o.server.mcp.direct(ctx) {
+			return
+		}
+		var answer struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if err := json.Unmarshal(ctx.Response.Body(), &answer); err != nil {
+			t.Fatalf("%q: the answer is not JSON: %v\n%s", body, err, ctx.Response.Body())
+		}
+		var sent struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal([]byte(body), &sent)
+		var a, b any
+		if json.Unmarshal(answer.ID, &a) != nil || json.Unmarshal(sent.ID, &b) != nil || !reflect.DeepEqual(a, b) {
+			t.Fatalf("%q: id %s answered as %s", body, sent.ID, answer.ID)
+		}
+	})
 }

@@ -48,7 +48,7 @@ func (m *memoryStore) AccountForLogin(login string) (string, bool) {
 // ownerTest is a Server on a memoryStore with an injected clock, without
 // the edge limits (as under --limits off), and one account.
 type ownerTest struct {
-	t        *testing.T
+	t        testing.TB
 	server   *Server
 	clock    *clock
 	handler  fasthttp.RequestHandler
@@ -58,7 +58,7 @@ type ownerTest struct {
 
 const ownerTestPassword = "correct horse battery"
 
-func newOwnerTest(t *testing.T) *ownerTest {
+func newOwnerTest(t testing.TB) *ownerTest {
 	t.Helper()
 	c := newClock()
 	s := New(Config{Store: newMemoryStore(t), Now: c.now, PasswordCost: bcrypt.MinCost})

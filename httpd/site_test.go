@@ -74,7 +74,7 @@ func (c *siteClient) do(method, path string, form url.Values) siteAnswer {
 var csrfInput = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
 // formToken returns the CSRF token of the page's forms.
-func formToken(t *testing.T, page siteAnswer) string {
+func formToken(t testing.TB, page siteAnswer) string {
 	t.Helper()
 	m := csrfInput.FindStringSubmatch(page.body)
 	if m == nil {

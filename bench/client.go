@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"syscall"
@@ -14,25 +15,34 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// client is the one HTTP client of a run: fasthttp's, because the harness
-// must not be the bottleneck it measures (net/http allocates several times
-// more per request). Setup and load share it, so setup warms connections.
+// client is the HTTP client of a run. The load goes through fasthttp's,
+// because the harness must not be the bottleneck it measures (net/http
+// allocates several times more per request); so do the admin and owner
+// calls of setup, which warms its connections. Setup's calls to the Agent
+// API go through package client instead, over setupTransport (agent, in
+// setupagent.go).
 type client struct {
-	hc *fasthttp.Client
+	hc             *fasthttp.Client
+	setupTransport *http.Transport
+	setupTimeout   time.Duration
 }
 
 func newClient(connections int, timeout time.Duration) *client {
-	return &client{hc: &fasthttp.Client{
-		Name:                     "addrwatch-bench",
-		MaxConnsPerHost:          connections + setupParallelism,
-		MaxConnWaitTimeout:       timeout,
-		ReadTimeout:              timeout,
-		WriteTimeout:             timeout,
-		MaxIdleConnDuration:      time.Minute,
-		NoDefaultUserAgentHeader: true,
-		DisablePathNormalizing:   true, // send the paths exactly as built
-		ReadBufferSize:           16 << 10,
-	}}
+	return &client{
+		hc: &fasthttp.Client{
+			Name:                     "addrwatch-bench",
+			MaxConnsPerHost:          connections + setupParallelism,
+			MaxConnWaitTimeout:       timeout,
+			ReadTimeout:              timeout,
+			WriteTimeout:             timeout,
+			MaxIdleConnDuration:      time.Minute,
+			NoDefaultUserAgentHeader: true,
+			DisablePathNormalizing:   true, // send the paths exactly as built
+			ReadBufferSize:           16 << 10,
+		},
+		setupTransport: newSetupTransport(connections),
+		setupTimeout:   max(timeout, setupCallTimeoutMin),
+	}
 }
 
 // request is one HTTP request of a scenario. op names it in the report:
@@ -152,14 +162,12 @@ func (c *client) do(req *request, resp *response) {
 		!bytes.Contains(resp.body, req.expect)
 }
 
-// call is the setup path: JSON in (a []byte body is sent as it is, any
-// other value is marshalled), JSON out, and any status other than want is
-// an error that says what was asked and what came back.
+// call is the setup path for everything but the Agent API (the admin and
+// owner APIs, health checks): JSON in, JSON out, and any status other than
+// want is an error that says what was asked and what came back.
 func (c *client) call(method, url, bearer string, body any, want int, into any) error {
 	req := &request{method: method, url: url, bearer: bearer}
-	if raw, isRaw := body.([]byte); isRaw {
-		req.body = raw
-	} else if body != nil {
+	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return err

@@ -95,7 +95,7 @@ func runScenario(ctx context.Context, s *scenario, e *env, prog *progress, stder
 	if s.server && s.seedRows >= 0 {
 		if err := forEachWorker(cfg.connections, func(w int) error {
 			for _, o := range e.sheetsOf(w) {
-				if err := resetSheet(e.client, e.target(w), o.acct.writeKey, o.sheet, s.seedRows); err != nil {
+				if err := resetSheet(o.acct.writer, o.sheet, s.seedRows); err != nil {
 					return err
 				}
 			}

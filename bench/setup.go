@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	agentapi "github.com/addrwatch/addrwatch/client"
 )
 
 // setupParallelism bounds concurrent account set-ups. Each account costs
@@ -40,6 +43,9 @@ type account struct {
 	target       string // the node its set-up went through
 	bitcoinSpace string // the first Space, granted write
 	sheets       []*sheetSpace
+	// writer is writeKey's Agent API client through target, for setup and
+	// teardown; the load sends its own requests (setupagent.go says why).
+	writer *agentapi.Agent
 }
 
 // fixture is the accounts of a run.
@@ -166,6 +172,13 @@ func setupAccount(c *client, cfg *config, target string, sheets int, cards bool)
 		}
 		*k.into = key.Key
 	}
+	// The write key's setup calls to /v1 go through package client; the
+	// load's requests stay on fasthttp (setupagent.go says why).
+	writer, err := c.agent(target, a.writeKey)
+	if err != nil {
+		return nil, fmt.Errorf("the write key's Agent API client: %w", err)
+	}
+	a.writer = writer
 
 	var list struct {
 		Spaces []struct {
@@ -209,7 +222,7 @@ func setupAccount(c *client, cfg *config, target string, sheets int, cards bool)
 		}
 	}
 	if cards {
-		if err := seedCards(c, a); err != nil {
+		if err := seedCards(a); err != nil {
 			return nil, err
 		}
 	}
@@ -218,29 +231,53 @@ func setupAccount(c *client, cfg *config, target string, sheets int, cards bool)
 
 // seedCards gives the account's card lists something to return: Account
 // cards created by the write key (so its grant is write) and bookmark cards
-// in the Bitcoin Space.
-func seedCards(c *client, a *account) error {
+// in the Bitcoin Space. Each bookmark card is created as of the Space
+// version the previous answer carried, so the Space is read only once.
+func seedCards(a *account) error {
+	ctx := context.Background() // setup is bounded by its HTTP client's timeout
 	for range seededCards {
-		if err := c.call("POST", a.target+"/v1/portfolio/cards", a.writeKey, map[string]string{"address": randomAddress(), "name": "bench seed"}, 201, nil); err != nil {
+		if _, err := createPortfolioCard(ctx, a.writer, "bench seed"); err != nil {
 			return fmt.Errorf("seed Account card: %w", err)
 		}
 	}
-	var got struct {
-		Space struct {
-			Version string `json:"version"`
-		} `json:"space"`
+	space, err := a.writer.API.GetSpaceWithResponse(ctx, a.bitcoinSpace)
+	if err == nil {
+		err = checkAnswer(space.HTTPResponse, space.Body, 200)
 	}
-	spaceURL := a.target + "/v1/bookmark-spaces/" + a.bitcoinSpace
-	if err := c.call("GET", spaceURL, a.writeKey, nil, 200, &got); err != nil {
+	if err != nil {
 		return fmt.Errorf("read the Bitcoin Space: %w", err)
 	}
+	version := space.JSON200.Space.Version
 	for range seededCards {
-		body := map[string]string{"expected_space_version": got.Space.Version, "address": randomAddress(), "name": "bench seed"}
-		if err := c.call("POST", spaceURL+"/cards", a.writeKey, body, 201, &got); err != nil {
+		key := agentapi.NewIdempotencyKey()
+		name := "bench seed"
+		made, err := a.writer.API.CreateBookmarkCardWithResponse(ctx, a.bitcoinSpace, &agentapi.CreateBookmarkCardParams{IdempotencyKey: &key},
+			agentapi.BookmarkCreateRequest{ExpectedSpaceVersion: version, Address: randomAddress(), Name: &name})
+		if err == nil {
+			err = checkAnswer(made.HTTPResponse, made.Body, 201)
+		}
+		if err != nil {
 			return fmt.Errorf("seed bookmark card: %w", err)
 		}
+		version = made.JSON201.Space.Version
 	}
 	return nil
+}
+
+// createPortfolioCard adds an Account card named name at a fresh address,
+// with an idempotency key so that the agent's retry of a 503 cannot create
+// it twice.
+func createPortfolioCard(ctx context.Context, agent *agentapi.Agent, name string) (*agentapi.Card, error) {
+	key := agentapi.NewIdempotencyKey()
+	r, err := agent.API.CreatePortfolioCardWithResponse(ctx, &agentapi.CreatePortfolioCardParams{IdempotencyKey: &key},
+		agentapi.CardCreateRequest{Address: randomAddress(), Name: &name})
+	if err == nil {
+		err = checkAnswer(r.HTTPResponse, r.Body, 201)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &r.JSON201.Card, nil
 }
 
 func spaceIDs(sheets []*sheetSpace) []string {
@@ -261,27 +298,23 @@ func randomHex(n int) string {
 // cards (auth-reads lists a full one) and returns a stop that deletes the
 // cards it added, so a later agent-mix still has room to create its own.
 func fillPortfolios(e *env) (func(), error) {
-	type made struct{ id, version string }
-	added := make([][]made, len(e.fix.accounts))
+	ctx := context.Background() // setup is bounded by its HTTP client's timeout
+	added := make([][]*agentapi.Card, len(e.fix.accounts))
 	err := forEachWorker(len(e.fix.accounts), func(i int) error {
 		a := e.fix.accounts[i]
-		var list struct {
-			Cards []struct{} `json:"cards"`
+		list, err := a.writer.API.ListPortfolioCardsWithResponse(ctx)
+		if err == nil {
+			err = checkAnswer(list.HTTPResponse, list.Body, 200)
 		}
-		if err := e.client.call("GET", a.target+"/v1/portfolio/cards", a.writeKey, nil, 200, &list); err != nil {
+		if err != nil {
 			return fmt.Errorf("list Account cards: %w", err)
 		}
-		for range cardsPerPlaceMax - len(list.Cards) {
-			var card struct {
-				Card struct {
-					ID      string `json:"id"`
-					Version string `json:"version"`
-				} `json:"card"`
-			}
-			if err := e.client.call("POST", a.target+"/v1/portfolio/cards", a.writeKey, map[string]string{"address": randomAddress(), "name": "bench full portfolio"}, 201, &card); err != nil {
+		for range cardsPerPlaceMax - len(list.JSON200.Cards) {
+			card, err := createPortfolioCard(ctx, a.writer, "bench full portfolio")
+			if err != nil {
 				return fmt.Errorf("fill the portfolio: %w", err)
 			}
-			added[i] = append(added[i], made{card.Card.ID, card.Card.Version})
+			added[i] = append(added[i], card)
 		}
 		return nil
 	})
@@ -290,7 +323,9 @@ func fillPortfolios(e *env) (func(), error) {
 			a := e.fix.accounts[i]
 			for _, c := range added[i] {
 				// Best effort: a card left behind only limits a later agent-mix.
-				e.client.call("DELETE", a.target+"/v1/portfolio/cards/"+c.id, a.writeKey, map[string]string{"expected_version": c.version}, 200, nil)
+				key := agentapi.NewIdempotencyKey()
+				a.writer.API.DeletePortfolioCardWithResponse(ctx, c.Id, &agentapi.DeletePortfolioCardParams{IdempotencyKey: &key},
+					agentapi.CardDeleteRequest{ExpectedVersion: c.Version})
 			}
 			return nil
 		})

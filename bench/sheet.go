@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -120,60 +119,6 @@ func patchRows(from, to int, cellsOf func(i int) []string) []byte {
 		b = fmt.Appendf(b, `{"index":%d,"cells":%s}`, i, jsonStrings(cellsOf(i)...))
 	}
 	return append(b, "]}"...)
-}
-
-var blankCells = []string{"", "", "", "", ""}
-
-// resetSheet brings a Sheet to a known start outside the measured run:
-// every slot blank (five blank cells empty a slot), then seedRows rows of
-// the "seed" series from slot 0. It is skipped for a Sheet known blank.
-func resetSheet(c *client, target, key string, s *sheetSpace, seedRows int) error {
-	w := newSheetWriter(target, key, s)
-	if s.dirty {
-		for from := 0; from < sheetSlots; from += sheetPatchMax {
-			if err := patchUntimed(c, w, patchRows(from, from+sheetPatchMax, func(int) []string { return blankCells })); err != nil {
-				return err
-			}
-		}
-	}
-	for from := 0; from < seedRows; from += sheetPatchMax {
-		to := min(from+sheetPatchMax, seedRows)
-		if err := patchUntimed(c, w, patchRows(from, to, func(i int) []string { return rowCells("seed", i) })); err != nil {
-			return err
-		}
-	}
-	s.dirty = seedRows > 0
-	return nil
-}
-
-// patchUntimed sends one setup PATCH, re-reading once on a stale revision.
-func patchUntimed(c *client, w *sheetWriter, rows []byte) error {
-	for attempt := 0; ; attempt++ {
-		req := w.write("", "PATCH", rows)
-		var ans sheetAnswer
-		err := c.call(req.method, req.url, req.bearer, req.body, 200, &ans)
-		var se *statusError
-		if errors.As(err, &se) && se.status == 409 && attempt == 0 {
-			if err := refreshRevision(c, w); err != nil {
-				return err
-			}
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("preparing Sheet %s: %w", w.sheet.id, err)
-		}
-		w.sheet.revision = *ans.Revision
-		return nil
-	}
-}
-
-func refreshRevision(c *client, w *sheetWriter) error {
-	var ans sheetAnswer
-	if err := c.call("GET", w.url+"?limit=1", w.key, nil, 200, &ans); err != nil {
-		return fmt.Errorf("reading Sheet %s: %w", w.sheet.id, err)
-	}
-	w.sheet.revision = *ans.Revision
-	return nil
 }
 
 // deterministicAddress turns 20 bytes into a mainnet P2PKH address, so a

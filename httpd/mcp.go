@@ -66,7 +66,7 @@ func (s *Server) registerMCP(r routeAdder, api fasthttp.RequestHandler) {
 			return who == nil || len(who.Scopes) == 0 || who.Scopes[0] != actors.LevelWrite.String()
 		},
 		Version: "v1",
-		Logger:  s.log,
+		Logger:  mcpLogger(s.log),
 	})
 	if err != nil {
 		// The embedded document and the tool table are checked together
@@ -122,7 +122,7 @@ func (s *Server) mcpSDKHandler(server *mcpserver.Server) fasthttp.RequestHandler
 		// refuse the usual reverse proxy on the same machine.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        int64(bodyBytesMax),
-		Logger:                     s.log,
+		Logger:                     mcpLogger(s.log),
 	})
 	verified := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
 		if who, ok := ctx.Value(mcpCallerKey{}).(*auth.TokenInfo); ok {

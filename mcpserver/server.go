@@ -29,6 +29,13 @@ type Config struct {
 	// its tool list then holds only the tools a read key can use. A direct call of a
 	// write tool still reaches the API, which refuses it with FORBIDDEN.
 	ReadOnly func(ctx context.Context, who *auth.TokenInfo) bool
+	// Mismatch, when set, is told of each operation of the document
+	// without a tool here, and each tool whose operation the document
+	// lacks, and New goes on without them: for a client of a server of
+	// another version (addrwatch mcp during a rolling upgrade). Unset, a
+	// mismatch is New's error: addrwatchd's embedded document and this
+	// table must agree, and its tests fail when they do not.
+	Mismatch func(error)
 	// Version is the server version announced to clients.
 	Version string
 	Logger  *slog.Logger
@@ -71,7 +78,12 @@ func New(cfg Config) (*Server, error) {
 		}
 		t, ok := tools[op.id]
 		if !ok {
-			return nil, fmt.Errorf("operation %s (%s %s) has no tool", op.id, op.method, op.path)
+			err := fmt.Errorf("operation %s (%s %s) has no tool", op.id, op.method, op.path)
+			if cfg.Mismatch == nil {
+				return nil, err
+			}
+			cfg.Mismatch(err)
+			continue
 		}
 		s.AddTool(t.mcpTool(op, components), server.handler(op))
 		server.ops[t.name] = op
@@ -81,7 +93,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	for _, id := range slices.Sorted(maps.Keys(tools)) {
 		if !seen[id] {
-			return nil, fmt.Errorf("tool %s names no operation of the document", id)
+			err := fmt.Errorf("tool %s names no operation of the document", tools[id].name)
+			if cfg.Mismatch == nil {
+				return nil, err
+			}
+			cfg.Mismatch(err)
 		}
 	}
 	if cfg.ReadOnly != nil {

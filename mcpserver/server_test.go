@@ -136,8 +136,29 @@ func TestNewRefusesADocumentTheToolsDoNotMatch(t *testing.T) {
 	delete(paths, "/extra")
 	delete(paths, "/events")
 	fewer, _ := json.Marshal(doc)
-	if _, err := New(Config{OpenAPI: fewer}); err == nil || !strings.Contains(err.Error(), "listEvents") {
+	if _, err := New(Config{OpenAPI: fewer}); err == nil || !strings.Contains(err.Error(), "list_events") {
 		t.Fatalf("a tool without its operation: %v", err)
+	}
+
+	// A client of a server of another version goes on without them.
+	paths["/extra"] = map[string]any{"get": map[string]any{"operationId": "getExtra", "responses": map[string]any{}}}
+	other, _ := json.Marshal(doc)
+	var told []string
+	s, err := New(Config{OpenAPI: other, Mismatch: func(err error) { told = append(told, err.Error()) }})
+	if err != nil || len(told) != 2 || !strings.Contains(told[0], "getExtra") || !strings.Contains(told[1], "list_events") {
+		t.Fatalf("lenient: %v %q", err, told)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := s.MCP.Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if listed := listTools(t, cs); len(listed) != len(tools)-1 || listed["list_events"] != nil {
+		t.Fatalf("lenient server lists %d tools", len(listed))
 	}
 }
 

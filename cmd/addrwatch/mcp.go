@@ -92,10 +92,14 @@ func serveMCP(ctx context.Context, a *app, in io.Reader, out io.Writer, insecure
 			return mcpserver.Reply{Status: resp.StatusCode, Body: body, RetryAfter: resp.Header.Get("Retry-After")}, nil
 		},
 		ReadOnly: func(context.Context, *auth.TokenInfo) bool { return readOnly },
+		// A server of another version (a rolling upgrade) may have an
+		// operation this build has no tool for, or lack one: serve the
+		// rest, and say so.
+		Mismatch: func(err error) { fmt.Fprintf(a.stderr, "addrwatch mcp: left out: %v\n", err) },
 		Version:  "v1",
 	})
 	if err != nil {
-		return fmt.Errorf("the server's /v1/openapi.json does not match this addrwatch: %w", err)
+		return fmt.Errorf("the server's /v1/openapi.json: %w", err)
 	}
 	fmt.Fprintf(a.stderr, "addrwatch mcp: serving account %s with a %s key from %s\n", me.AccountId, me.Capability, root)
 	err = server.MCP.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})

@@ -77,28 +77,7 @@ func writeRestartBackup(b *testing.B, path string, n int) (size int64) {
 	if b.Failed() {
 		b.FailNow()
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	sw, err := persistence.NewSnapshotWriter(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, e := range encoded {
-		if err := sw.WriteAccount(e); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := sw.Close(); err != nil {
-		b.Fatal(err)
-	}
-	info, err := f.Stat()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return info.Size()
+	return writeAccounts(b, path, encoded)
 }
 
 // BenchmarkRestartFromSnapshot measures how long a node whose state is a

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -260,6 +262,65 @@ func (r *Registry) Visit(fn func(a *Account) (*Account, error), timeout time.Dur
 		}
 	}
 	return nil
+}
+
+// VisitAll runs fn inside each account's actor without changing it, on
+// every core at once, and returns how many accounts it visited; i is the
+// account's place in account-ID order, so fn can put what it makes in
+// order without a lock (fn runs concurrently for different accounts). It
+// stops at the first error.
+//
+// A snapshot uses it: raft calls the FSM's Snapshot on the goroutine that
+// applies commands, so no write applies until it returns. The account
+// actors run a message on the goroutine that sends it (the synchronized
+// dispatcher), so a loop of requests, like Visit's, works on one core
+// whatever the machine has; VisitAll sends from one goroutine per core.
+func (r *Registry) VisitAll(fn func(i int, a *Account) error, timeout time.Duration) (int, error) {
+	r.mu.RLock()
+	ids := make([]string, 0, len(r.accounts))
+	for id := range r.accounts {
+		ids = append(ids, id)
+	}
+	r.mu.RUnlock()
+	slices.Sort(ids)
+	var (
+		next    atomic.Int64
+		failed  atomic.Bool
+		errOnce sync.Once
+		first   error
+		wg      sync.WaitGroup
+	)
+	fail := func(err error) {
+		errOnce.Do(func() { first = err })
+		failed.Store(true)
+	}
+	for range min(runtime.GOMAXPROCS(0), len(ids)) {
+		wg.Go(func() {
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= len(ids) {
+					return
+				}
+				pid := r.pid(ids[i])
+				if pid == nil {
+					continue // deleted since the list was taken
+				}
+				res, err := r.system.Root.RequestFuture(pid, &visitMsg{fn: func(a *Account) (*Account, error) {
+					return a, fn(i, a)
+				}}, timeout).Result()
+				if err != nil {
+					fail(fmt.Errorf("actors: account %s: %w", ids[i], err))
+				} else if res != nil {
+					fail(res.(error))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return 0, first
+	}
+	return len(ids), nil
 }
 
 // Restore replaces every account with the given ones (a snapshot restore)

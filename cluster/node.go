@@ -89,6 +89,12 @@ type Config struct {
 	// RaftLog is the log store of a new data dir (--raft-log); a data dir
 	// keeps the one it has. Empty means the WAL.
 	RaftLog persistence.LogStore
+	// group is the raft group this node runs, in a sharded node (Groups);
+	// 0 is the first group, a cluster's only one without --groups.
+	group uint16
+	// shared, set by Groups, is the node connections all of a sharded
+	// node's groups use; Close leaves them open. nil: the node has its own.
+	shared *sharedNet
 	// underVerifier, a test's hook, wraps the log store beneath the log
 	// verifier (verify.go), e.g. to damage what one node stores.
 	underVerifier func(raft.LogStore) raft.LogStore
@@ -157,14 +163,20 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 		stores.Close()
 		return nil, fmt.Errorf("cluster: raft address %s names no host other nodes can dial", cfg.RaftAddr)
 	}
-	nodes, err := listenNodes(cfg.RaftAddr, addr, cfg.TLS, cfg.Logger)
-	if err != nil {
-		stores.Close()
-		return nil, fmt.Errorf("cluster: raft transport: %w", err)
+	conns := cfg.shared
+	if conns == nil {
+		if conns, err = listenShared(cfg, addr); err != nil {
+			stores.Close()
+			return nil, err
+		}
 	}
-	dialer := newNodeDialer(cfg.TLS, cfg.Dial)
+	nodes, dialer := conns.mux, conns.dialer
+	raftStream := nodes.streams[streamRaft]
+	if cfg.group != 0 {
+		raftStream = nodes.group(cfg.group)
+	}
 	transport := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: raftLayer{streamListener: nodes.streams[streamRaft], dialer: dialer}, MaxPool: transportPool, Timeout: transportTimeout, Logger: hlog,
+		Stream: raftLayer{streamListener: raftStream, dialer: dialer, group: cfg.group}, MaxPool: transportPool, Timeout: transportTimeout, Logger: hlog,
 	})
 	metrics := newApplyMetrics()
 	f := &fsm{accounts: accounts, log: cfg.Logger, metrics: metrics}
@@ -181,13 +193,17 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 	if err != nil {
 		verify.close()
 		transport.Close()
-		nodes.close()
+		if cfg.shared == nil {
+			nodes.close()
+		}
 		stores.Close()
 		return nil, fmt.Errorf("cluster: start raft: %w", err)
 	}
 	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, nodes: nodes, dialer: dialer, accounts: accounts, metrics: metrics, verify: verify, log: cfg.Logger, cfg: cfg,
 		leaderCh: leaderCh, done: make(chan struct{}), check: &leaderCheck{raft: r}, contacts: contacts, versions: newVoterVersions()}
-	go serveVersions(nodes.streams[streamVersion])
+	if cfg.shared == nil {
+		go serveVersions(nodes.streams[streamVersion])
+	}
 	go n.pollVersions()
 	go n.watchLeadership()
 	go n.writeCheckpoints()
@@ -221,18 +237,24 @@ func raftConfig(nodeID string, logger hclog.Logger) *raft.Config {
 // bootstrap writes the initial configuration on a new data dir: this node
 // alone, or every peer of --peers (the same list on every node).
 func (n *Node) bootstrap() error {
-	servers := []raft.Server{{ID: raft.ServerID(n.cfg.NodeID), Address: n.transport.LocalAddr(), Suffrage: raft.Voter}}
-	if len(n.cfg.Peers) > 0 {
-		servers = servers[:0]
-		for _, p := range n.cfg.Peers {
-			servers = append(servers, raft.Server{ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.RaftAddr), Suffrage: raft.Voter})
-		}
-	}
-	err := n.raft.BootstrapCluster(raft.Configuration{Servers: servers}).Error()
+	err := n.raft.BootstrapCluster(raft.Configuration{Servers: initialServers(n.cfg, n.transport.LocalAddr())}).Error()
 	if err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
 		return fmt.Errorf("cluster: bootstrap: %w", err)
 	}
 	return nil
+}
+
+// initialServers is a new cluster's voters: every peer of --peers (the
+// same list on every node), or this node alone at local.
+func initialServers(cfg Config, local raft.ServerAddress) []raft.Server {
+	if len(cfg.Peers) == 0 {
+		return []raft.Server{{ID: raft.ServerID(cfg.NodeID), Address: local, Suffrage: raft.Voter}}
+	}
+	servers := make([]raft.Server, 0, len(cfg.Peers))
+	for _, p := range cfg.Peers {
+		servers = append(servers, raft.Server{ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.RaftAddr), Suffrage: raft.Voter})
+	}
+	return servers
 }
 
 // watchLeadership follows raft's leadership notifications. On gaining
@@ -457,7 +479,9 @@ func (n *Node) Close() error {
 	}
 	err := n.raft.Shutdown().Error()
 	n.transport.Close()
-	n.nodes.close()
+	if n.cfg.shared == nil {
+		n.nodes.close()
+	}
 	n.verify.close()
 	if cerr := n.stores.Close(); err == nil {
 		err = cerr

@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +46,10 @@ const (
 	// (versions.go). A release from before it refuses the byte, which the
 	// leader takes as version 1.
 	streamVersion stream = 'V'
+	// streamGroup is raft's RPCs of one group of a sharded cluster
+	// (groups.go): two more bytes, big endian, name the group. Group 0
+	// keeps streamRaft, so a cluster of one group speaks as before.
+	streamGroup stream = 'G'
 )
 
 const (
@@ -71,6 +77,9 @@ type nodeMux struct {
 	ln         net.Listener
 	tls        *tls.Config // the accepting side; nil: plain TCP
 	streams    map[stream]*streamListener
+	advertise  net.Addr
+	groupsMu   sync.Mutex
+	groups     map[uint16]*streamListener // streamGroup's listeners, by group
 	log        *slog.Logger
 	handshakes chan struct{} // a slot per connection being set up
 	refused    atomic.Uint64
@@ -89,6 +98,8 @@ func listenNodes(addr string, advertise net.Addr, nodeTLS *NodeTLS, log *slog.Lo
 	m := &nodeMux{
 		ln:         ln,
 		streams:    map[stream]*streamListener{},
+		advertise:  advertise,
+		groups:     map[uint16]*streamListener{},
 		log:        log,
 		handshakes: make(chan struct{}, nodeHandshakesMax),
 		refusedLog: rate.Sometimes{First: 5, Interval: 10 * time.Second},
@@ -98,7 +109,7 @@ func listenNodes(addr string, advertise net.Addr, nodeTLS *NodeTLS, log *slog.Lo
 		m.tls = nodeTLS.server
 	}
 	for _, s := range []stream{streamRaft, streamPublic, streamAdmin, streamFrames, streamVersion} {
-		m.streams[s] = &streamListener{addr: advertise, conns: make(chan net.Conn), closed: make(chan struct{})}
+		m.streams[s] = newStreamListener(advertise)
 	}
 	go m.serve()
 	return m, nil
@@ -130,20 +141,47 @@ func (m *nodeMux) serve() {
 	}
 }
 
+// group returns the listener of group id's raft stream, made on first
+// use. Until a group's node asks for it, a connection for it is refused.
+func (m *nodeMux) group(id uint16) *streamListener {
+	m.groupsMu.Lock()
+	defer m.groupsMu.Unlock()
+	l := m.groups[id]
+	if l == nil {
+		l = newStreamListener(m.advertise)
+		m.groups[id] = l
+		select {
+		case <-m.closed:
+			l.Close()
+		default:
+		}
+	}
+	return l
+}
+
+// knownGroup returns group id's listener, or nil when no node of this
+// process runs that group.
+func (m *nodeMux) knownGroup(id uint16) *streamListener {
+	m.groupsMu.Lock()
+	defer m.groupsMu.Unlock()
+	return m.groups[id]
+}
+
 // route sets up c and hands it to its stream's listener.
 func (m *nodeMux) route(c net.Conn) {
-	conn, s, err := m.setUp(c)
+	conn, l, err := m.setUp(c)
 	if err != nil {
 		m.refuse(c, err)
 		return
 	}
-	m.streams[s].deliver(conn)
+	l.deliver(conn)
 }
 
-// setUp runs the TLS handshake, reads the stream byte and acknowledges it.
-func (m *nodeMux) setUp(c net.Conn) (net.Conn, stream, error) {
+// setUp runs the TLS handshake, reads the stream's header (its byte, and a
+// group's ID) and acknowledges it by sending the header back.
+func (m *nodeMux) setUp(c net.Conn) (net.Conn, *streamListener, error) {
 	if err := c.SetDeadline(time.Now().Add(nodeHandshakeTimeout)); err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	if m.tls != nil {
 		// A TLS connection opens with a handshake record; a node without
@@ -151,29 +189,39 @@ func (m *nodeMux) setUp(c net.Conn) (net.Conn, stream, error) {
 		// handshake timeout before it learns it was refused.
 		var first [1]byte
 		if _, err := io.ReadFull(c, first[:]); err != nil {
-			return nil, 0, fmt.Errorf("read the TLS handshake: %w", err)
+			return nil, nil, fmt.Errorf("read the TLS handshake: %w", err)
 		}
 		if first[0] != tlsHandshakeRecord {
-			return nil, 0, errors.New("not a TLS connection (a node without the cluster's TLS settings?)")
+			return nil, nil, errors.New("not a TLS connection (a node without the cluster's TLS settings?)")
 		}
 		tc := tls.Server(&replayConn{Conn: c, first: first[:]}, m.tls)
 		if err := tc.Handshake(); err != nil {
-			return nil, 0, fmt.Errorf("TLS handshake: %w", err)
+			return nil, nil, fmt.Errorf("TLS handshake: %w", err)
 		}
 		c = tc
 	}
-	var b [1]byte
-	if _, err := io.ReadFull(c, b[:]); err != nil {
-		return nil, 0, fmt.Errorf("read the stream byte: %w", err)
+	header := make([]byte, 1, 3)
+	if _, err := io.ReadFull(c, header); err != nil {
+		return nil, nil, fmt.Errorf("read the stream byte: %w", err)
 	}
-	s := stream(b[0])
-	if m.streams[s] == nil {
-		return nil, 0, fmt.Errorf("unknown stream byte %#x", b[0])
+	l := m.streams[stream(header[0])]
+	if stream(header[0]) == streamGroup {
+		header = header[:3]
+		if _, err := io.ReadFull(c, header[1:]); err != nil {
+			return nil, nil, fmt.Errorf("read the group: %w", err)
+		}
+		id := binary.BigEndian.Uint16(header[1:])
+		if l = m.knownGroup(id); l == nil {
+			return nil, nil, fmt.Errorf("no group %d on this node", id)
+		}
 	}
-	if _, err := c.Write(b[:]); err != nil {
-		return nil, 0, fmt.Errorf("acknowledge the stream: %w", err)
+	if l == nil {
+		return nil, nil, fmt.Errorf("unknown stream byte %#x", header[0])
 	}
-	return c, s, c.SetDeadline(time.Time{})
+	if _, err := c.Write(header); err != nil {
+		return nil, nil, fmt.Errorf("acknowledge the stream: %w", err)
+	}
+	return c, l, c.SetDeadline(time.Time{})
 }
 
 // tlsHandshakeRecord is the content type of the record every TLS
@@ -213,6 +261,11 @@ func (m *nodeMux) close() {
 		for _, l := range m.streams {
 			l.Close()
 		}
+		m.groupsMu.Lock()
+		for _, l := range m.groups {
+			l.Close()
+		}
+		m.groupsMu.Unlock()
 	})
 }
 
@@ -225,6 +278,10 @@ type streamListener struct {
 }
 
 var _ net.Listener = (*streamListener)(nil)
+
+func newStreamListener(addr net.Addr) *streamListener {
+	return &streamListener{addr: addr, conns: make(chan net.Conn), closed: make(chan struct{})}
+}
 
 // deliver hands c to Accept, or closes it when the listener is closed or
 // nobody accepts it in time.
@@ -282,6 +339,22 @@ func newNodeDialer(nodeTLS *NodeTLS, dial DialFunc) *nodeDialer {
 // open dials the node at addr for stream s and returns the connection once
 // that node has accepted it, all within timeout.
 func (d *nodeDialer) open(addr string, s stream, timeout time.Duration) (net.Conn, error) {
+	return d.openHeader(addr, []byte{byte(s)}, timeout)
+}
+
+// openGroup dials the node at addr for the raft stream of group id.
+func (d *nodeDialer) openGroup(addr string, id uint16, timeout time.Duration) (net.Conn, error) {
+	return d.openHeader(addr, groupHeader(id), timeout)
+}
+
+// groupHeader is the stream header of group id's raft RPCs.
+func groupHeader(id uint16) []byte {
+	return binary.BigEndian.AppendUint16([]byte{byte(streamGroup)}, id)
+}
+
+// openHeader dials the node at addr, sends the stream's header and waits
+// for it to come back.
+func (d *nodeDialer) openHeader(addr string, header []byte, timeout time.Duration) (net.Conn, error) {
 	if timeout <= 0 {
 		timeout = nodeHandshakeTimeout
 	}
@@ -291,7 +364,7 @@ func (d *nodeDialer) open(addr string, s stream, timeout time.Duration) (net.Con
 	if err != nil {
 		return nil, err
 	}
-	conn, err := d.setUp(ctx, c, s)
+	conn, err := d.setUp(ctx, c, header)
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("node connection to %s: %w", addr, err)
@@ -299,7 +372,7 @@ func (d *nodeDialer) open(addr string, s stream, timeout time.Duration) (net.Con
 	return conn, nil
 }
 
-func (d *nodeDialer) setUp(ctx context.Context, c net.Conn, s stream) (net.Conn, error) {
+func (d *nodeDialer) setUp(ctx context.Context, c net.Conn, header []byte) (net.Conn, error) {
 	if deadline, has := ctx.Deadline(); has {
 		if err := c.SetDeadline(deadline); err != nil {
 			return nil, err
@@ -312,29 +385,51 @@ func (d *nodeDialer) setUp(ctx context.Context, c net.Conn, s stream) (net.Conn,
 		}
 		c = tc
 	}
-	if _, err := c.Write([]byte{byte(s)}); err != nil {
+	if _, err := c.Write(header); err != nil {
 		return nil, err
 	}
 	// With TLS 1.3 the server checks the client's certificate after the
 	// client's handshake has returned; its refusal arrives here.
-	var ack [1]byte
-	if _, err := io.ReadFull(c, ack[:]); err != nil {
+	ack := make([]byte, len(header))
+	if _, err := io.ReadFull(c, ack); err != nil {
 		return nil, fmt.Errorf("not accepted: %w", err)
 	}
-	if stream(ack[0]) != s {
-		return nil, fmt.Errorf("not accepted: answered %#x for stream %#x", ack[0], byte(s))
+	if !bytes.Equal(ack, header) {
+		return nil, fmt.Errorf("not accepted: answered %#x for stream %#x", ack, header)
 	}
 	return c, c.SetDeadline(time.Time{})
 }
 
-// raftLayer is raft's StreamLayer over node connections.
+// raftLayer is raft's StreamLayer over node connections: of group 0 on
+// streamRaft, of any other group on streamGroup.
 type raftLayer struct {
 	*streamListener
 	dialer *nodeDialer
+	group  uint16
 }
 
 var _ raft.StreamLayer = raftLayer{}
 
 func (l raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	if l.group != 0 {
+		return l.dialer.openGroup(string(address), l.group, timeout)
+	}
 	return l.dialer.open(string(address), streamRaft, timeout)
+}
+
+// sharedNet is a node's listener and dialer for node connections: a node
+// of one group owns its own, and the groups of a sharded node share one.
+type sharedNet struct {
+	mux    *nodeMux
+	dialer *nodeDialer
+}
+
+// listenShared listens on cfg.RaftAddr for node connections, advertising
+// addr.
+func listenShared(cfg Config, addr net.Addr) (*sharedNet, error) {
+	mux, err := listenNodes(cfg.RaftAddr, addr, cfg.TLS, cfg.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: raft transport: %w", err)
+	}
+	return &sharedNet{mux: mux, dialer: newNodeDialer(cfg.TLS, cfg.Dial)}, nil
 }

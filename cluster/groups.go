@@ -1,0 +1,260 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// A sharded node (SCALE.md, section 4) runs several raft groups, each a
+// whole Node with its own FSM, account registry, log and snapshots, over
+// one listener for node connections: group 0 on the stream every release
+// speaks, the others on streamGroup with their ID. Each account lives in
+// exactly one group, found through the meta group's slot directory, and a
+// request goes to the node of that group.
+
+// groupsDir holds the stores of every group but group 0, whose stores are
+// the data dir's own so that a data dir from before sharding is group 0.
+const groupsDir = "groups"
+
+// directoryRetry spaces a meta leader's attempts to write a new cluster's
+// directory.
+const directoryRetry = 100 * time.Millisecond
+
+// Groups is this node's member of every raft group of a sharded cluster.
+type Groups struct {
+	cfg      Config
+	count    int
+	conns    *sharedNet
+	meta     *metaGroup
+	nodes    []*Node            // by group ID
+	accounts []*actors.Registry // by group ID
+	done     chan struct{}
+}
+
+// OpenGroups starts this node's member of the meta group and of groups
+// data groups, all over one listener on cfg.RaftAddr. A new cluster's
+// first meta leader writes the directory dealing the slots out evenly;
+// every node of a cluster must be started with the same count.
+func OpenGroups(cfg Config, groups int) (*Groups, error) {
+	if _, err := NewDirectory(groups); err != nil {
+		return nil, err
+	}
+	if cfg.Join {
+		return nil, errors.New("cluster: a sharded node cannot join a running cluster yet; start every node with the same --peers")
+	}
+	addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: raft address: %w", err)
+	}
+	conns, err := listenShared(cfg, addr)
+	if err != nil {
+		return nil, err
+	}
+	g := &Groups{cfg: cfg, count: groups, conns: conns, done: make(chan struct{})}
+	go serveVersions(conns.mux.streams[streamVersion])
+	if g.meta, err = openMeta(cfg, conns, cfg.Logger); err != nil {
+		conns.mux.close()
+		return nil, err
+	}
+	for id := range groups {
+		gc := cfg
+		gc.group, gc.shared = uint16(id), conns
+		gc.Logger = cfg.Logger.With("group", id)
+		if id != 0 {
+			gc.DataDir = filepath.Join(cfg.DataDir, groupsDir, strconv.Itoa(id))
+		}
+		accounts := actors.NewRegistry(gc.Logger)
+		n, err := Open(gc, accounts)
+		if err != nil {
+			accounts.Shutdown()
+			g.Close()
+			return nil, fmt.Errorf("cluster: group %d: %w", id, err)
+		}
+		g.nodes, g.accounts = append(g.nodes, n), append(g.accounts, accounts)
+	}
+	go g.writeDirectory()
+	return g, nil
+}
+
+// writeDirectory gives a new cluster its directory: whichever node leads
+// the meta group first proposes it, and the first to commit wins.
+func (g *Groups) writeDirectory() {
+	t := time.NewTicker(directoryRetry)
+	defer t.Stop()
+	for {
+		if _, known := g.meta.directory(); known {
+			return
+		}
+		if g.meta.raft.State() == raft.Leader {
+			d, _ := NewDirectory(g.count) // checked by OpenGroups
+			err := g.meta.propose(metaCommand{Op: "directory", Directory: &d})
+			if err != nil && !errors.Is(err, errDirectorySet) {
+				g.cfg.Logger.Warn("could not write the slot directory; retrying", "err", err)
+			}
+		}
+		select {
+		case <-t.C:
+		case <-g.done:
+			return
+		}
+	}
+}
+
+// Directory is the slot directory as this node has applied it; false
+// before the meta group has committed one.
+func (g *Groups) Directory() (Directory, bool) { return g.meta.directory() }
+
+// GroupOf is the group that holds account. A directory of another group
+// count than this node was started with is an error: the node would
+// route to groups it does not run.
+func (g *Groups) GroupOf(account string) (int, error) {
+	d, known := g.meta.directory()
+	if !known {
+		return 0, ErrNoDirectory
+	}
+	if d.Groups != g.count {
+		return 0, fmt.Errorf("cluster: the cluster has %d groups but this node was started with %d", d.Groups, g.count)
+	}
+	return d.GroupOf(account)
+}
+
+// Group is this node's member of group id.
+func (g *Groups) Group(id int) *Node { return g.nodes[id] }
+
+// Accounts is the account registry of group id on this node.
+func (g *Groups) Accounts(id int) *actors.Registry { return g.accounts[id] }
+
+// Count is the number of data groups.
+func (g *Groups) Count() int { return g.count }
+
+// nodeOf is this node's member of account's group.
+func (g *Groups) nodeOf(account string) (*Node, error) {
+	id, err := g.GroupOf(account)
+	if err != nil {
+		return nil, err
+	}
+	return g.nodes[id], nil
+}
+
+// Propose replicates cmd through its account's group, as Node.Propose:
+// ErrNotLeader means this node does not lead that group and nothing
+// entered any log.
+func (g *Groups) Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
+	n, err := g.nodeOf(cmd.Account)
+	if err != nil {
+		return actors.Result{}, err
+	}
+	return n.Propose(ctx, cmd)
+}
+
+// Query reads the credential's account from its group's leader, as
+// Node.Query.
+func (g *Groups) Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
+	n, err := g.nodeOf(cred.AccountID)
+	if err != nil {
+		return actors.Result{}, err
+	}
+	return n.Query(ctx, cred, q)
+}
+
+// QueryLinearizable is Query after the group's leader has confirmed with
+// a quorum of that group that it still leads.
+func (g *Groups) QueryLinearizable(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
+	n, err := g.nodeOf(cred.AccountID)
+	if err != nil {
+		return actors.Result{}, err
+	}
+	return n.QueryLinearizable(ctx, cred, q)
+}
+
+// Leader is the raft address of the node leading account's group when
+// another node does, as Node.Leader.
+func (g *Groups) Leader(account string) (string, bool) {
+	n, err := g.nodeOf(account)
+	if err != nil {
+		return "", false
+	}
+	return n.Leader()
+}
+
+// GroupStatus is one data group as this node sees it.
+type GroupStatus struct {
+	Group int `json:"group"`
+	// Slots is how many slots the directory gives the group.
+	Slots int `json:"slots"`
+	Status
+}
+
+// MetaStatus is the meta group as this node sees it.
+type MetaStatus struct {
+	State        string `json:"state"`
+	Leader       string `json:"leader"`
+	AppliedIndex uint64 `json:"applied_index"`
+	Term         uint64 `json:"term"`
+	// Groups is the directory's group count; 0 before it is written.
+	Groups int `json:"groups"`
+}
+
+// GroupsStatus is every group of a sharded cluster as this node sees it.
+type GroupsStatus struct {
+	NodeID string        `json:"node_id"`
+	Meta   MetaStatus    `json:"meta"`
+	Groups []GroupStatus `json:"groups"`
+}
+
+// Status reports the meta group and every data group.
+func (g *Groups) Status() (GroupsStatus, error) {
+	_, leader := g.meta.raft.LeaderWithID()
+	s := GroupsStatus{NodeID: g.cfg.NodeID, Meta: MetaStatus{
+		State:        strings.ToLower(g.meta.raft.State().String()),
+		Leader:       string(leader),
+		AppliedIndex: g.meta.raft.AppliedIndex(),
+		Term:         g.meta.raft.CurrentTerm(),
+	}}
+	d, known := g.meta.directory()
+	var counts []int
+	if known {
+		s.Meta.Groups, counts = d.Groups, d.Counts()
+	}
+	for id, n := range g.nodes {
+		st, err := n.Status()
+		if err != nil {
+			return s, fmt.Errorf("cluster: group %d: %w", id, err)
+		}
+		gs := GroupStatus{Group: id, Status: st}
+		if id < len(counts) {
+			gs.Slots = counts[id]
+		}
+		s.Groups = append(s.Groups, gs)
+	}
+	return s, nil
+}
+
+// Close stops every group, then the listener they share.
+func (g *Groups) Close() error {
+	close(g.done)
+	var errs []error
+	for id, n := range g.nodes {
+		if err := n.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("group %d: %w", id, err))
+		}
+		g.accounts[id].Shutdown()
+	}
+	if g.meta != nil {
+		if err := g.meta.close(); err != nil {
+			errs = append(errs, fmt.Errorf("meta group: %w", err))
+		}
+	}
+	g.conns.mux.close()
+	return errors.Join(errs...)
+}

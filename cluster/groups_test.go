@@ -1,0 +1,297 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// Sharded clusters in one process: each member runs the meta group and
+// every data group over one loopback listener, as a node of its own would.
+
+type shardedMember struct {
+	id, raftAddr, dir string
+	groups            *Groups
+}
+
+type shardedCluster struct {
+	t       *testing.T
+	count   int
+	peers   []Peer
+	members []*shardedMember
+}
+
+// startSharded opens three nodes that run count data groups.
+func startSharded(t *testing.T, count int) *shardedCluster {
+	t.Helper()
+	c := &shardedCluster{t: t, count: count}
+	for i := 1; i <= 3; i++ {
+		m := &shardedMember{id: fmt.Sprintf("n%d", i), raftAddr: freeRaftAddr(t), dir: t.TempDir()}
+		c.members = append(c.members, m)
+		c.peers = append(c.peers, Peer{ID: m.id, RaftAddr: m.raftAddr})
+	}
+	t.Cleanup(func() {
+		for _, m := range c.members {
+			c.stop(m)
+		}
+	})
+	for _, m := range c.members {
+		c.open(m)
+	}
+	c.awaitDirectory()
+	for g := range count {
+		c.awaitLeader(g)
+	}
+	return c
+}
+
+func (c *shardedCluster) open(m *shardedMember) {
+	c.t.Helper()
+	g, err := OpenGroups(Config{NodeID: m.id, RaftAddr: m.raftAddr, DataDir: m.dir, Peers: c.peers, Logger: discardLogger()}, c.count)
+	if err != nil {
+		c.t.Fatalf("OpenGroups %s: %v", m.id, err)
+	}
+	m.groups = g
+}
+
+func (c *shardedCluster) stop(m *shardedMember) {
+	if m.groups == nil {
+		return
+	}
+	if err := m.groups.Close(); err != nil {
+		c.t.Errorf("Close %s: %v", m.id, err)
+	}
+	m.groups = nil
+}
+
+func (c *shardedCluster) running() []*shardedMember {
+	var up []*shardedMember
+	for _, m := range c.members {
+		if m.groups != nil {
+			up = append(up, m)
+		}
+	}
+	return up
+}
+
+// eventually retries check until it passes or the test's patience ends.
+func (c *shardedCluster) eventually(what string, check func() error) {
+	c.t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// awaitDirectory waits until every running member has applied the
+// directory.
+func (c *shardedCluster) awaitDirectory() {
+	c.t.Helper()
+	c.eventually("the directory", func() error {
+		for _, m := range c.running() {
+			if d, known := m.groups.Directory(); !known || d.Groups != c.count {
+				return fmt.Errorf("%s has directory %v (known %v)", m.id, d.Groups, known)
+			}
+		}
+		return nil
+	})
+}
+
+// awaitLeader waits until a running member serves group g and returns it.
+func (c *shardedCluster) awaitLeader(g int) *shardedMember {
+	c.t.Helper()
+	var leader *shardedMember
+	c.eventually(fmt.Sprintf("a leader of group %d", g), func() error {
+		for _, m := range c.running() {
+			if m.groups.Group(g).Serving() {
+				leader = m
+				return nil
+			}
+		}
+		return errors.New("none serves")
+	})
+	return leader
+}
+
+// propose sends cmd to whichever running member leads its account's group.
+func (c *shardedCluster) propose(cmd *actors.Command) actors.Result {
+	c.t.Helper()
+	var res actors.Result
+	c.eventually(fmt.Sprintf("propose %T for %s", cmd.Payload, cmd.Account), func() error {
+		for _, m := range c.running() {
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			r, err := m.groups.Propose(ctx, cmd)
+			cancel()
+			if err == nil {
+				res = r
+				return nil
+			}
+			if !errors.Is(err, ErrNotLeader) {
+				return err
+			}
+		}
+		return ErrNotLeader
+	})
+	return res
+}
+
+// query reads account's portfolio from whichever member leads its group.
+func (c *shardedCluster) query(account string) actors.Result {
+	c.t.Helper()
+	var res actors.Result
+	c.eventually("query "+account, func() error {
+		for _, m := range c.running() {
+			r, err := m.groups.Query(context.Background(), ownerCred(account), actors.ListPortfolioQuery{})
+			if err == nil {
+				res = r
+				return nil
+			}
+		}
+		return ErrNotLeader
+	})
+	return res
+}
+
+func (c *shardedCluster) createAccounts(n int) []string {
+	c.t.Helper()
+	var ids []string
+	for i := range n {
+		id := fmt.Sprintf("acct-%03d", i)
+		mustSucceed(c.t, c.propose(createAccount(id)), 201)
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// perGroup counts ids by the group the directory gives them.
+func perGroup(t *testing.T, g *Groups, ids []string) []int {
+	t.Helper()
+	counts := make([]int, g.Count())
+	for _, id := range ids {
+		n, err := g.GroupOf(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[n]++
+	}
+	return counts
+}
+
+// TestShardedClusterSpreadsAccountsOverGroups: three nodes, three groups.
+// Accounts land in the group the directory gives their slot, on every
+// node, and nowhere else; each group keeps its stores apart, and a node
+// restarted from its data dir has every group's accounts back.
+func TestShardedClusterSpreadsAccountsOverGroups(t *testing.T) {
+	c := startSharded(t, 3)
+	ids := c.createAccounts(60)
+	want := perGroup(t, c.members[0].groups, ids)
+	for g, n := range want {
+		if n == 0 {
+			t.Fatalf("no account of 60 in group %d: %v", g, want)
+		}
+	}
+	sameCounts := func() error {
+		for _, m := range c.running() {
+			for g, n := range want {
+				if got := m.groups.Accounts(g).Len(); got != n {
+					return fmt.Errorf("%s group %d holds %d accounts, want %d", m.id, g, got, n)
+				}
+			}
+		}
+		return nil
+	}
+	c.eventually("every node's groups", sameCounts)
+	for _, id := range ids {
+		mustSucceed(t, c.query(id), 200)
+	}
+
+	st, err := c.members[1].groups.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Meta.Groups != 3 || len(st.Groups) != 3 {
+		t.Fatalf("status: %+v", st)
+	}
+	for g, gs := range st.Groups {
+		if gs.Group != g || gs.Slots < SlotCount/3 || gs.Accounts != want[g] || len(gs.Nodes) != 3 || gs.Leader == "" {
+			t.Errorf("status of group %d: group %d, %d slots, %d accounts, %d nodes, leader %q", g, gs.Group, gs.Slots, gs.Accounts, len(gs.Nodes), gs.Leader)
+		}
+	}
+
+	m := c.members[2]
+	for _, sub := range []string{"groups/meta", "groups/1", "groups/2"} {
+		if _, err := os.Stat(filepath.Join(m.dir, sub, "snapshots")); err != nil {
+			t.Errorf("group stores: %v", err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(m.dir, "groups", "0")); !os.IsNotExist(err) {
+		t.Errorf("group 0 must keep the data dir's own stores: %v", err)
+	}
+	c.stop(m)
+	c.open(m)
+	c.awaitDirectory()
+	c.eventually("the restarted node's groups", sameCounts)
+}
+
+// TestShardedGroupsFailOverOnTheirOwn: with each group led by a different
+// node, killing one node fails over only the group it led. The others keep
+// their leader and term, every group takes writes afterwards, and nothing
+// acknowledged before is lost.
+func TestShardedGroupsFailOverOnTheirOwn(t *testing.T) {
+	c := startSharded(t, 3)
+	ids := c.createAccounts(30)
+	for g := range c.count {
+		target := c.members[g]
+		c.eventually(fmt.Sprintf("group %d led by %s", g, target.id), func() error {
+			if target.groups.Group(g).Serving() {
+				return nil
+			}
+			leader := c.awaitLeader(g)
+			return fmt.Errorf("transfer: %v", leader.groups.Group(g).TransferLeadership(target.id))
+		})
+	}
+	terms := make([]uint64, c.count)
+	for g := range c.count {
+		terms[g] = c.members[g].groups.Group(g).raft.CurrentTerm()
+	}
+
+	c.stop(c.members[0])
+	newLeader := c.awaitLeader(0)
+	if newLeader == c.members[0] {
+		t.Fatal("the stopped node still leads group 0")
+	}
+	for g := 1; g < c.count; g++ {
+		n := c.members[g].groups.Group(g)
+		if !n.Serving() || n.raft.CurrentTerm() != terms[g] {
+			t.Errorf("group %d: serving %v, term %d, was %d: it was disturbed by another group's failover", g, n.Serving(), n.raft.CurrentTerm(), terms[g])
+		}
+	}
+	if got := newLeader.groups.Group(0).raft.CurrentTerm(); got <= terms[0] {
+		t.Errorf("group 0's term %d after failover, was %d", got, terms[0])
+	}
+	for _, id := range ids {
+		mustSucceed(t, c.query(id), 200)
+	}
+	more := make([]string, 0, 30)
+	for i := range 30 {
+		id := fmt.Sprintf("after-%03d", i)
+		mustSucceed(t, c.propose(createAccount(id)), 201)
+		more = append(more, id)
+	}
+	if counts := perGroup(t, newLeader.groups, more); counts[0] == 0 || counts[1] == 0 || counts[2] == 0 {
+		t.Fatalf("the writes after failover did not reach every group: %v", counts)
+	}
+}

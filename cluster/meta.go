@@ -1,0 +1,189 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/addrwatch/addrwatch/persistence"
+)
+
+// The meta group of a sharded cluster keeps the slot directory (SCALE.md,
+// "Placement"). Every node is a voter, like CockroachDB's meta range, so
+// every node has the directory applied locally and routes without asking
+// anyone. It is a raft group of its own, apart from the data groups,
+// because its state is the cluster's and not any account's: it has its
+// own small FSM, log and snapshots under data/groups/meta.
+
+// metaGroupID is the meta group's raft stream. Data groups count up from
+// 0, far below it.
+const metaGroupID uint16 = 0xFFFF
+
+// metaApplyTimeout bounds one meta command's commit.
+const metaApplyTimeout = 10 * time.Second
+
+// metaCommand is one entry of the meta group's log, in JSON: the directory
+// changes rarely and is small, so it favours readable over compact.
+type metaCommand struct {
+	// Op "directory" sets the directory of a new cluster; it applies only
+	// while there is none, so the first one committed wins.
+	Op        string     `json:"op"`
+	Directory *Directory `json:"directory,omitempty"`
+}
+
+// metaFSM applies the meta group's log.
+type metaFSM struct {
+	dir atomic.Pointer[Directory] // nil until the first directory applies
+}
+
+var _ raft.FSM = (*metaFSM)(nil)
+
+// errDirectorySet answers a directory command once one has applied.
+var errDirectorySet = errors.New("cluster: the directory is already set")
+
+// Apply applies one meta command. Like the data groups' FSM, it panics on
+// an entry it cannot decode rather than diverge from its peers.
+func (f *metaFSM) Apply(l *raft.Log) any {
+	if l.Type != raft.LogCommand {
+		return nil
+	}
+	var c metaCommand
+	if err := json.Unmarshal(l.Data, &c); err != nil {
+		panic(fmt.Sprintf("cluster: meta log entry %d does not decode, stopping rather than diverge: %v", l.Index, err))
+	}
+	switch c.Op {
+	case "directory":
+		if f.dir.Load() != nil {
+			return errDirectorySet
+		}
+		if c.Directory == nil {
+			return errors.New("cluster: a directory command without a directory")
+		}
+		if err := c.Directory.check(); err != nil {
+			return err
+		}
+		d := *c.Directory
+		f.dir.Store(&d)
+		return nil
+	}
+	panic(fmt.Sprintf("cluster: meta log entry %d has op %q, stopping rather than diverge", l.Index, c.Op))
+}
+
+// metaSnapshot is the meta group's whole state.
+type metaSnapshot struct {
+	Directory *Directory `json:"directory"`
+}
+
+func (f *metaFSM) Snapshot() (raft.FSMSnapshot, error) {
+	return metaSnapshot{Directory: f.dir.Load()}, nil
+}
+
+func (f *metaFSM) Restore(r io.ReadCloser) error {
+	defer r.Close()
+	var s metaSnapshot
+	if err := json.NewDecoder(r).Decode(&s); err != nil {
+		return fmt.Errorf("cluster: meta snapshot: %w", err)
+	}
+	if s.Directory != nil {
+		if err := s.Directory.check(); err != nil {
+			return fmt.Errorf("cluster: meta snapshot: %w", err)
+		}
+	}
+	f.dir.Store(s.Directory)
+	return nil
+}
+
+func (s metaSnapshot) Persist(sink raft.SnapshotSink) error {
+	if err := json.NewEncoder(sink).Encode(s); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (metaSnapshot) Release() {}
+
+// metaGroup is this node's member of the meta group.
+type metaGroup struct {
+	raft      *raft.Raft
+	fsm       *metaFSM
+	stores    *persistence.Stores
+	transport *raft.NetworkTransport
+}
+
+// openMeta starts this node's meta group member under root/groups/meta,
+// bootstrapping it with the same voters as the data groups on a new data
+// dir.
+func openMeta(cfg Config, conns *sharedNet, log *slog.Logger) (*metaGroup, error) {
+	hlog := newRaftLogger(log.With("group", "meta"))
+	stores, err := persistence.OpenStores(filepath.Join(cfg.DataDir, groupsDir, "meta"), persistence.LogWAL, hlog)
+	if err != nil {
+		return nil, err
+	}
+	existing, err := stores.HasState()
+	if err != nil {
+		stores.Close()
+		return nil, fmt.Errorf("cluster: read the meta group's raft state: %w", err)
+	}
+	transport := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:  raftLayer{streamListener: conns.mux.group(metaGroupID), dialer: conns.dialer, group: metaGroupID},
+		MaxPool: transportPool, Timeout: transportTimeout, Logger: hlog,
+	})
+	f := &metaFSM{}
+	r, err := raft.NewRaft(raftConfig(cfg.NodeID, hlog), f, stores.Log, stores.Stable, stores.Snapshot, transport)
+	if err != nil {
+		transport.Close()
+		stores.Close()
+		return nil, fmt.Errorf("cluster: start the meta group: %w", err)
+	}
+	m := &metaGroup{raft: r, fsm: f, stores: stores, transport: transport}
+	if !existing {
+		err := r.BootstrapCluster(raft.Configuration{Servers: initialServers(cfg, transport.LocalAddr())}).Error()
+		if err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+			m.close()
+			return nil, fmt.Errorf("cluster: bootstrap the meta group: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// directory is the applied directory, or false before one has applied.
+func (m *metaGroup) directory() (Directory, bool) {
+	d := m.fsm.dir.Load()
+	if d == nil {
+		return Directory{}, false
+	}
+	return *d, true
+}
+
+// propose commits c through the meta group; only its leader can.
+func (m *metaGroup) propose(c metaCommand) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	f := m.raft.Apply(b, metaApplyTimeout)
+	if err := f.Error(); err != nil {
+		return err
+	}
+	if err, isErr := f.Response().(error); isErr {
+		return err
+	}
+	return nil
+}
+
+func (m *metaGroup) close() error {
+	err := m.raft.Shutdown().Error()
+	m.transport.Close()
+	if cerr := m.stores.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

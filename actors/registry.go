@@ -25,23 +25,26 @@ type Registry struct {
 	accounts map[string]*actor.PID
 
 	logins *loginIndex // the logins in use (logins.go)
+	// owned is the system NewRegistry started for this registry alone;
+	// nil when the registry shares one (System.NewRegistry).
+	owned *System
 }
 
 // accountThroughput is how many messages an account's mailbox handles
 // before it yields the goroutine running it (protoactor's default).
 const accountThroughput = 300
 
-// NewRegistry starts an actor system that logs through logger and has no
+// System is an actor system that account actors run in. A registry of its
+// own (NewRegistry) is what a node of one raft group needs; the groups of
+// a sharded node share one (System.NewRegistry), since each protoactor
+// system costs about 2.5 MB of heap before its first actor.
+type System struct {
+	system *actor.ActorSystem
+}
+
+// NewSystem starts an actor system that logs through logger and has no
 // metrics provider.
-//
-// Account actors use protoactor's synchronized dispatcher: whoever posts
-// to an idle mailbox runs it on its own goroutine (an HTTP handler for a
-// read, the FSM for an apply) instead of waking a new goroutine per
-// message. The mailbox still runs one message at a time, so the actor's
-// guarantees are unchanged; what goes away is a goroutine start and two
-// hand-offs per read, about a tenth of the read path's cost (see
-// DESIGN.md).
-func NewRegistry(logger *slog.Logger) *Registry {
+func NewSystem(logger *slog.Logger) *System {
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return logger.With("lib", "protoactor")
 	}))
@@ -55,13 +58,39 @@ func NewRegistry(logger *slog.Logger) *Registry {
 			}
 		}
 	})
+	return &System{system: system}
+}
+
+// Shutdown stops the system and every actor in it.
+func (s *System) Shutdown() { s.system.Shutdown() }
+
+// NewRegistry starts a registry whose accounts run in s. Its Shutdown
+// stops its own accounts and leaves s running.
+func (s *System) NewRegistry(logger *slog.Logger) *Registry {
 	return &Registry{
-		system:   system,
+		system:   s.system,
 		props:    accountProps(nil),
 		log:      logger,
 		accounts: map[string]*actor.PID{},
 		logins:   newLoginIndex(),
 	}
+}
+
+// NewRegistry starts a registry in an actor system of its own (NewSystem),
+// which its Shutdown stops.
+//
+// Account actors use protoactor's synchronized dispatcher: whoever posts
+// to an idle mailbox runs it on its own goroutine (an HTTP handler for a
+// read, the FSM for an apply) instead of waking a new goroutine per
+// message. The mailbox still runs one message at a time, so the actor's
+// guarantees are unchanged; what goes away is a goroutine start and two
+// hand-offs per read, about a tenth of the read path's cost (see
+// DESIGN.md).
+func NewRegistry(logger *slog.Logger) *Registry {
+	s := NewSystem(logger)
+	r := s.NewRegistry(logger)
+	r.owned = s
+	return r
 }
 
 // accountProps makes the actor of an account that starts with state (nil
@@ -349,5 +378,18 @@ func (r *Registry) Len() int {
 	return len(r.accounts)
 }
 
-// Shutdown stops the actor system.
-func (r *Registry) Shutdown() { r.system.Shutdown() }
+// Shutdown stops the registry's accounts: with the system it started, or,
+// in a shared system, one by one.
+func (r *Registry) Shutdown() {
+	if r.owned != nil {
+		r.owned.Shutdown()
+		return
+	}
+	r.mu.Lock()
+	pids := r.accounts
+	r.accounts = map[string]*actor.PID{}
+	r.mu.Unlock()
+	for _, pid := range pids {
+		r.system.Root.Stop(pid)
+	}
+}

@@ -629,3 +629,37 @@ func TestRegistryVisitAllGivesEachAccountItsPlaceInIDOrder(t *testing.T) {
 		t.Fatalf("a panic of fn: %v", err)
 	}
 }
+
+// TestRegistriesShareASystem: the groups of a sharded node keep their
+// accounts in registries of one actor system. Each sees only its own
+// accounts, and shutting one down stops its accounts and leaves the
+// other's running.
+func TestRegistriesShareASystem(t *testing.T) {
+	sys := NewSystem(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer sys.Shutdown()
+	r1, r2 := sys.NewRegistry(slog.Default()), sys.NewRegistry(slog.Default())
+	for id, r := range map[string]*Registry{"A": r1, "B": r2} {
+		var b batch
+		b.add(id, systemP, createAccount(id))
+		b.add(id, ownerP, &CreateKey{KeyID: "k", Capability: LevelRead, Hash: hashOf("k")})
+		r.ApplyBatch(b.cmds)
+	}
+	cred := func(id string) Credential {
+		return Credential{Kind: CredentialAPIKey, AccountID: id, ID: "k", Hash: hashOf("k")}
+	}
+	if res := r1.Query(context.Background(), cred("A"), MeQuery{}, queryTimeout); res.Err != nil {
+		t.Fatalf("A in its registry: %v", res.Err)
+	}
+	wantCode(t, r1.Query(context.Background(), cred("B"), MeQuery{}, queryTimeout), CodeUnauthorized)
+	pidA := r1.pid("A")
+	r1.Shutdown()
+	if r1.Len() != 0 {
+		t.Fatalf("%d accounts left after Shutdown", r1.Len())
+	}
+	if err := sys.system.Root.RequestFuture(pidA, &visitMsg{fn: func(a *Account) (*Account, error) { return a, nil }}, time.Second).Wait(); err == nil {
+		t.Error("A's actor still answers after its registry shut down")
+	}
+	if res := r2.Query(context.Background(), cred("B"), MeQuery{}, queryTimeout); res.Err != nil {
+		t.Fatalf("B after the other registry shut down: %v", res.Err)
+	}
+}

@@ -208,7 +208,7 @@ func createCard(account, cardID, address string, at int64) *actors.Command {
 	}}
 }
 
-func mustSucceed(t *testing.T, res actors.Result, status int) {
+func mustSucceed(t testing.TB, res actors.Result, status int) {
 	t.Helper()
 	if res.Err != nil {
 		t.Fatalf("result error %v, want status %d", res.Err, status)

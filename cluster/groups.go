@@ -36,6 +36,7 @@ type Groups struct {
 	count    int
 	conns    *sharedNet
 	meta     *metaGroup
+	system   *actors.System     // the account actors of every group
 	nodes    []*Node            // by group ID
 	accounts []*actors.Registry // by group ID
 	done     chan struct{}
@@ -60,9 +61,10 @@ func OpenGroups(cfg Config, groups int) (*Groups, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Groups{cfg: cfg, count: groups, conns: conns, done: make(chan struct{})}
+	g := &Groups{cfg: cfg, count: groups, conns: conns, system: actors.NewSystem(cfg.Logger), done: make(chan struct{})}
 	go serveVersions(conns.mux.streams[streamVersion])
 	if g.meta, err = openMeta(cfg, conns, cfg.Logger); err != nil {
+		g.system.Shutdown()
 		conns.mux.close()
 		return nil, err
 	}
@@ -73,7 +75,7 @@ func OpenGroups(cfg Config, groups int) (*Groups, error) {
 		if id != 0 {
 			gc.DataDir = filepath.Join(cfg.DataDir, groupsDir, strconv.Itoa(id))
 		}
-		accounts := actors.NewRegistry(gc.Logger)
+		accounts := g.system.NewRegistry(gc.Logger)
 		n, err := Open(gc, accounts)
 		if err != nil {
 			accounts.Shutdown()
@@ -255,6 +257,7 @@ func (g *Groups) Close() error {
 			errs = append(errs, fmt.Errorf("meta group: %w", err))
 		}
 	}
+	g.system.Shutdown()
 	g.conns.mux.close()
 	return errors.Join(errs...)
 }

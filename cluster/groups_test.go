@@ -21,14 +21,14 @@ type shardedMember struct {
 }
 
 type shardedCluster struct {
-	t       *testing.T
+	t       testing.TB
 	count   int
 	peers   []Peer
 	members []*shardedMember
 }
 
 // startSharded opens three nodes that run count data groups.
-func startSharded(t *testing.T, count int) *shardedCluster {
+func startSharded(t testing.TB, count int) *shardedCluster {
 	t.Helper()
 	c := &shardedCluster{t: t, count: count}
 	for i := 1; i <= 3; i++ {
@@ -124,6 +124,21 @@ func (c *shardedCluster) awaitLeader(g int) *shardedMember {
 		return errors.New("none serves")
 	})
 	return leader
+}
+
+// spreadLeaders moves the leadership of group g to member g mod 3.
+func (c *shardedCluster) spreadLeaders() {
+	c.t.Helper()
+	for g := range c.count {
+		target := c.members[g%len(c.members)]
+		c.eventually(fmt.Sprintf("group %d led by %s", g, target.id), func() error {
+			if target.groups.Group(g).Serving() {
+				return nil
+			}
+			leader := c.awaitLeader(g)
+			return fmt.Errorf("transfer: %v", leader.groups.Group(g).TransferLeadership(target.id))
+		})
+	}
 }
 
 // propose sends cmd to whichever running member leads its account's group.
@@ -253,16 +268,7 @@ func TestShardedClusterSpreadsAccountsOverGroups(t *testing.T) {
 func TestShardedGroupsFailOverOnTheirOwn(t *testing.T) {
 	c := startSharded(t, 3)
 	ids := c.createAccounts(30)
-	for g := range c.count {
-		target := c.members[g]
-		c.eventually(fmt.Sprintf("group %d led by %s", g, target.id), func() error {
-			if target.groups.Group(g).Serving() {
-				return nil
-			}
-			leader := c.awaitLeader(g)
-			return fmt.Errorf("transfer: %v", leader.groups.Group(g).TransferLeadership(target.id))
-		})
-	}
+	c.spreadLeaders()
 	terms := make([]uint64, c.count)
 	for g := range c.count {
 		terms[g] = c.members[g].groups.Group(g).raft.CurrentTerm()

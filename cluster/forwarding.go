@@ -57,3 +57,22 @@ func (n *Node) DialForward(addr string, f Forward, timeout time.Duration) (net.C
 	}
 	return n.dialer.open(addr, s, timeout)
 }
+
+// ForwardedListener is Node.ForwardedListener of a sharded node: one
+// listener serves the forwarded traffic of every group.
+func (g *Groups) ForwardedListener(f Forward) net.Listener {
+	s, err := f.stream()
+	if err != nil {
+		panic(err)
+	}
+	return g.conns.mux.streams[s]
+}
+
+// DialForward is Node.DialForward of a sharded node.
+func (g *Groups) DialForward(addr string, f Forward, timeout time.Duration) (net.Conn, error) {
+	s, err := f.stream()
+	if err != nil {
+		return nil, err
+	}
+	return g.conns.dialer.open(addr, s, timeout)
+}

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/persistence"
 )
 
 // A sharded node (SCALE.md, section 4) runs several raft groups, each a
@@ -40,6 +43,9 @@ type Groups struct {
 	nodes    []*Node            // by group ID
 	accounts []*actors.Registry // by group ID
 	done     chan struct{}
+	// holdLeaders, a test's hook, stops this node handing leadership
+	// over to balance the leaders (balance.go).
+	holdLeaders atomic.Bool
 }
 
 // OpenGroups starts this node's member of the meta group and of groups
@@ -52,6 +58,9 @@ func OpenGroups(cfg Config, groups int) (*Groups, error) {
 	}
 	if cfg.Join {
 		return nil, errors.New("cluster: a sharded node cannot join a running cluster yet; start every node with the same --peers")
+	}
+	if err := checkShardedDataDir(cfg.DataDir); err != nil {
+		return nil, err
 	}
 	addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
 	if err != nil {
@@ -85,7 +94,34 @@ func OpenGroups(cfg Config, groups int) (*Groups, error) {
 		g.nodes, g.accounts = append(g.nodes, n), append(g.accounts, accounts)
 	}
 	go g.writeDirectory()
+	go g.balanceLeaders()
 	return g, nil
+}
+
+// metaDir is where a sharded node keeps its meta group's stores; its
+// presence marks a data dir as a sharded node's.
+func metaDir(dataDir string) string { return filepath.Join(dataDir, groupsDir, "meta") }
+
+// isSharded reports whether dataDir is a sharded node's.
+func isSharded(dataDir string) bool {
+	_, err := os.Stat(metaDir(dataDir))
+	return err == nil
+}
+
+// checkShardedDataDir refuses to shard a data dir that already holds an
+// unsharded cluster's log: its accounts are all in group 0, and the
+// directory would send most of them elsewhere. Sharding is for new
+// clusters until slots can move.
+func checkShardedDataDir(dataDir string) error {
+	if isSharded(dataDir) {
+		return nil
+	}
+	for _, name := range []string{persistence.WALDir, persistence.BoltFile} {
+		if _, err := os.Stat(filepath.Join(dataDir, name)); err == nil {
+			return fmt.Errorf("cluster: %s holds a cluster of one group; --groups starts a new cluster only (its accounts would not be where the slot directory puts them)", dataDir)
+		}
+	}
+	return nil
 }
 
 // writeDirectory gives a new cluster its directory: whichever node leads
@@ -187,6 +223,46 @@ func (g *Groups) Leader(account string) (string, bool) {
 		return "", false
 	}
 	return n.Leader()
+}
+
+// AccountForLogin finds login's account in whichever group holds it, in
+// this node's applied state (every node has every group's).
+func (g *Groups) AccountForLogin(login string) (string, bool) {
+	for _, accounts := range g.accounts {
+		if id, found := accounts.AccountForLogin(login); found {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// Ready reports whether every group, the meta group included, has a
+// serving leader that this node has caught up with, and the directory is
+// known: only then can this node route any request.
+func (g *Groups) Ready() bool {
+	if _, known := g.meta.directory(); !known {
+		return false
+	}
+	if addr, _ := g.meta.raft.LeaderWithID(); addr == "" {
+		return false
+	}
+	for _, n := range g.nodes {
+		if !n.Ready() {
+			return false
+		}
+	}
+	return true
+}
+
+// Snapshot takes a snapshot of every group on this node now.
+func (g *Groups) Snapshot() error {
+	var errs []error
+	for id, n := range g.nodes {
+		if err := n.Snapshot(); err != nil {
+			errs = append(errs, fmt.Errorf("group %d: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // GroupStatus is one data group as this node sees it.

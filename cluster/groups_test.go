@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -300,4 +301,68 @@ func TestShardedGroupsFailOverOnTheirOwn(t *testing.T) {
 	if counts := perGroup(t, newLeader.groups, more); counts[0] == 0 || counts[1] == 0 || counts[2] == 0 {
 		t.Fatalf("the writes after failover did not reach every group: %v", counts)
 	}
+}
+
+// TestShardingIsForNewDataDirs: a data dir of one group cannot become a
+// sharded node's, nor a sharded node's be opened as one group: either way
+// accounts would be looked for in a group that does not hold them.
+func TestShardingIsForNewDataDirs(t *testing.T) {
+	plain := startNode(t, t.TempDir(), freeRaftAddr(t))
+	populate(t, plain)
+	plain.close()
+	_, err := OpenGroups(Config{NodeID: "node1", RaftAddr: freeRaftAddr(t), DataDir: plain.dir, Logger: discardLogger()}, 3)
+	if err == nil || !strings.Contains(err.Error(), "new cluster only") {
+		t.Fatalf("OpenGroups on a one-group data dir: %v", err)
+	}
+
+	dir := t.TempDir()
+	g, err := OpenGroups(Config{NodeID: "node1", RaftAddr: freeRaftAddr(t), DataDir: dir, Logger: discardLogger()}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	accounts := actors.NewRegistry(discardLogger())
+	defer accounts.Shutdown()
+	if n, err := Open(Config{NodeID: "node1", RaftAddr: freeRaftAddr(t), DataDir: dir, Logger: discardLogger()}, accounts); err == nil {
+		n.Close()
+		t.Fatal("a sharded node's data dir opened as one group")
+	} else if !strings.Contains(err.Error(), "--groups") {
+		t.Fatalf("the refusal does not say what to do: %v", err)
+	}
+}
+
+// TestShardedLeadersSpreadOverTheNodes: when one node leads every group
+// (say, the others restarted), the nodes hand groups over until each
+// leads one, so no node carries every group's writes.
+func TestShardedLeadersSpreadOverTheNodes(t *testing.T) {
+	c := startSharded(t, 3)
+	n1 := c.members[0]
+	n1.groups.holdLeaders.Store(true)
+	for g := range c.count {
+		c.eventually(fmt.Sprintf("group %d led by n1", g), func() error {
+			if n1.groups.Group(g).Serving() {
+				return nil
+			}
+			leader := c.awaitLeader(g)
+			return fmt.Errorf("transfer: %v", leader.groups.Group(g).TransferLeadership(n1.id))
+		})
+	}
+	for g := range c.count {
+		if !n1.groups.Group(g).Serving() {
+			t.Fatalf("n1 no longer leads group %d while it holds its leaders", g)
+		}
+	}
+	n1.groups.holdLeaders.Store(false)
+	c.eventually("one group led by each node", func() error {
+		led := map[string]int{}
+		for g := range c.count {
+			led[c.awaitLeader(g).id]++
+		}
+		if len(led) != 3 {
+			return fmt.Errorf("leaders per node: %v", led)
+		}
+		return nil
+	})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -123,7 +122,7 @@ type metaGroup struct {
 // dir.
 func openMeta(cfg Config, conns *sharedNet, log *slog.Logger) (*metaGroup, error) {
 	hlog := newRaftLogger(log.With("group", "meta"))
-	stores, err := persistence.OpenStores(filepath.Join(cfg.DataDir, groupsDir, "meta"), persistence.LogWAL, hlog)
+	stores, err := persistence.OpenStores(metaDir(cfg.DataDir), persistence.LogWAL, hlog)
 	if err != nil {
 		return nil, err
 	}

@@ -139,6 +139,9 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 	if cfg.RaftLog == "" {
 		cfg.RaftLog = persistence.LogWAL
 	}
+	if cfg.shared == nil && isSharded(cfg.DataDir) {
+		return nil, fmt.Errorf("cluster: %s is a node of a sharded cluster; start it with the --groups it was made with", cfg.DataDir)
+	}
 	stores, err := persistence.OpenStores(cfg.DataDir, cfg.RaftLog, hlog)
 	if err != nil {
 		return nil, err

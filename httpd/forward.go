@@ -14,6 +14,15 @@ import (
 
 // Cluster is what forwarding needs from the node.
 type Cluster interface {
+	Leadership
+	// DialNode opens a node connection to addr for stream. Only nodes can
+	// open one (mutual TLS with the cluster CA). An error means nothing
+	// was sent.
+	DialNode(addr string, stream NodeStream, timeout time.Duration) (net.Conn, error)
+}
+
+// Leadership is where one raft group's leader is, as this node sees it.
+type Leadership interface {
 	// Serving reports whether this node answers requests itself.
 	Serving() bool
 	// Leading reports whether this node leads, serving or not yet (a new
@@ -22,10 +31,18 @@ type Cluster interface {
 	// Leader returns the node address of the leader, or false while none
 	// is known or this node leads.
 	Leader() (addr string, known bool)
-	// DialNode opens a node connection to addr for stream. Only nodes can
-	// open one (mutual TLS with the cluster CA). An error means nothing
-	// was sent.
-	DialNode(addr string, stream NodeStream, timeout time.Duration) (net.Conn, error)
+}
+
+// ShardedCluster is a Cluster whose accounts live in several raft groups
+// (cluster.Groups), each with a leader of its own: a request goes to the
+// leader of its account's group.
+type ShardedCluster interface {
+	Cluster
+	// For is the group of account. The empty account is a request that
+	// names none (creating an account, say); it gets a group picked at
+	// random each time, so that such requests, and the accounts they
+	// create (AccountPlacement), spread evenly over the groups.
+	For(account string) Leadership
 }
 
 // NodeStream is the kind of node connection a follower opens to forward.
@@ -120,19 +137,21 @@ type forwardTarget struct {
 
 type forwarder struct {
 	cluster Cluster
+	// route names the account a request acts on, for a ShardedCluster
+	// (routing.go); nil names none.
+	route func(ctx *fasthttp.RequestCtx) string
 	trusted []*net.IPNet // for the client IP a forwarded request names
 	// timeout replaces forwardTimeout when set (tests).
 	timeout time.Duration
 	mu      sync.Mutex
 	clients map[forwardTarget]*fasthttp.HostClient
 
-	// The framed connection to the leader, and the last leader that
-	// refused one (forward_frames_client.go).
-	framesMu          sync.Mutex
-	framed            *framedConn
-	framedAddr        string
-	framesRefusedAddr string
-	framesRefusedAt   time.Time
+	// The framed connection to each leader (one unless the cluster is
+	// sharded), and when each leader last refused one
+	// (forward_frames_client.go).
+	framesMu      sync.Mutex
+	framed        map[string]*framedConn
+	framesRefused map[string]time.Time
 
 	// relayed counts the requests sent to the leader, by how they went
 	// (nil: not counted).
@@ -217,22 +236,23 @@ func (e *dialError) Unwrap() error { return e.err }
 // become leader it waits for its log to apply, and otherwise it answers.
 func (f *forwarder) send(admin bool, local func(path []byte) bool, next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
+		group := f.groupOf(ctx)
 		if forwarded(ctx) {
-			f.awaitServing()
+			awaitServing(group)
 			next(ctx)
 			return
 		}
-		if f.cluster.Serving() || local(ctx.Path()) {
+		if group.Serving() || local(ctx.Path()) {
 			next(ctx)
 			return
 		}
 		deadline := time.Now().Add(leaderWaitMax)
 		for {
-			if f.cluster.Serving() {
+			if group.Serving() {
 				next(ctx)
 				return
 			}
-			if addr, known := f.cluster.Leader(); known {
+			if addr, known := group.Leader(); known {
 				// A leader that cannot be dialled is usually one that just
 				// died: nothing was sent, so wait for the next one.
 				if sent := f.forward(ctx, forwardTarget{addr: addr, admin: admin}, time.Now().Before(deadline)); sent {
@@ -248,11 +268,26 @@ func (f *forwarder) send(admin bool, local func(path []byte) bool, next fasthttp
 	}
 }
 
-// awaitServing waits, on a node that leads but does not serve yet, until
-// it does: followers forward to a new leader as soon as raft names it.
-func (f *forwarder) awaitServing() {
+// groupOf is the raft group whose leader serves the request: the node's
+// only one, or in a sharded cluster its account's (routing.go).
+func (f *forwarder) groupOf(ctx *fasthttp.RequestCtx) Leadership {
+	sharded, isSharded := f.cluster.(ShardedCluster)
+	if !isSharded {
+		return f.cluster
+	}
+	account := ""
+	if f.route != nil {
+		account = f.route(ctx)
+	}
+	return sharded.For(account)
+}
+
+// awaitServing waits, on a node that leads group but does not serve yet,
+// until it does: followers forward to a new leader as soon as raft names
+// it.
+func awaitServing(group Leadership) {
 	deadline := time.Now().Add(leaderWaitMax)
-	for !f.cluster.Serving() && f.cluster.Leading() && time.Now().Before(deadline) {
+	for !group.Serving() && group.Leading() && time.Now().Before(deadline) {
 		time.Sleep(leaderPoll)
 	}
 }

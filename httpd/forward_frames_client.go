@@ -170,25 +170,35 @@ func (c *framedConn) do(req *fasthttp.Request, resp *fasthttp.Response, timeout 
 }
 
 // framedTo returns the framed connection to the leader at addr, opening
-// it if need be, or an error when that leader refused one lately.
+// it if need be, or an error when that leader refused one lately. A
+// connection to a node that no longer leads is retired once it is found
+// unusable; a sharded cluster has one per leader at once.
 func (f *forwarder) framedTo(addr string) (*framedConn, error) {
 	f.framesMu.Lock()
 	defer f.framesMu.Unlock()
-	if c := f.framed; c != nil && f.framedAddr == addr && c.usable() {
+	if c := f.framed[addr]; c != nil && c.usable() {
 		return c, nil
 	}
-	if f.framesRefusedAddr == addr && time.Since(f.framesRefusedAt) < framesRetryAfter {
+	if at, refused := f.framesRefused[addr]; refused && time.Since(at) < framesRetryAfter {
 		return nil, errFramesRefused
 	}
-	if f.framed != nil {
-		f.framed.retire()
-		f.framed = nil
+	for a, c := range f.framed {
+		if a == addr || !c.usable() {
+			c.retire()
+			delete(f.framed, a)
+		}
 	}
 	c, err := dialFramed(f.cluster, addr)
 	if err != nil {
-		f.framesRefusedAddr, f.framesRefusedAt = addr, time.Now()
+		if f.framesRefused == nil {
+			f.framesRefused = map[string]time.Time{}
+		}
+		f.framesRefused[addr] = time.Now()
 		return nil, err
 	}
-	f.framed, f.framedAddr = c, addr
+	if f.framed == nil {
+		f.framed = map[string]*framedConn{}
+	}
+	f.framed[addr] = c
 	return c, nil
 }

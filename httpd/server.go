@@ -56,7 +56,10 @@ type Config struct {
 
 // Server holds the public and admin handlers.
 type Server struct {
-	store          Store
+	store Store
+	// placement is the store's AccountPlacement on a sharded node; nil
+	// otherwise (routing.go).
+	placement      AccountPlacement
 	op             Operator
 	log            *slog.Logger
 	now            func() time.Time
@@ -93,6 +96,7 @@ func New(cfg Config) *Server {
 		s.now = time.Now
 	}
 	s.use = newCredentialUse(cfg.Store, s.now, cfg.SessionIdle)
+	s.placement, _ = cfg.Store.(AccountPlacement)
 	s.store = usageRecordingStore{Store: cfg.Store, use: s.use}
 	s.activity = newActivityLog(cfg.Store, s.now, s.log)
 	if cfg.EdgeLimits {
@@ -106,7 +110,7 @@ func New(cfg Config) *Server {
 	s.owner, s.hashing = newOwnerLimits(cfg.TrustedProxies, s.now), newHashSlots(runtime.GOMAXPROCS(0))
 	s.dummyPasswordHash = dummyPasswordHash(s.bcryptCost())
 	if cfg.Cluster != nil {
-		s.forward = &forwarder{cluster: cfg.Cluster, trusted: cfg.TrustedProxies, clients: map[forwardTarget]*fasthttp.HostClient{}}
+		s.forward = &forwarder{cluster: cfg.Cluster, trusted: cfg.TrustedProxies, clients: map[forwardTarget]*fasthttp.HostClient{}, route: s.routingAccount}
 	}
 	if cfg.Metrics != nil {
 		s.registry, s.metrics = cfg.Metrics, newRequestMetrics(cfg.Metrics)

@@ -84,7 +84,7 @@ func (s *Server) CreateAccount(ctx context.Context, plan actors.Plan, password, 
 	if err != nil {
 		return AccountCreated{}, err
 	}
-	account := newID()
+	account := s.newAccountID()
 	secret, secretHash := newOwnerSecret(account)
 	cmd := &actors.Command{
 		Account:   account,

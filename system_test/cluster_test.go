@@ -70,13 +70,19 @@ type clusterStatus struct {
 
 func statusOf(t *testing.T, s *server) clusterStatus {
 	t.Helper()
+	var st clusterStatus
+	adminStatus(t, s, &st)
+	return st
+}
+
+// adminStatus decodes the node's GET /admin/v1/cluster into st.
+func adminStatus(t *testing.T, s *server, st any) {
+	t.Helper()
 	r := do(t, "GET", s.AdminURL+"/admin/v1/cluster", s.AdminToken, nil)
 	expect(t, r, http.StatusOK, "")
-	var st clusterStatus
-	if err := json.Unmarshal(r.Body, &st); err != nil {
+	if err := json.Unmarshal(r.Body, st); err != nil {
 		t.Fatal(err)
 	}
-	return st
 }
 
 // TestThreeNodeClusterForwardsAndFailsOver runs three nodes over mutual

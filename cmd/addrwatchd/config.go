@@ -44,6 +44,9 @@ type config struct {
 	RecoverFromSnapshot bool
 	// RaftLog is the log store of a new data dir.
 	RaftLog persistence.LogStore
+	// Groups is the number of raft groups accounts are sharded over; 1
+	// is one group, as every release before sharding ran.
+	Groups int
 }
 
 // clusterTLSFiles are --cluster-ca, --cluster-cert and --cluster-key.
@@ -112,6 +115,11 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	}
 	fs.BoolVar(&c.RecoverFromSnapshot, "recover-from-snapshot", recoverDefault, "when the raft log and stable store are missing or empty but a snapshot is left, start from that snapshot and lose every write after it (without it the server refuses to start)")
 	raftLog := fs.String("raft-log", env("raft-log", string(persistence.LogWAL)), "the raft log and stable store of a NEW data dir: wal (hashicorp/raft-wal, one sync per append) or bolt (raft-boltdb, the store of data dirs made before the WAL). A data dir keeps the store it already has (raft.db or wal/) whatever this says, and says which at start")
+	groupsDefault, err := strconv.Atoi(env("groups", "1"))
+	if err != nil {
+		return c, fmt.Errorf("ADDRWATCH_GROUPS: %q is not a number", env("groups", ""))
+	}
+	fs.IntVar(&c.Groups, "groups", groupsDefault, fmt.Sprintf("experimental, for a NEW cluster only: shard accounts over this many raft groups (1 to %d), every node running every group, each group led and failed over on its own; every node needs the same value. Logins, --join, --demo, and adding or removing nodes, backups and restores through the admin API are not available with more than one group yet (cluster/SCALE.md)", cluster.MaxGroups))
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -153,6 +161,12 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	}
 	if c.NodeID == "" {
 		return c, fmt.Errorf("--node-id must not be empty")
+	}
+	if c.Groups < 1 || c.Groups > cluster.MaxGroups {
+		return c, fmt.Errorf("--groups must be from 1 to %d, not %d", cluster.MaxGroups, c.Groups)
+	}
+	if c.Groups > 1 && (c.Join || c.Demo) {
+		return c, fmt.Errorf("--groups above 1 cannot be used with --join or --demo yet")
 	}
 	if c.PublicTLS, err = checkPublicTLS(publicTLS); err != nil {
 		return c, err

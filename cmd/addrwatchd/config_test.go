@@ -67,6 +67,10 @@ func TestParseConfigRejectsBadValues(t *testing.T) {
 		"node id":         {"--node-id", ""},
 		"stray argument":  {"extra"},
 		"raft log":        {"--raft-log", "sqlite"},
+		"no groups":       {"--groups", "0"},
+		"too many groups": {"--groups", "65"},
+		"groups and join": {"--groups", "3", "--join"},
+		"groups and demo": {"--groups", "3", "--demo"},
 		"unknown flag":    {"--nope"},
 	}
 	for name, args := range cases {
@@ -217,5 +221,21 @@ func TestParseConfigSessionIdle(t *testing.T) {
 		if _, err := parseConfig(nil, env(map[string]string{"ADDRWATCH_SESSION_IDLE": bad})); err == nil {
 			t.Errorf("ADDRWATCH_SESSION_IDLE=%s accepted", bad)
 		}
+	}
+}
+
+func TestParseConfigGroups(t *testing.T) {
+	c, err := parseConfig(nil, env(nil))
+	if err != nil || c.Groups != 1 {
+		t.Fatalf("default: %d groups, %v", c.Groups, err)
+	}
+	if c, err = parseConfig([]string{"--groups", "4"}, env(nil)); err != nil || c.Groups != 4 {
+		t.Fatalf("--groups 4: %d, %v", c.Groups, err)
+	}
+	if c, err = parseConfig(nil, env(map[string]string{"ADDRWATCH_GROUPS": "3"})); err != nil || c.Groups != 3 {
+		t.Fatalf("ADDRWATCH_GROUPS=3: %d, %v", c.Groups, err)
+	}
+	if _, err = parseConfig(nil, env(map[string]string{"ADDRWATCH_GROUPS": "three"})); err == nil {
+		t.Fatal("ADDRWATCH_GROUPS=three accepted")
 	}
 }

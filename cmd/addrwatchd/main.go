@@ -85,14 +85,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("raft metrics: %w", err)
 	}
 
-	accounts := actors.NewRegistry(logger)
-	defer accounts.Shutdown()
-	node, err := cluster.Open(cluster.Config{NodeID: cfg.NodeID, RaftAddr: cfg.Raft, DataDir: cfg.Data, Peers: cfg.Peers, Logger: logger,
-		TLS: nodeTLS, Dial: nodeDial, Join: cfg.Join, RecoverFromSnapshot: cfg.RecoverFromSnapshot, RaftLog: cfg.RaftLog}, accounts)
-	if err != nil {
-		return explainOpenError(err)
+	clusterCfg := cluster.Config{NodeID: cfg.NodeID, RaftAddr: cfg.Raft, DataDir: cfg.Data, Peers: cfg.Peers, Logger: logger,
+		TLS: nodeTLS, Dial: nodeDial, Join: cfg.Join, RecoverFromSnapshot: cfg.RecoverFromSnapshot, RaftLog: cfg.RaftLog}
+	var store backend
+	var node *cluster.Node // nil on a sharded node
+	if cfg.Groups > 1 {
+		groups, err := cluster.OpenGroups(clusterCfg, cfg.Groups)
+		if err != nil {
+			return explainOpenError(err)
+		}
+		defer groups.Close()
+		store = groupsStore{groups: groups}
+	} else {
+		accounts := actors.NewRegistry(logger)
+		defer accounts.Shutdown()
+		node, err = cluster.Open(clusterCfg, accounts)
+		if err != nil {
+			return explainOpenError(err)
+		}
+		defer node.Close()
+		store = nodeStore{node: node}
 	}
-	defer node.Close()
 
 	upstream, err := chain.OpenUpstream(cfg.Upstream, nil, chain.ClientOptions{})
 	if err != nil {
@@ -100,9 +113,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	history := chain.NewHistoryCache(upstream, historyTTL, nil, historyAddressesMax)
 
-	metrics.MustRegister(node.Collectors()...)
+	store.registerMetrics(metrics)
 
-	store := nodeStore{node: node}
 	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken,
 		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, TrustedProxies: cfg.TrustedProxies,
 		Cluster: store, Metrics: metrics, SpoolDir: cfg.Data, OpenMetrics: cfg.OpenMetrics, SessionIdle: cfg.SessionIdle})
@@ -118,17 +130,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer shutdown(admin)
 	// Requests other nodes forward arrive over node connections.
 	forwardedPublic := api.NewNodeHTTPServer("addrwatch", api.ForwardedPublicHandler(), false)
-	go forwardedPublic.Serve(node.ForwardedListener(cluster.ForwardPublic))
+	go forwardedPublic.Serve(store.forwarded(cluster.ForwardPublic))
 	defer shutdown(forwardedPublic.Server)
 	framed := api.NewFramedServer()
-	go framed.Serve(node.ForwardedListener(cluster.ForwardFrames))
+	go framed.Serve(store.forwarded(cluster.ForwardFrames))
 	defer framed.Close()
 	forwardedAdmin := api.NewNodeHTTPServer("addrwatch-admin", api.ForwardedAdminHandler(), true)
-	go forwardedAdmin.Serve(node.ForwardedListener(cluster.ForwardAdmin))
+	go forwardedAdmin.Serve(store.forwarded(cluster.ForwardAdmin))
 	defer shutdown(forwardedAdmin.Server)
-	logger.Info("addrwatchd serving", "http", cfg.HTTP, "https", publicTLS != nil, "admin", cfg.Admin, "raft", cfg.Raft, "node_id", cfg.NodeID, "data", cfg.Data)
+	logger.Info("addrwatchd serving", "http", cfg.HTTP, "https", publicTLS != nil, "admin", cfg.Admin, "raft", cfg.Raft, "node_id", cfg.NodeID, "data", cfg.Data, "groups", max(cfg.Groups, 1))
 
-	if cfg.Demo {
+	if cfg.Demo && node != nil {
 		if err := runDemo(ctx, cfg, api, node, stdout); err != nil {
 			logger.Error("demo setup failed", "err", err)
 		}

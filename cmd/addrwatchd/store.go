@@ -8,6 +8,8 @@ import (
 	"net"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
@@ -23,11 +25,23 @@ func (s nodeStore) Propose(ctx context.Context, cmd *actors.Command) (actors.Res
 }
 
 func (s nodeStore) Query(ctx context.Context, cred actors.Credential, q actors.Query, rc httpd.ReadConsistency) (actors.Result, error) {
-	query := s.node.Query
+	return query(s.node, ctx, cred, q, rc)
+}
+
+// reader is what both backends read with: a node, or a sharded node's
+// groups.
+type reader interface {
+	Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error)
+	QueryLinearizable(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error)
+}
+
+// query runs q on r as fresh as rc asks.
+func query(r reader, ctx context.Context, cred actors.Credential, q actors.Query, rc httpd.ReadConsistency) (actors.Result, error) {
+	run := r.Query
 	if rc == httpd.ReadLinearizable {
-		query = s.node.QueryLinearizable
+		run = r.QueryLinearizable
 	}
-	res, err := query(ctx, cred, q)
+	res, err := run(ctx, cred, q)
 	return res, translate(err)
 }
 
@@ -53,7 +67,9 @@ func translate(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, cluster.ErrNotLeader):
+	case errors.Is(err, cluster.ErrNotLeader), errors.Is(err, cluster.ErrNoDirectory):
+		// A sharded node that has no slot directory yet has no leader
+		// to send anything to; nothing entered a log.
 		return fmt.Errorf("%w: %v", httpd.ErrNotLeader, err)
 	case errors.Is(err, cluster.ErrUnknownServer):
 		return actors.Errorf(actors.CodeNotFound, "%v", err)
@@ -72,12 +88,34 @@ func (s nodeStore) Leading() bool                     { return s.node.IsLeader()
 func (s nodeStore) Leader() (addr string, known bool) { return s.node.Leader() }
 
 func (s nodeStore) DialNode(addr string, stream httpd.NodeStream, timeout time.Duration) (net.Conn, error) {
-	f := cluster.ForwardPublic
+	return s.node.DialForward(addr, forwardOf(stream), timeout)
+}
+
+func (s nodeStore) forwarded(f cluster.Forward) net.Listener { return s.node.ForwardedListener(f) }
+
+func (s nodeStore) registerMetrics(reg prometheus.Registerer) {
+	reg.MustRegister(s.node.Collectors()...)
+}
+
+// forwardOf is the node connection stream of a kind of forwarded traffic.
+func forwardOf(stream httpd.NodeStream) cluster.Forward {
 	switch stream {
 	case httpd.StreamAdmin:
-		f = cluster.ForwardAdmin
+		return cluster.ForwardAdmin
 	case httpd.StreamFrames:
-		f = cluster.ForwardFrames
+		return cluster.ForwardFrames
 	}
-	return s.node.DialForward(addr, f, timeout)
+	return cluster.ForwardPublic
+}
+
+// backend is the node behind the API: one raft group (nodeStore) or a
+// sharded node's groups (groupsStore).
+type backend interface {
+	httpd.Store
+	httpd.Operator
+	httpd.Cluster
+	// forwarded is the listener of the traffic of kind f other nodes
+	// forward to this one.
+	forwarded(f cluster.Forward) net.Listener
+	registerMetrics(reg prometheus.Registerer)
 }

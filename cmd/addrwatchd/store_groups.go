@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster"
+	"github.com/addrwatch/addrwatch/httpd"
+)
+
+// groupsStore adapts a sharded node (--groups, cluster.Groups) to the
+// httpd interfaces: every account's requests go to its group, and the
+// edge forwards each request to the leader of its account's group
+// (httpd.ShardedCluster).
+type groupsStore struct{ groups *cluster.Groups }
+
+var (
+	_ httpd.Store            = groupsStore{}
+	_ httpd.Operator         = groupsStore{}
+	_ httpd.ShardedCluster   = groupsStore{}
+	_ httpd.AccountPlacement = groupsStore{}
+)
+
+// errLoginsUnsharded refuses a login on a sharded cluster: a login must be
+// unique across accounts, and each group knows only its own accounts'
+// logins. The meta group is to keep them (cluster/SCALE.md, "State that
+// spans groups"); until it does, owners sign in with the account ID.
+var errLoginsUnsharded = actors.Errorf(actors.CodeValidation,
+	"logins are not available on a sharded cluster (--groups) yet; sign in with the account ID")
+
+func (s groupsStore) Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
+	switch p := cmd.Payload.(type) {
+	case *actors.CreateAccount:
+		if p.Login != "" {
+			return actors.Result{}, errLoginsUnsharded
+		}
+	case *actors.SetLogin:
+		return actors.Result{}, errLoginsUnsharded
+	}
+	res, err := s.groups.Propose(ctx, cmd)
+	return res, translate(err)
+}
+
+func (s groupsStore) Query(ctx context.Context, cred actors.Credential, q actors.Query, rc httpd.ReadConsistency) (actors.Result, error) {
+	return query(s.groups, ctx, cred, q, rc)
+}
+
+func (s groupsStore) AccountForLogin(login string) (string, bool) {
+	return s.groups.AccountForLogin(login)
+}
+
+func (s groupsStore) Status() (any, error) { return s.groups.Status() }
+func (s groupsStore) Snapshot() error      { return translate(s.groups.Snapshot()) }
+func (s groupsStore) Ready() bool          { return s.groups.Ready() }
+
+// errUnshardedOnly answers the admin operations that act on one group's
+// membership or whole state, which a sharded cluster does not offer yet.
+func errUnshardedOnly(what string) error {
+	return actors.Errorf(actors.CodeValidation, "%s is not available on a sharded cluster (--groups) yet", what)
+}
+
+func (s groupsStore) AddNode(string, string) (any, error) {
+	return nil, errUnshardedOnly("adding a node")
+}
+func (s groupsStore) RemoveServer(string) error { return errUnshardedOnly("removing a node") }
+func (s groupsStore) TransferLeadership(string) error {
+	return errUnshardedOnly("transferring leadership")
+}
+func (s groupsStore) Backup(io.Writer) error { return errUnshardedOnly("a backup") }
+func (s groupsStore) Restore(string) error   { return errUnshardedOnly("a restore") }
+
+// For is the leadership of account's group; "" gets a group at random.
+func (s groupsStore) For(account string) httpd.Leadership {
+	if account == "" {
+		return nodeLeadership{s.groups.Group(rand.IntN(s.groups.Count()))}
+	}
+	id, err := s.groups.GroupOf(account)
+	if err != nil {
+		return noLeadership{}
+	}
+	return nodeLeadership{s.groups.Group(id)}
+}
+
+// Serves reports whether this node serves account's group now.
+func (s groupsStore) Serves(account string) bool { return s.For(account).Serving() }
+
+// Serving, Leading and Leader are of a group picked at random, as For("").
+func (s groupsStore) Serving() bool                            { return s.For("").Serving() }
+func (s groupsStore) Leading() bool                            { return s.For("").Leading() }
+func (s groupsStore) Leader() (string, bool)                   { return s.For("").Leader() }
+func (s groupsStore) forwarded(f cluster.Forward) net.Listener { return s.groups.ForwardedListener(f) }
+
+func (s groupsStore) DialNode(addr string, stream httpd.NodeStream, timeout time.Duration) (net.Conn, error) {
+	return s.groups.DialForward(addr, forwardOf(stream), timeout)
+}
+
+// collectors registers every group's metrics, each labelled with its
+// group.
+func (s groupsStore) registerMetrics(reg prometheus.Registerer) {
+	for id := range s.groups.Count() {
+		prometheus.WrapRegistererWith(prometheus.Labels{"group": fmt.Sprint(id)}, reg).MustRegister(s.groups.Group(id).Collectors()...)
+	}
+}
+
+// nodeLeadership is one group's leadership on this node.
+type nodeLeadership struct{ node *cluster.Node }
+
+func (l nodeLeadership) Serving() bool          { return l.node.Serving() }
+func (l nodeLeadership) Leading() bool          { return l.node.IsLeader() }
+func (l nodeLeadership) Leader() (string, bool) { return l.node.Leader() }
+
+// noLeadership is the group of an account while the directory is not
+// known: no node serves it yet.
+type noLeadership struct{}
+
+func (noLeadership) Serving() bool          { return false }
+func (noLeadership) Leading() bool          { return false }
+func (noLeadership) Leader() (string, bool) { return "", false }

@@ -1,0 +1,141 @@
+package httpd
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+func TestAccountOfSecret(t *testing.T) {
+	for token, want := range map[string]string{
+		"awk.acct1.key1.secret": "acct1",
+		"aws.acct2.secret":      "acct2",
+		"awt.acct3.sess.secret": "acct3",
+		"awk.acct4":             "acct4", // the serving node refuses it; routing only needs the account
+		"xyz.acct5.key.secret":  "",
+		"acct6":                 "",
+		"":                      "",
+	} {
+		if got := accountOfSecret(token); got != want {
+			t.Errorf("accountOfSecret(%q) = %q, want %q", token, got, want)
+		}
+	}
+}
+
+// TestRoutingAccountFindsTheAccountOfEveryCredential: the key, owner
+// secret and session of an account, and its sign-ins by login or by
+// account ID through the API and the site's form, all route to it.
+func TestRoutingAccountFindsTheAccountOfEveryCredential(t *testing.T) {
+	o := newLoginTest(t)
+	id := o.account.AccountID
+	request := func(method, path, contentType, body string, headers ...string) *fasthttp.RequestCtx {
+		var ctx fasthttp.RequestCtx
+		ctx.Request.Header.SetMethod(method)
+		ctx.Request.SetRequestURI(path)
+		if contentType != "" {
+			ctx.Request.Header.SetContentType(contentType)
+		}
+		ctx.Request.SetBodyString(body)
+		for i := 0; i+1 < len(headers); i += 2 {
+			ctx.Request.Header.Set(headers[i], headers[i+1])
+		}
+		return &ctx
+	}
+	cases := map[string]struct {
+		ctx  *fasthttp.RequestCtx
+		want string
+	}{
+		"API key":          {request("GET", "/v1/me", "", "", "Authorization", "Bearer awk."+id+".k.s"), id},
+		"owner secret":     {request("GET", "/owner/v1/keys", "", "", "Authorization", "bearer "+o.account.OwnerSecret), id},
+		"session cookie":   {request("GET", "/access", "", "", "Cookie", sessionCookie+"=awt."+id+".sess.secret"), id},
+		"sign-in by login": {request("POST", "/owner/v1/sessions", "application/json", `{"login":"`+strings.ToUpper(ownerTestLogin)+`","password":"x"}`), id},
+		"sign-in by ID":    {request("POST", "/owner/v1/sessions", "application/json", `{"account_id":"`+id+`","password":"x"}`), id},
+		"site sign-in":     {request("POST", "/sign-in", "application/x-www-form-urlencoded", "login="+strings.ReplaceAll(ownerTestLogin, "+", "%2B")+"&password=x"), id},
+		"site sign-in ID":  {request("POST", "/sign-in", "application/x-www-form-urlencoded", "login="+id+"&password=x"), id},
+		"no credential":    {request("POST", "/admin/v1/accounts", "application/json", `{"plan":"base"}`), ""},
+		"bad sign-in body": {request("POST", "/owner/v1/sessions", "application/json", `{"login":`), ""},
+		"a GET sign-in":    {request("GET", "/owner/v1/sessions", "application/json", `{"account_id":"`+id+`"}`), ""},
+	}
+	for name, c := range cases {
+		if got := o.server.routingAccount(c.ctx); got != c.want {
+			t.Errorf("%s: routed to %q, want %q", name, got, c.want)
+		}
+	}
+}
+
+// placingStore serves only accounts whose ID starts with one of its
+// prefixes, as a node leading some groups of a sharded cluster does.
+type placingStore struct {
+	*memoryStore
+	served string // the first characters of the IDs this node serves
+}
+
+func (p placingStore) Serves(account string) bool { return strings.ContainsRune(p.served, rune(account[0])) }
+
+// TestNewAccountsLandWhereTheNodeServes: on a sharded node, a new
+// account's ID is drawn until it falls in a group this node leads, so the
+// create never fails for want of a leader here.
+func TestNewAccountsLandWhereTheNodeServes(t *testing.T) {
+	store := placingStore{memoryStore: newMemoryStore(t), served: "ab"}
+	s := New(Config{Store: store, PasswordCost: bcrypt.MinCost})
+	for range 20 {
+		created, err := s.CreateAccount(context.Background(), actors.PlanBase, ownerTestPassword, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !store.Serves(created.AccountID) {
+			t.Fatalf("account %s created in a group this node does not serve", created.AccountID)
+		}
+	}
+}
+
+// shardedLeaders is a sharded cluster seen from a follower: each account
+// has its own leader, and a request naming none goes to anyAddr.
+type shardedLeaders struct {
+	leaderCluster
+	byAccount map[string]string
+	anyAddr   string
+}
+
+func (c shardedLeaders) For(account string) Leadership {
+	if addr, found := c.byAccount[account]; found {
+		return leaderCluster{addr: addr}
+	}
+	return leaderCluster{addr: c.anyAddr}
+}
+
+// TestForwardingGoesToTheAccountsGroupLeader: a follower of a sharded
+// cluster forwards each request to the leader of its account's group,
+// and one that names no account to the leader For("") names.
+func TestForwardingGoesToTheAccountsGroupLeader(t *testing.T) {
+	leaderAt := func(name string) string {
+		return serveLoopback(t, receiveForwarded(func(ctx *fasthttp.RequestCtx) { ctx.WriteString(name) }))
+	}
+	cluster := shardedLeaders{
+		byAccount: map[string]string{"acct1": leaderAt("leader of acct1"), "acct2": leaderAt("leader of acct2")},
+		anyAddr:   leaderAt("leader of a random group"),
+	}
+	f := &forwarder{cluster: cluster, clients: map[forwardTarget]*fasthttp.HostClient{}, route: func(ctx *fasthttp.RequestCtx) string {
+		return accountOfSecret(strings.TrimPrefix(string(ctx.Request.Header.Peek("Authorization")), "Bearer "))
+	}}
+	follower := serveLoopback(t, f.send(false, func([]byte) bool { return false }, func(ctx *fasthttp.RequestCtx) {
+		t.Errorf("the follower served %s itself", ctx.Path())
+	}))
+	for bearer, want := range map[string]string{
+		"awk.acct1.k.s": "leader of acct1",
+		"awk.acct2.k.s": "leader of acct2",
+		"aws.acct1.s":   "leader of acct1",
+		"":              "leader of a random group",
+	} {
+		for range 2 { // the second goes over the framed or pooled connection already open
+			if got := get(t, follower, "Authorization", "Bearer "+bearer); got != want {
+				t.Errorf("%q went to %q, want %q", bearer, got, want)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,6 +25,11 @@ type fsm struct {
 	accounts *actors.Registry
 	log      *slog.Logger
 	metrics  *applyMetrics
+	// slots is what the group's log said of moving slots (slotstate.go);
+	// slotsMoved turns true once it says anything, so that a group whose
+	// slots never moved checks no command against it.
+	slots      slotState
+	slotsMoved atomic.Bool
 	// version is the highest feature version the applied state relies
 	// on: of the commands applied, and of the snapshot restored. Snapshots
 	// say it, so an older release refuses one it cannot load whole. Only
@@ -34,49 +40,96 @@ type fsm struct {
 var _ raft.BatchingFSM = (*fsm)(nil)
 
 // ApplyBatch decodes every command entry of the batch, applies them all in
-// log order, and answers each entry with the slice
-// of its commands' results.
+// log order, and answers each entry with the slice of its commands'
+// results. A cluster entry (a step of a slot's move, slotstate.go) applies
+// in its place: the commands before it first, then it, then the rest. A
+// command to an account whose slot is away is refused, the same on every
+// replica, with a retryable error.
 //
 // An entry that does not decode means this node cannot know what its peers
 // applied; it panics so the node stops instead of diverging.
 func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	start := time.Now()
 	responses := make([]any, len(logs))
-	var all []*actors.Command
-	bounds := make([][2]int, len(logs))
+	var pending []*actors.Command
+	var places []*actors.Result // where each pending command's result goes
+	applied := 0
+	flush := func() {
+		if len(pending) == 0 {
+			return
+		}
+		for i, r := range f.accounts.ApplyBatch(pending) {
+			*places[i] = r
+		}
+		applied += len(pending)
+		pending, places = nil, nil
+	}
 	for i, l := range logs {
 		if l.Type != raft.LogCommand {
 			continue
 		}
-		if body, isDirectory := persistence.ClusterEntry(l.Data); isDirectory {
-			if err := checkLegacyAnnouncement(body); err != nil {
-				panic(fmt.Sprintf("cluster: log entry %d, stopping rather than diverge: %v", l.Index, err))
-			}
+		if body, isCluster := persistence.ClusterEntry(l.Data); isCluster {
+			flush()
+			responses[i] = f.applyClusterEntry(l.Index, body)
 			continue
 		}
 		cmds, err := persistence.DecodeCommands(l.Data)
 		if err != nil {
 			panic(fmt.Sprintf("cluster: log entry %d does not decode, stopping rather than diverge: %v", l.Index, err))
 		}
-		bounds[i] = [2]int{len(all), len(all) + len(cmds)}
-		all = append(all, cmds...)
-		for _, c := range cmds {
+		results := make([]actors.Result, len(cmds))
+		for j, c := range cmds {
 			if v := uint32(c.Payload.Kind().FeatureVersion()); v > f.version.Load() {
 				f.version.Store(v)
 			}
+			if f.slotsMoved.Load() && f.slots.away(SlotOf(c.Account)) {
+				results[j] = actors.Result{Err: errSlotAway}
+				continue
+			}
+			pending, places = append(pending, c), append(places, &results[j])
 		}
+		responses[i] = results
 	}
-	if len(all) == 0 {
-		return responses
+	flush()
+	if applied > 0 {
+		f.metrics.observeApply(applied, time.Since(start))
 	}
-	results := f.accounts.ApplyBatch(all)
-	for i, l := range logs {
-		if _, isDirectory := persistence.ClusterEntry(l.Data); l.Type == raft.LogCommand && !isDirectory {
-			responses[i] = results[bounds[i][0]:bounds[i][1]]
-		}
-	}
-	f.metrics.observeApply(len(all), time.Since(start))
 	return responses
+}
+
+// errSlotAway answers a command or read of an account whose slot is moving
+// between groups, or has left this one: the client retries, and by then
+// the account is served where it lives.
+var errSlotAway = &actors.Error{Code: actors.CodeHTTPError, RetryAfter: 1,
+	Message: "this account is moving between the cluster's raft groups; retry in a second"}
+
+// applyClusterEntry applies a cluster entry: a step of a slot's move, or
+// an old log's leader announcement, which changes nothing. Its answer is
+// the step's error, if any: a step that cannot apply changes nothing, on
+// every replica alike.
+func (f *fsm) applyClusterEntry(index uint64, body []byte) any {
+	var e slotEntry
+	if err := json.Unmarshal(body, &e); err != nil {
+		panic(fmt.Sprintf("cluster: log entry %d does not decode, stopping rather than diverge: %v", index, err))
+	}
+	if e.Op == "" {
+		if err := checkLegacyAnnouncement(body); err != nil {
+			panic(fmt.Sprintf("cluster: log entry %d, stopping rather than diverge: %v", index, err))
+		}
+		return nil
+	}
+	switch e.Op {
+	case "freeze", "install", "drop":
+	default:
+		// A newer release's step: this one cannot know what it does.
+		panic(fmt.Sprintf("cluster: log entry %d is slot step %q, which this release does not know; stopping rather than diverge", index, e.Op))
+	}
+	f.slotsMoved.Store(true)
+	if err := f.slots.apply(e, f.accounts); err != nil {
+		f.log.Error("a slot move's step did not apply", "index", index, "err", err)
+		return err
+	}
+	return nil
 }
 
 // Apply is the single-entry path raft uses when batching is off.
@@ -103,18 +156,27 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	}
 	// An account deleted between the count and the visit leaves a gap.
 	encoded = slices.DeleteFunc(encoded[:n], func(b []byte) bool { return b == nil })
-	return &fsmSnapshot{accounts: encoded, version: actors.FeatureVersion(max(f.version.Load(), 1))}, nil
+	meta, err := f.slots.meta()
+	if err != nil {
+		return nil, fmt.Errorf("cluster: snapshot: %w", err)
+	}
+	return &fsmSnapshot{accounts: encoded, meta: meta, version: actors.FeatureVersion(max(f.version.Load(), 1))}, nil
 }
 
-// Restore replaces every account with the snapshot's. A snapshot that fails
-// its checks is an error, and raft refuses to start on it. The cluster
-// metadata of an old snapshot (the node directory) is dropped.
+// Restore replaces every account with the snapshot's, and the state of
+// moving slots with its cluster metadata. A snapshot that fails its checks
+// is an error, and raft refuses to start on it. The cluster metadata of an
+// old snapshot (the node directory) says nothing of slots and is dropped.
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	accounts, _, version, err := persistence.ReadSnapshotVersioned(rc)
+	accounts, meta, version, err := persistence.ReadSnapshotVersioned(rc)
 	if err != nil {
 		return fmt.Errorf("cluster: restore: %w", err)
 	}
+	if err := f.slots.restore(meta); err != nil {
+		return fmt.Errorf("cluster: restore: %w", err)
+	}
+	f.slotsMoved.Store(f.slots.any())
 	f.accounts.Restore(accounts)
 	f.version.Store(uint32(version))
 	f.log.Info("restored snapshot", "accounts", len(accounts))
@@ -123,6 +185,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 
 type fsmSnapshot struct {
 	accounts [][]byte
+	meta     []byte // the cluster metadata: the state of moving slots
 	version  actors.FeatureVersion
 }
 
@@ -145,7 +208,7 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 			return err
 		}
 	}
-	return sw.Close()
+	return sw.CloseWithMeta(s.meta)
 }
 
 func (s *fsmSnapshot) Release() {}

@@ -95,6 +95,7 @@ func OpenGroups(cfg Config, groups int) (*Groups, error) {
 	}
 	go g.writeDirectory()
 	go g.balanceLeaders()
+	go g.driveMoves()
 	return g, nil
 }
 
@@ -175,13 +176,32 @@ func (g *Groups) Accounts(id int) *actors.Registry { return g.accounts[id] }
 // Count is the number of data groups.
 func (g *Groups) Count() int { return g.count }
 
-// nodeOf is this node's member of account's group.
+// nodeOf is this node's member of account's group. While the account's
+// slot is moving out of that group, or has not finished arriving, the
+// group serves it no more: errSlotAway, which the client retries.
 func (g *Groups) nodeOf(account string) (*Node, error) {
 	id, err := g.GroupOf(account)
 	if err != nil {
 		return nil, err
 	}
-	return g.nodes[id], nil
+	n := g.nodes[id]
+	s := SlotOf(account)
+	if d, _ := g.meta.directory(); d.Moves != nil {
+		if _, moving := d.Moves[s]; moving {
+			return nil, errSlotAway
+		}
+	}
+	if n.fsm.slotsMoved.Load() && n.fsm.slots.away(s) {
+		return nil, errSlotAway
+	}
+	return n, nil
+}
+
+// Serves reports whether this node serves account now: it leads the
+// account's group, and the account's slot is not moving.
+func (g *Groups) Serves(account string) bool {
+	n, err := g.nodeOf(account)
+	return err == nil && n.Serving()
 }
 
 // Propose replicates cmd through its account's group, as Node.Propose:

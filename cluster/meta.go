@@ -32,9 +32,14 @@ const metaApplyTimeout = 10 * time.Second
 // changes rarely and is small, so it favours readable over compact.
 type metaCommand struct {
 	// Op "directory" sets the directory of a new cluster; it applies only
-	// while there is none, so the first one committed wins.
+	// while there is none, so the first one committed wins. "move" begins
+	// moving Slot to group To; "flip" ends move Move of Slot, which then
+	// belongs to the move's destination (slotmove.go).
 	Op        string     `json:"op"`
 	Directory *Directory `json:"directory,omitempty"`
+	Slot      Slot       `json:"slot,omitempty"`
+	To        int        `json:"to,omitempty"`
+	Move      uint64     `json:"move,omitempty"`
 }
 
 // metaFSM applies the meta group's log.
@@ -68,11 +73,63 @@ func (f *metaFSM) Apply(l *raft.Log) any {
 		if err := c.Directory.check(); err != nil {
 			return err
 		}
-		d := *c.Directory
+		d := c.Directory.clone()
 		f.dir.Store(&d)
 		return nil
+	case "move":
+		return f.beginMove(c.Slot, c.To, l.Index)
+	case "flip":
+		return f.flip(c.Slot, c.Move)
 	}
 	panic(fmt.Sprintf("cluster: meta log entry %d has op %q, stopping rather than diverge", l.Index, c.Op))
+}
+
+// Errors a move's meta commands answer; they change nothing.
+var (
+	errNoSuchGroup  = errors.New("cluster: no such group")
+	errSlotAtTarget = errors.New("cluster: the slot is already in that group")
+	errSlotMoving   = errors.New("cluster: the slot is already moving")
+	errMoveGone     = errors.New("cluster: that move is no longer under way")
+)
+
+// beginMove records that slot s moves to group to, as move id.
+func (f *metaFSM) beginMove(s Slot, to int, id uint64) error {
+	cur := f.dir.Load()
+	switch {
+	case cur == nil:
+		return ErrNoDirectory
+	case int(s) >= SlotCount || to < 0 || to >= cur.Groups:
+		return errNoSuchGroup
+	case int(cur.Slots[s]) == to:
+		return errSlotAtTarget
+	}
+	if _, moving := cur.Moves[s]; moving {
+		return errSlotMoving
+	}
+	d := cur.clone()
+	if d.Moves == nil {
+		d.Moves = map[Slot]Move{}
+	}
+	d.Moves[s] = Move{ID: id, From: int(cur.Slots[s]), To: to}
+	f.dir.Store(&d)
+	return nil
+}
+
+// flip ends move id of slot s: the slot is its destination's from now on.
+func (f *metaFSM) flip(s Slot, id uint64) error {
+	cur := f.dir.Load()
+	if cur == nil {
+		return ErrNoDirectory
+	}
+	m, moving := cur.Moves[s]
+	if !moving || m.ID != id {
+		return errMoveGone
+	}
+	d := cur.clone()
+	d.Slots[s] = uint16(m.To)
+	delete(d.Moves, s)
+	f.dir.Store(&d)
+	return nil
 }
 
 // metaSnapshot is the meta group's whole state.

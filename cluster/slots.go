@@ -35,6 +35,31 @@ type Directory struct {
 	Groups int `json:"groups"`
 	// Slots[s] is the group of slot s; empty while Groups is 0.
 	Slots []uint16 `json:"slots"`
+	// Moves are the slots moving to another group (slotmove.go); a slot
+	// stays in its group until its move flips it.
+	Moves map[Slot]Move `json:"moves,omitempty"`
+}
+
+// Move is one slot's move between groups.
+type Move struct {
+	// ID is the meta log index that began the move: the steps of one move
+	// carry it, so that a step of an earlier move of the same slot is
+	// never taken for one of this move.
+	ID   uint64 `json:"id"`
+	From int    `json:"from"`
+	To   int    `json:"to"`
+}
+
+// clone is a copy of d that shares nothing with it.
+func (d Directory) clone() Directory {
+	c := Directory{Groups: d.Groups, Slots: append([]uint16(nil), d.Slots...)}
+	if len(d.Moves) > 0 {
+		c.Moves = make(map[Slot]Move, len(d.Moves))
+		for s, m := range d.Moves {
+			c.Moves[s] = m
+		}
+	}
+	return c
 }
 
 // NewDirectory deals the slots out to groups groups in turn, so each group
@@ -71,6 +96,11 @@ func (d Directory) check() error {
 	for s, g := range d.Slots {
 		if int(g) >= d.Groups {
 			return fmt.Errorf("cluster: directory puts slot %d in group %d of %d", s, g, d.Groups)
+		}
+	}
+	for s, m := range d.Moves {
+		if int(s) >= SlotCount || m.From != int(d.Slots[s]) || m.To == m.From || m.To < 0 || m.To >= d.Groups {
+			return fmt.Errorf("cluster: directory moves slot %d from group %d to %d", s, m.From, m.To)
 		}
 	}
 	return nil

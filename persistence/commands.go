@@ -151,10 +151,16 @@ func DecodeCommands(b []byte) ([]*actors.Command, error) {
 	return cmds, nil
 }
 
-// entryFormatCluster marks a log entry that carries cluster metadata (a
-// leader announcing its addresses to the old node directory) instead of
-// account commands. Nodes no longer write such entries; old logs hold them.
+// entryFormatCluster marks a log entry that carries cluster metadata
+// instead of account commands: in old logs, a leader announcing its
+// addresses to the old node directory; in a sharded cluster's groups, the
+// steps of a slot's move (cluster/slotmove.go).
 const entryFormatCluster byte = 2
+
+// EncodeClusterEntry makes a cluster metadata entry of body.
+func EncodeClusterEntry(body []byte) []byte {
+	return append([]byte{entryFormatCluster}, body...)
+}
 
 // ClusterEntry returns the body of a cluster metadata entry, or false when
 // the entry carries account commands.

@@ -88,8 +88,9 @@ func (s groupsStore) For(account string) httpd.Leadership {
 	return nodeLeadership{s.groups.Group(id)}
 }
 
-// Serves reports whether this node serves account's group now.
-func (s groupsStore) Serves(account string) bool { return s.For(account).Serving() }
+// Serves reports whether this node serves account now (its group's
+// leader, its slot not moving).
+func (s groupsStore) Serves(account string) bool { return s.groups.Serves(account) }
 
 // Serving, Leading and Leader are of a group picked at random, as For("").
 func (s groupsStore) Serving() bool                            { return s.For("").Serving() }

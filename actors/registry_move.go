@@ -1,0 +1,78 @@
+package actors
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Moving accounts between registries: a sharded cluster moves a slot's
+// accounts from one raft group to another (cluster/slotmove.go). The
+// source's accounts are read where they are (Export), installed whole in
+// the destination through its log (Install), and dropped from the source
+// (Remove). Install and Remove run on the apply goroutine, like
+// ApplyBatch.
+
+// IDs returns the IDs of the accounts keep accepts, in ID order.
+func (r *Registry) IDs(keep func(id string) bool) []string {
+	r.mu.RLock()
+	var ids []string
+	for id := range r.accounts {
+		if keep(id) {
+			ids = append(ids, id)
+		}
+	}
+	r.mu.RUnlock()
+	slices.Sort(ids)
+	return ids
+}
+
+// Export runs encode inside the actor of each account of ids, in order,
+// and returns what it made. An account that is gone is skipped.
+func (r *Registry) Export(ids []string, encode func(a *Account) ([]byte, error), timeout time.Duration) ([][]byte, error) {
+	var out [][]byte
+	for _, id := range ids {
+		pid := r.pid(id)
+		if pid == nil {
+			continue
+		}
+		var b []byte
+		res, err := r.system.Root.RequestFuture(pid, &visitMsg{fn: func(a *Account) (*Account, error) {
+			var err error
+			b, err = encode(a)
+			return a, err
+		}}, timeout).Result()
+		if err != nil {
+			return nil, fmt.Errorf("actors: export account %s: %w", id, err)
+		}
+		if res != nil {
+			return nil, res.(error)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// Install adds accounts, each replacing any account of the same ID, and
+// takes their logins into the login index.
+func (r *Registry) Install(accounts []*Account) {
+	for _, a := range accounts {
+		pid := r.system.Root.Spawn(accountProps(a))
+		r.mu.Lock()
+		old := r.accounts[a.ID]
+		r.accounts[a.ID] = pid
+		r.mu.Unlock()
+		if old != nil {
+			r.system.Root.Stop(old)
+		}
+		r.logins.settle(a.ID, a.Login, false)
+	}
+}
+
+// Remove drops the accounts of ids and their logins.
+func (r *Registry) Remove(ids []string) {
+	for _, id := range ids {
+		r.remove(id)
+		r.logins.settle(id, "", true)
+	}
+}

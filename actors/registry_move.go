@@ -27,6 +27,9 @@ func (r *Registry) IDs(keep func(id string) bool) []string {
 	return ids
 }
 
+// Has reports whether the registry holds the account id.
+func (r *Registry) Has(id string) bool { return r.pid(id) != nil }
+
 // Export runs encode inside the actor of each account of ids, in order,
 // and returns what it made. An account that is gone is skipped.
 func (r *Registry) Export(ids []string, encode func(a *Account) ([]byte, error), timeout time.Duration) ([][]byte, error) {

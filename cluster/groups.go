@@ -301,6 +301,8 @@ type MetaStatus struct {
 	Term         uint64 `json:"term"`
 	// Groups is the directory's group count; 0 before it is written.
 	Groups int `json:"groups"`
+	// Moves are the slots moving between groups now.
+	Moves map[Slot]Move `json:"moves,omitempty"`
 }
 
 // GroupsStatus is every group of a sharded cluster as this node sees it.
@@ -322,7 +324,7 @@ func (g *Groups) Status() (GroupsStatus, error) {
 	d, known := g.meta.directory()
 	var counts []int
 	if known {
-		s.Meta.Groups, counts = d.Groups, d.Counts()
+		s.Meta.Groups, s.Meta.Moves, counts = d.Groups, d.Moves, d.Counts()
 	}
 	for id, n := range g.nodes {
 		st, err := n.Status()

@@ -84,11 +84,12 @@ func (f *metaFSM) Apply(l *raft.Log) any {
 	panic(fmt.Sprintf("cluster: meta log entry %d has op %q, stopping rather than diverge", l.Index, c.Op))
 }
 
-// Errors a move's meta commands answer; they change nothing.
+// Errors a move's meta commands answer; they change nothing. The first
+// three are the caller's to see (Groups.MoveSlot).
 var (
-	errNoSuchGroup  = errors.New("cluster: no such group")
-	errSlotAtTarget = errors.New("cluster: the slot is already in that group")
-	errSlotMoving   = errors.New("cluster: the slot is already moving")
+	ErrNoSuchGroup  = errors.New("cluster: no such group")
+	ErrSlotAtTarget = errors.New("cluster: the slot is already in that group")
+	ErrSlotMoving   = errors.New("cluster: the slot is already moving")
 	errMoveGone     = errors.New("cluster: that move is no longer under way")
 )
 
@@ -99,12 +100,12 @@ func (f *metaFSM) beginMove(s Slot, to int, id uint64) error {
 	case cur == nil:
 		return ErrNoDirectory
 	case int(s) >= SlotCount || to < 0 || to >= cur.Groups:
-		return errNoSuchGroup
+		return ErrNoSuchGroup
 	case int(cur.Slots[s]) == to:
-		return errSlotAtTarget
+		return ErrSlotAtTarget
 	}
 	if _, moving := cur.Moves[s]; moving {
-		return errSlotMoving
+		return ErrSlotMoving
 	}
 	d := cur.clone()
 	if d.Moves == nil {

@@ -67,6 +67,16 @@ func (g *Groups) MoveSlot(s Slot, to int) (Move, error) {
 	return m, nil
 }
 
+// MetaLeader is the meta group's leadership as this node sees it: whether
+// this node leads it, and else the leader's raft address when known.
+func (g *Groups) MetaLeader() (leads bool, addr string, known bool) {
+	if g.meta.raft.State() == raft.Leader {
+		return true, "", false
+	}
+	a, _ := g.meta.raft.LeaderWithID()
+	return false, string(a), a != ""
+}
+
 // mover runs this node's share of every move.
 type mover struct {
 	g        *Groups

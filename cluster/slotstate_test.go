@@ -160,8 +160,8 @@ func TestMetaFSMMovesASlot(t *testing.T) {
 		cmd  metaCommand
 		want error
 	}{
-		"to a group that does not exist": {metaCommand{Op: "move", Slot: 100, To: 3}, errNoSuchGroup},
-		"to where it is":                 {metaCommand{Op: "move", Slot: 100, To: from}, errSlotAtTarget},
+		"to a group that does not exist": {metaCommand{Op: "move", Slot: 100, To: 3}, ErrNoSuchGroup},
+		"to where it is":                 {metaCommand{Op: "move", Slot: 100, To: from}, ErrSlotAtTarget},
 		"a flip of no move":              {metaCommand{Op: "flip", Slot: 100, Move: 2}, errMoveGone},
 	} {
 		if res := f.Apply(metaEntry(t, 2, c.cmd)); !errors.Is(res.(error), c.want) {
@@ -171,7 +171,7 @@ func TestMetaFSMMovesASlot(t *testing.T) {
 	if res := f.Apply(metaEntry(t, 5, metaCommand{Op: "move", Slot: 100, To: to})); res != nil {
 		t.Fatal(res)
 	}
-	if res := f.Apply(metaEntry(t, 6, metaCommand{Op: "move", Slot: 100, To: (from + 2) % 3})); !errors.Is(res.(error), errSlotMoving) {
+	if res := f.Apply(metaEntry(t, 6, metaCommand{Op: "move", Slot: 100, To: (from + 2) % 3})); !errors.Is(res.(error), ErrSlotMoving) {
 		t.Fatalf("a second move of a moving slot: %v", res)
 	}
 	if m := f.dir.Load().Moves[100]; m != (Move{ID: 5, From: from, To: to}) || f.dir.Load().check() != nil {

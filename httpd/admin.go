@@ -33,6 +33,7 @@ func (s *Server) registerAdmin(r routeAdder) {
 		return nil
 	}))
 	r.POST(adminPrefix+"/cluster/transfer", handle(s.transferLeadership))
+	r.POST(slotMovePath, handle(s.moveSlot))
 	r.GET(adminPrefix+"/backup", handle(s.backup))
 	r.POST(adminPrefix+"/restore", handle(s.restore))
 	r.POST(adminPrefix+"/snapshot", handle(func(ctx *fasthttp.RequestCtx) error {

@@ -15,9 +15,16 @@ import (
 // serves the request authenticates it as always; a wrong guess here only
 // sends the request to a node that refuses it.
 
+// RouteMeta is the routing key of a request that the meta group's leader
+// must serve (a slot's move). No account ID can be it: IDs are base32.
+const RouteMeta = "#meta"
+
 // routingAccount is the account the request acts on, or "" when it names
-// none (the leader of a group picked at random serves it).
+// none (the leader of a group picked at random serves it), or RouteMeta.
 func (s *Server) routingAccount(ctx *fasthttp.RequestCtx) string {
+	if string(ctx.Path()) == slotMovePath {
+		return RouteMeta
+	}
 	if token, found := bearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)); found {
 		return accountOfSecret(token)
 	}

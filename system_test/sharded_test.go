@@ -222,3 +222,113 @@ func addressFor(i int) string {
 		"bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4",
 	}[i]
 }
+
+// TestShardedSlotMovesOverHTTP: an operator moves the slot of an account
+// that its agent is writing through every node. Writes during the move
+// are answered 503 with Retry-After and retried; none acknowledged is
+// lost, and afterwards the account is served from its new group.
+func TestShardedSlotMovesOverHTTP(t *testing.T) {
+	nodes := startCluster(t, 3, "--groups", "2")
+	const password = "correct horse battery"
+	r := retry503(t, func() response {
+		return do(t, "POST", nodes[0].AdminURL+"/admin/v1/accounts", nodes[0].AdminToken, map[string]any{"plan": "base", "password": password})
+	})
+	expect(t, r, http.StatusCreated, "")
+	a := account{ID: r.JSON(t)["account_id"].(string), OwnerSecret: r.JSON(t)["owner_secret"].(string), Password: password}
+	r = retry503(t, func() response {
+		return do(t, "POST", nodes[1].URL+"/owner/v1/keys", a.OwnerSecret, map[string]any{"capability": "write", "name": "agent"})
+	})
+	expect(t, r, http.StatusCreated, "")
+	key := r.JSON(t)["key"].(string)
+	r = retry503(t, func() response {
+		return do(t, "POST", nodes[2].URL+"/v1/portfolio/cards", key, map[string]any{"address": addressFor(0)}, "Idempotency-Key", "first-card-of-the-move-test")
+	})
+	expect(t, r, http.StatusCreated, "")
+	card := r.JSON(t)["card"].(map[string]any)
+	path, version := "/v1/portfolio/cards/"+card["id"].(string), card["version"].(string)
+
+	var from int
+	for _, g := range groupsStatusOf(t, nodes[0]).Groups {
+		if g.Accounts == 1 {
+			from = g.Group
+		}
+	}
+	// Mistakes are refused, saying why.
+	expect(t, do(t, "POST", nodes[0].AdminURL+"/admin/v1/cluster/slots/move", nodes[0].AdminToken, map[string]any{"account": a.ID, "to": 2}), http.StatusUnprocessableEntity, "VALIDATION")
+	expect(t, do(t, "POST", nodes[0].AdminURL+"/admin/v1/cluster/slots/move", nodes[0].AdminToken, map[string]any{"account": a.ID, "to": from}), http.StatusConflict, "CONFLICT")
+	expect(t, do(t, "POST", nodes[0].AdminURL+"/admin/v1/cluster/slots/move", nodes[0].AdminToken, map[string]any{"account": "nosuchaccount", "to": 0}), http.StatusNotFound, "NOT_FOUND")
+	expect(t, do(t, "POST", nodes[0].AdminURL+"/admin/v1/cluster/slots/move", nodes[0].AdminToken, map[string]any{"slot": 4096, "to": 0}), http.StatusUnprocessableEntity, "VALIDATION")
+
+	// The agent writes without pause, each write through the next node.
+	var acked string
+	retried := 0
+	done := make(chan struct{})
+	stop := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			name := fmt.Sprintf("write %d", i)
+			r := do(t, "PATCH", nodes[i%3].URL+path, key, map[string]any{"expected_version": version, "name": name})
+			switch r.Status {
+			case http.StatusOK:
+				acked, version = name, r.JSON(t)["card"].(map[string]any)["version"].(string)
+			case http.StatusServiceUnavailable:
+				if r.Header.Get("Retry-After") == "" {
+					t.Errorf("a 503 during the move without Retry-After: %s", r.Body)
+				}
+				retried++
+				time.Sleep(50 * time.Millisecond)
+			default:
+				t.Errorf("write %d: %d %s", i, r.Status, r.Body)
+				return
+			}
+		}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	mv := do(t, "POST", nodes[1].AdminURL+"/admin/v1/cluster/slots/move", nodes[1].AdminToken, map[string]any{"account": a.ID, "to": 1 - from})
+	expect(t, mv, http.StatusAccepted, "")
+	if m := mv.JSON(t); int(m["from"].(float64)) != from || int(m["to"].(float64)) != 1-from {
+		t.Fatalf("the move recorded: %s", mv.Body)
+	}
+	eventually(t, "the move ends", func() error {
+		for _, s := range nodes {
+			st := groupsStatusOf(t, s)
+			if st.Groups[1-from].Accounts != 1 || st.Groups[from].Accounts != 0 {
+				return fmt.Errorf("%s: accounts per group %d/%d", s.URL, st.Groups[0].Accounts, st.Groups[1].Accounts)
+			}
+		}
+		return nil
+	})
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	<-done
+	for _, s := range nodes {
+		r := retry503(t, func() response { return do(t, "GET", s.URL+path, key, nil) })
+		expect(t, r, http.StatusOK, "")
+		if got := r.JSON(t)["card"].(map[string]any)["name"]; got != acked {
+			t.Errorf("through %s the card is named %q; the last acknowledged write named it %q", s.URL, got, acked)
+		}
+	}
+	if retried == 0 {
+		t.Error("no write met the move: the load did not overlap it")
+	}
+	t.Logf("last acknowledged write %q; %d writes refused with 503 during the move and retried", acked, retried)
+}
+
+// TestSlotMovesNeedAShardedCluster: a cluster of one group has no slots to
+// move, and says so; a move names a slot or an account, and a group.
+func TestSlotMovesNeedAShardedCluster(t *testing.T) {
+	s := startServer(t)
+	for _, body := range []map[string]any{{"slot": 1, "to": 1}, {"to": 1}, {"slot": 1, "account": "x", "to": 1}} {
+		r := do(t, "POST", s.AdminURL+"/admin/v1/cluster/slots/move", s.AdminToken, body)
+		expect(t, r, http.StatusUnprocessableEntity, "VALIDATION")
+	}
+	if r := do(t, "POST", s.AdminURL+"/admin/v1/cluster/slots/move", s.AdminToken, map[string]any{"slot": 1, "to": 1}); !strings.Contains(string(r.Body), "--groups") {
+		t.Errorf("the refusal does not say what is needed: %s", r.Body)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // backupMagic starts every backup file the admin API writes, so a file that
@@ -103,6 +104,39 @@ Useful before restarting the leader for maintenance. Check the result with
 				id = args[0]
 			}
 			return transferLeadership(ctx, a, id)
+		}
+	},
+}
+
+var clusterMoveSlotCommand = &command{
+	words:   []string{"cluster", "move-slot"},
+	args:    []string{"SLOT_OR_ACCOUNT", "GROUP"},
+	summary: "move a slot of accounts to another raft group (sharded clusters)",
+	details: `On a cluster started with --groups, move one slot's accounts to the raft group
+GROUP (POST /admin/v1/cluster/slots/move). SLOT_OR_ACCOUNT is a slot number
+(0 to 4095) or an account ID, meaning that account's slot. The move runs in
+the background and takes about a second; meanwhile the slot's accounts
+answer 503 with Retry-After, and 'addrwatch cluster status' lists it under
+"moves" until it ends. Any node may be asked: it forwards the request to the
+meta group's leader.`,
+	example: "addrwatch cluster move-slot 1234 2",
+	api:     adminAPI,
+	define: func(*flag.FlagSet) action {
+		return func(ctx context.Context, a *app, args []string) error {
+			group, err := strconv.Atoi(args[1])
+			if err != nil || group < 0 {
+				return usagef("GROUP must be a group number, got %q", args[1])
+			}
+			in := map[string]any{"to": group}
+			if slot, err := strconv.Atoi(args[0]); err == nil {
+				in["slot"] = slot
+			} else {
+				if err := checkID("ACCOUNT", args[0]); err != nil {
+					return err
+				}
+				in["account"] = args[0]
+			}
+			return moveSlot(ctx, a, in)
 		}
 	},
 }
@@ -257,6 +291,27 @@ func removeNode(ctx context.Context, a *app, id string) error {
 		return printRaw(a.stdout, body)
 	}
 	_, err = fmt.Fprintf(a.stdout, "removed node %s\n", id)
+	return err
+}
+
+// moveSlot sends the move and says what the meta group recorded.
+func moveSlot(ctx context.Context, a *app, in map[string]any) error {
+	c, err := a.adminClient()
+	if err != nil {
+		return err
+	}
+	body, err := c.do(ctx, http.MethodPost, "/admin/v1/cluster/slots/move", in)
+	if err != nil {
+		return err
+	}
+	if a.globals.json {
+		return printRaw(a.stdout, body)
+	}
+	var m struct{ Slot, From, To int }
+	if err := json.Unmarshal(body, &m); err != nil {
+		return fmt.Errorf("unexpected answer: %w", err)
+	}
+	_, err = fmt.Fprintf(a.stdout, "slot %d is moving from group %d to group %d\n", m.Slot, m.From, m.To)
 	return err
 }
 

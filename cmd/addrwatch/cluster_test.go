@@ -362,3 +362,32 @@ func TestClusterHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterMoveSlot: a slot number or an account ID, and the group; the
+// request names one of them, and the answer is said in a line.
+func TestClusterMoveSlot(t *testing.T) {
+	for arg, want := range map[string]string{
+		"1234":             `{"slot":1234,"to":2}`,
+		"ubzsol7pg62goqx4": `{"account":"ubzsol7pg62goqx4","to":2}`,
+	} {
+		s := newServers(t, 202, `{"slot":1234,"move":77,"from":0,"to":2}`)
+		got := runCLI(t, s.env, "cluster", "move-slot", arg, "2")
+		if got.code != 0 || got.stdout != "slot 1234 is moving from group 0 to group 2\n" {
+			t.Fatalf("%s: exit %d, stdout %q, stderr %q", arg, got.code, got.stdout, got.stderr)
+		}
+		req := s.admin.only(t)
+		if req.method != "POST" || req.path != "/admin/v1/cluster/slots/move" {
+			t.Fatalf("%s: sent %s %s", arg, req.method, req.path)
+		}
+		assertJSONEqual(t, req.body, want)
+	}
+	s := newServers(t, 202, `{}`)
+	for _, args := range [][]string{{"1234", "two"}, {"1234", "-1"}, {"", "1"}} {
+		if got := runCLI(t, s.env, append([]string{"cluster", "move-slot"}, args...)...); got.code == 0 {
+			t.Errorf("move-slot %v accepted", args)
+		}
+	}
+	if n := len(s.admin.seen()); n != 0 {
+		t.Errorf("bad arguments sent %d requests", n)
+	}
+}

@@ -53,6 +53,7 @@ var commands = []*command{
 	clusterAddCommand,
 	clusterRemoveCommand,
 	clusterTransferCommand,
+	clusterMoveSlotCommand,
 	clusterSnapshotCommand,
 	clusterBackupCommand,
 	clusterRestoreCommand,

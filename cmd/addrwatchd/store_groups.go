@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -26,6 +27,7 @@ var (
 	_ httpd.Operator         = groupsStore{}
 	_ httpd.ShardedCluster   = groupsStore{}
 	_ httpd.AccountPlacement = groupsStore{}
+	_ httpd.SlotMover        = groupsStore{}
 )
 
 // errLoginsUnsharded refuses a login on a sharded cluster: a login must be
@@ -78,6 +80,9 @@ func (s groupsStore) Restore(string) error   { return errUnshardedOnly("a restor
 
 // For is the leadership of account's group; "" gets a group at random.
 func (s groupsStore) For(account string) httpd.Leadership {
+	if account == httpd.RouteMeta {
+		return metaLeadership(s)
+	}
 	if account == "" {
 		return nodeLeadership{s.groups.Group(rand.IntN(s.groups.Count()))}
 	}
@@ -124,3 +129,51 @@ type noLeadership struct{}
 func (noLeadership) Serving() bool          { return false }
 func (noLeadership) Leading() bool          { return false }
 func (noLeadership) Leader() (string, bool) { return "", false }
+
+// MoveSlot begins a slot's move on the meta leader (the edge forwards the
+// request there: httpd.RouteMeta).
+func (s groupsStore) MoveSlot(m httpd.SlotMove) (any, error) {
+	slot := cluster.SlotOf(m.Account)
+	if m.Slot == nil {
+		// A mistyped ID would move some other slot: it must name an account.
+		if g, err := s.groups.GroupOf(m.Account); err != nil || !s.groups.Accounts(g).Has(m.Account) {
+			return nil, actors.Errorf(actors.CodeNotFound, "no account %q in this cluster", m.Account)
+		}
+	} else {
+		if *m.Slot < 0 || *m.Slot >= cluster.SlotCount {
+			return nil, actors.Errorf(actors.CodeValidation, "slot must be from 0 to %d", cluster.SlotCount-1)
+		}
+		slot = cluster.Slot(*m.Slot)
+	}
+	move, err := s.groups.MoveSlot(slot, m.To)
+	switch {
+	case errors.Is(err, cluster.ErrNoSuchGroup):
+		return nil, actors.Errorf(actors.CodeValidation, "there is no group %d: groups are numbered from 0 to %d", m.To, s.groups.Count()-1)
+	case errors.Is(err, cluster.ErrSlotAtTarget), errors.Is(err, cluster.ErrSlotMoving):
+		return nil, actors.Errorf(actors.CodeConflict, "%v", err)
+	case err != nil:
+		return nil, translate(err)
+	}
+	return slotMoveView{Slot: int(slot), Move: move.ID, From: move.From, To: move.To}, nil
+}
+
+// slotMoveView is the answer to a slot's move.
+type slotMoveView struct {
+	Slot int    `json:"slot"`
+	Move uint64 `json:"move"`
+	From int    `json:"from"`
+	To   int    `json:"to"`
+}
+
+// metaLeadership is the meta group's leadership on this node.
+type metaLeadership struct{ groups *cluster.Groups }
+
+func (l metaLeadership) Serving() bool {
+	leads, _, _ := l.groups.MetaLeader()
+	return leads
+}
+func (l metaLeadership) Leading() bool { return l.Serving() }
+func (l metaLeadership) Leader() (string, bool) {
+	_, addr, known := l.groups.MetaLeader()
+	return addr, known
+}

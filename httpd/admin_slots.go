@@ -1,0 +1,54 @@
+package httpd
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// Moving a slot between the raft groups of a sharded cluster
+// (cluster/slotmove.go): POST /admin/v1/cluster/slots/move with
+// {"slot": N, "to": G}, or {"account": ID, "to": G} to move the slot that
+// account is in. The answer, 202, is the move as the meta group recorded
+// it; the move itself goes on in the background, and the cluster status
+// shows it until it ends.
+const slotMovePath = adminPrefix + "/cluster/slots/move"
+
+// SlotMove is a request to move a slot: Slot, or else the slot of
+// Account, to group To.
+type SlotMove struct {
+	Slot    *int
+	Account string
+	To      int
+}
+
+// SlotMover is what a sharded node's Operator adds. MoveSlot answers the
+// move as recorded, a VALIDATION error for a slot or group that does not
+// exist, and a CONFLICT for a slot already there or already moving.
+type SlotMover interface {
+	MoveSlot(m SlotMove) (any, error)
+}
+
+func (s *Server) moveSlot(ctx *fasthttp.RequestCtx) error {
+	var req struct {
+		Slot    *int    `json:"slot"`
+		Account *string `json:"account"`
+		To      *int    `json:"to"`
+	}
+	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
+		return err
+	}
+	if req.To == nil || (req.Slot == nil) == (req.Account == nil) {
+		return actors.Errorf(actors.CodeValidation, `send {"slot": N, "to": G} or {"account": ID, "to": G}`)
+	}
+	mover, sharded := s.op.(SlotMover)
+	if !sharded {
+		return actors.Errorf(actors.CodeValidation, "this cluster has one raft group: slots move only between the groups of a sharded cluster (--groups)")
+	}
+	move, err := mover.MoveSlot(SlotMove{Slot: req.Slot, Account: deref(req.Account), To: *req.To})
+	if err != nil {
+		return storeError(err)
+	}
+	writeJSON(ctx, fasthttp.StatusAccepted, move)
+	return nil
+}

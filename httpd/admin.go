@@ -158,18 +158,36 @@ func (s *Server) addNode(ctx *fasthttp.RequestCtx) error {
 
 func (s *Server) transferLeadership(ctx *fasthttp.RequestCtx) error {
 	var req struct {
-		ID *string `json:"id"`
+		ID    *string `json:"id"`
+		Group *int    `json:"group"`
 	}
 	if len(ctx.PostBody()) > 0 {
 		if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
 			return err
 		}
 	}
-	if err := s.op.TransferLeadership(deref(req.ID)); err != nil {
+	var err error
+	if req.Group != nil {
+		groups, sharded := s.op.(GroupTransferer)
+		if !sharded {
+			return actors.Errorf(actors.CodeValidation, "this cluster has one raft group: leave group out")
+		}
+		err = groups.TransferGroupLeadership(*req.Group, deref(req.ID))
+	} else {
+		err = s.op.TransferLeadership(deref(req.ID))
+	}
+	if err != nil {
 		return storeError(err)
 	}
 	writeJSON(ctx, fasthttp.StatusOK, map[string]bool{"transferred": true})
 	return nil
+}
+
+// GroupTransferer is what a sharded node's Operator adds: handing one
+// group's leadership over (POST /admin/v1/cluster/transfer with
+// {"group": N}, which the edge forwards to that group's leader).
+type GroupTransferer interface {
+	TransferGroupLeadership(group int, id string) error
 }
 
 // backup answers a consistent snapshot file of the whole state.

@@ -2,6 +2,7 @@ package httpd
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -19,11 +20,34 @@ import (
 // must serve (a slot's move). No account ID can be it: IDs are base32.
 const RouteMeta = "#meta"
 
+// RouteGroup is the routing key of a request that group's leader must
+// serve (a transfer of its leadership); ParseRouteGroup reads it back.
+func RouteGroup(group int) string { return "#group:" + strconv.Itoa(group) }
+
+// ParseRouteGroup is the group a RouteGroup key names.
+func ParseRouteGroup(key string) (int, bool) {
+	n, found := strings.CutPrefix(key, "#group:")
+	if !found {
+		return 0, false
+	}
+	g, err := strconv.Atoi(n)
+	return g, err == nil && g >= 0
+}
+
 // routingAccount is the account the request acts on, or "" when it names
 // none (the leader of a group picked at random serves it), or RouteMeta.
 func (s *Server) routingAccount(ctx *fasthttp.RequestCtx) string {
-	if string(ctx.Path()) == slotMovePath {
+	switch string(ctx.Path()) {
+	case slotMovePath:
 		return RouteMeta
+	case adminPrefix + "/cluster/transfer":
+		var in struct {
+			Group *int `json:"group"`
+		}
+		if json.Unmarshal(ctx.PostBody(), &in) == nil && in.Group != nil {
+			return RouteGroup(*in.Group)
+		}
+		return ""
 	}
 	if token, found := bearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)); found {
 		return accountOfSecret(token)

@@ -145,10 +145,40 @@ func TestShardedClusterServesTheAPI(t *testing.T) {
 		t.Errorf("the refusal of a login does not say why: %s", r.Body)
 	}
 	expect(t, do(t, "POST", nodes[0].AdminURL+"/admin/v1/cluster/transfer", nodes[0].AdminToken, map[string]any{}), http.StatusUnprocessableEntity, "VALIDATION")
+	expect(t, do(t, "POST", nodes[0].AdminURL+"/admin/v1/cluster/transfer", nodes[0].AdminToken, map[string]any{"group": 3}), http.StatusUnprocessableEntity, "VALIDATION")
 
 	// The leaders spread one group per node.
 	var leaders map[int]string
 	eventually(t, "one group led by each node", func() error {
+		st := groupsStatusOf(t, nodes[0])
+		leaders = map[int]string{}
+		seen := map[string]bool{}
+		for _, g := range st.Groups {
+			leaders[g.Group] = g.Leader
+			seen[g.Leader] = true
+		}
+		if len(seen) != 3 || seen[""] {
+			return fmt.Errorf("leaders %v", leaders)
+		}
+		return nil
+	})
+	// One group's leadership moves on request, through any node: the
+	// request is forwarded to that group's leader.
+	termBefore := groupsStatusOf(t, nodes[0]).Groups[1].Term
+	var via *server
+	for i, s := range nodes {
+		if fmt.Sprintf("n%d", i+1) != leaders[1] {
+			via = s
+		}
+	}
+	expect(t, do(t, "POST", via.AdminURL+"/admin/v1/cluster/transfer", via.AdminToken, map[string]any{"group": 1}), http.StatusOK, "")
+	eventually(t, "group 1 elects again", func() error {
+		if st := groupsStatusOf(t, nodes[0]); st.Groups[1].Term <= termBefore || st.Groups[1].Leader == "" {
+			return fmt.Errorf("group 1: term %d, leader %q", st.Groups[1].Term, st.Groups[1].Leader)
+		}
+		return nil
+	})
+	eventually(t, "one group led by each node again", func() error {
 		st := groupsStatusOf(t, nodes[0])
 		leaders = map[int]string{}
 		seen := map[string]bool{}

@@ -90,11 +90,13 @@ var clusterTransferCommand = &command{
 	summary:  "move leadership to another voter",
 	details: `Ask the leader to hand leadership over (POST /admin/v1/cluster/transfer):
 to the voter ID when given, otherwise to whichever voter is most up to date.
-Useful before restarting the leader for maintenance. Check the result with
-'addrwatch cluster status'.`,
+Useful before restarting the leader for maintenance. On a sharded cluster
+(--groups) name the group with --group: each group has a leader of its own.
+Check the result with 'addrwatch cluster status'.`,
 	example: "addrwatch cluster transfer n2",
 	api:     adminAPI,
-	define: func(*flag.FlagSet) action {
+	define: func(fs *flag.FlagSet) action {
+		group := fs.Int("group", -1, "the raft group whose leadership moves (sharded clusters only)")
 		return func(ctx context.Context, a *app, args []string) error {
 			id := ""
 			if len(args) > 0 {
@@ -103,7 +105,7 @@ Useful before restarting the leader for maintenance. Check the result with
 				}
 				id = args[0]
 			}
-			return transferLeadership(ctx, a, id)
+			return transferLeadership(ctx, a, id, *group)
 		}
 	},
 }
@@ -315,28 +317,41 @@ func moveSlot(ctx context.Context, a *app, in map[string]any) error {
 	return err
 }
 
-// transferLeadership sends {"id": id}, or no body at all when id is empty,
+// transferLeadership sends {"id": id} and, for a sharded cluster's group
+// (group >= 0), {"group": group}; no body at all when neither is given,
 // which lets the leader pick any voter.
-func transferLeadership(ctx context.Context, a *app, id string) error {
+func transferLeadership(ctx context.Context, a *app, id string, group int) error {
 	c, err := a.adminClient()
 	if err != nil {
 		return err
 	}
-	var in any
+	in := map[string]any{}
 	if id != "" {
-		in = map[string]string{"id": id}
+		in["id"] = id
 	}
-	body, err := c.do(ctx, http.MethodPost, "/admin/v1/cluster/transfer", in)
+	if group >= 0 {
+		in["group"] = group
+	}
+	var body []byte
+	if len(in) > 0 {
+		body, err = c.do(ctx, http.MethodPost, "/admin/v1/cluster/transfer", in)
+	} else {
+		body, err = c.do(ctx, http.MethodPost, "/admin/v1/cluster/transfer", nil)
+	}
 	if err != nil {
 		return err
 	}
 	if a.globals.json {
 		return printRaw(a.stdout, body)
 	}
+	what := "leadership"
+	if group >= 0 {
+		what = fmt.Sprintf("leadership of group %d", group)
+	}
 	if id == "" {
-		_, err = fmt.Fprintln(a.stdout, "leadership transferred")
+		_, err = fmt.Fprintf(a.stdout, "%s transferred\n", what)
 	} else {
-		_, err = fmt.Fprintf(a.stdout, "leadership transferred to %s\n", id)
+		_, err = fmt.Fprintf(a.stdout, "%s transferred to %s\n", what, id)
 	}
 	return err
 }

@@ -391,3 +391,13 @@ func TestClusterMoveSlot(t *testing.T) {
 		t.Errorf("bad arguments sent %d requests", n)
 	}
 }
+
+// TestClusterTransferGroup: --group names the group of a sharded cluster.
+func TestClusterTransferGroup(t *testing.T) {
+	s := newServers(t, 200, `{"transferred":true}`)
+	got := runCLI(t, s.env, "cluster", "transfer", "n2", "--group", "1")
+	if got.code != 0 || got.stdout != "leadership of group 1 transferred to n2\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", got.code, got.stdout, got.stderr)
+	}
+	assertJSONEqual(t, s.admin.only(t).body, `{"id":"n2","group":1}`)
+}

@@ -28,6 +28,7 @@ var (
 	_ httpd.ShardedCluster   = groupsStore{}
 	_ httpd.AccountPlacement = groupsStore{}
 	_ httpd.SlotMover        = groupsStore{}
+	_ httpd.GroupTransferer  = groupsStore{}
 )
 
 // errLoginsUnsharded refuses a login on a sharded cluster: a login must be
@@ -73,7 +74,16 @@ func (s groupsStore) AddNode(string, string) (any, error) {
 }
 func (s groupsStore) RemoveServer(string) error { return errUnshardedOnly("removing a node") }
 func (s groupsStore) TransferLeadership(string) error {
-	return errUnshardedOnly("transferring leadership")
+	return actors.Errorf(actors.CodeValidation, `a sharded cluster (--groups) hands over one group's leadership at a time: send {"group": N}`)
+}
+
+// TransferGroupLeadership hands group's leadership to the voter id (any
+// when empty); the edge forwarded the request to that group's leader.
+func (s groupsStore) TransferGroupLeadership(group int, id string) error {
+	if group < 0 || group >= s.groups.Count() {
+		return actors.Errorf(actors.CodeValidation, "there is no group %d: groups are numbered from 0 to %d", group, s.groups.Count()-1)
+	}
+	return translate(s.groups.Group(group).TransferLeadership(id))
 }
 func (s groupsStore) Backup(io.Writer) error { return errUnshardedOnly("a backup") }
 func (s groupsStore) Restore(string) error   { return errUnshardedOnly("a restore") }
@@ -82,6 +92,12 @@ func (s groupsStore) Restore(string) error   { return errUnshardedOnly("a restor
 func (s groupsStore) For(account string) httpd.Leadership {
 	if account == httpd.RouteMeta {
 		return metaLeadership(s)
+	}
+	if g, isGroup := httpd.ParseRouteGroup(account); isGroup {
+		if g >= s.groups.Count() {
+			return localLeadership{} // the request is refused here, saying why
+		}
+		return nodeLeadership{s.groups.Group(g)}
 	}
 	if account == "" {
 		return nodeLeadership{s.groups.Group(rand.IntN(s.groups.Count()))}
@@ -177,3 +193,11 @@ func (l metaLeadership) Leader() (string, bool) {
 	_, addr, known := l.groups.MetaLeader()
 	return addr, known
 }
+
+// localLeadership serves a request on this node, whoever leads: one that
+// is refused before it needs any group.
+type localLeadership struct{}
+
+func (localLeadership) Serving() bool          { return true }
+func (localLeadership) Leading() bool          { return true }
+func (localLeadership) Leader() (string, bool) { return "", false }

@@ -173,6 +173,9 @@ type ftSchedule struct {
 	ctl   *http.Client // the schedule's own
 	rng   *rand.Rand
 	f     ftFaults
+	// sharded aims the faults at group 0 of a sharded cluster: its
+	// transfers name the group.
+	sharded bool
 }
 
 // ftStartFaultCluster starts three nodes of the faultinject build over
@@ -205,10 +208,10 @@ func ftSeed(t *testing.T) uint64 {
 }
 
 // ftRunFaults runs the schedule for duration, then heals the network.
-func ftRunFaults(t *testing.T, nodes []*server, links *ftNet, rec *ftRecorder, load *http.Client, duration time.Duration, seed uint64) ftFaults {
+func ftRunFaults(t *testing.T, nodes []*server, links *ftNet, rec *ftRecorder, load *http.Client, duration time.Duration, seed uint64, sharded bool) ftFaults {
 	t.Helper()
 	s := &ftSchedule{t: t, nodes: nodes, net: links, rec: rec, load: load, ctl: &http.Client{Timeout: 30 * time.Second},
-		rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), f: ftFaults{seed: seed}}
+		rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), f: ftFaults{seed: seed}, sharded: sharded}
 	defer links.heal()
 	decks := map[string]*ftDeck{}
 	for name, kinds := range map[string][]ftFaultKind{"partition": ftPartitionKinds, "kill": ftKillKinds, "transfer": ftTransferKinds} {
@@ -301,7 +304,11 @@ func (s *ftSchedule) kill(i int) string {
 func (s *ftSchedule) transfer(l, to int) string {
 	s.f.transfers++
 	began := time.Now()
-	body, _ := json.Marshal(map[string]string{"id": fmt.Sprintf("n%d", to+1)})
+	in := map[string]any{"id": fmt.Sprintf("n%d", to+1)}
+	if s.sharded {
+		in["group"] = 0
+	}
+	body, _ := json.Marshal(in)
 	req, _ := http.NewRequest("POST", s.nodes[l].AdminURL+"/admin/v1/cluster/transfer", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+s.nodes[l].AdminToken)
 	req.Header.Set("Content-Type", "application/json")

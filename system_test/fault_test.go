@@ -44,8 +44,9 @@ import (
 //
 // It runs for ADDRWATCH_FAULT_SECONDS (default 20) of faults on the WAL,
 // the log store of new data dirs (subtest wal), then for two thirds of
-// that on raft-boltdb, the one older data dirs keep (subtest bolt): enough
-// for one round of each kind of fault, and `make test` stays short. `make
+// that on raft-boltdb, the one older data dirs keep (subtest bolt), and on
+// a cluster sharded over three raft groups (subtest sharded, ftVariant):
+// enough for one round of each kind of fault, and `make test` stays short. `make
 // soak` runs both longer. ADDRWATCH_FAULT_SEED replays a run's order of
 // faults (the log names the seed; timing still differs).
 //
@@ -112,29 +113,71 @@ func TestFaultLinearizable(t *testing.T) {
 	duration := ftDuration(t)
 	// One after the other: side by side, two clusters under load on two
 	// cores would slow each other into faults of their own.
-	t.Run("wal", func(t *testing.T) { testFaultLinearizable(t, "wal", duration) })
-	t.Run("bolt", func(t *testing.T) { testFaultLinearizable(t, "bolt", (duration * 2 / 3).Round(time.Second)) })
+	t.Run("wal", func(t *testing.T) { testFaultLinearizable(t, ftVariant{raftLog: "wal"}, duration) })
+	t.Run("bolt", func(t *testing.T) {
+		testFaultLinearizable(t, ftVariant{raftLog: "bolt"}, (duration * 2 / 3).Round(time.Second))
+	})
+	t.Run("sharded", func(t *testing.T) {
+		testFaultLinearizable(t, ftVariant{raftLog: "wal", groups: 3}, (duration * 2 / 3).Round(time.Second))
+	})
 }
 
-// testFaultLinearizable is the fault test on a cluster whose nodes keep
-// their raft log in store, for duration of faults.
-func testFaultLinearizable(t *testing.T, store string, duration time.Duration) {
+// ftVariant is the cluster a fault test runs on.
+type ftVariant struct {
+	raftLog string // every node's --raft-log
+	// groups, when set, shards the accounts over that many raft groups
+	// (--groups). The faults then aim at group 0's leader (a transfer
+	// moves group 0), and the final reads go through every node to each
+	// register's group leader instead of making each node the leader in
+	// turn: with every node leading some group, a node that led them all
+	// would soon hand groups back. That every node holds the same copy
+	// follows from equal applied indexes in every group.
+	groups int
+}
+
+func (v ftVariant) String() string {
+	if v.groups > 0 {
+		return fmt.Sprintf("%s raft log, %d groups", v.raftLog, v.groups)
+	}
+	return v.raftLog + " raft log"
+}
+
+// testFaultLinearizable is the fault test on the variant's cluster, for
+// duration of faults.
+func testFaultLinearizable(t *testing.T, v ftVariant, duration time.Duration) {
 	seed := ftSeed(t)
-	nodes, links := ftStartFaultCluster(t, "--raft-log", store)
+	args := []string{"--raft-log", v.raftLog}
+	if v.groups > 0 {
+		args = append(args, "--groups", strconv.Itoa(v.groups))
+	}
+	nodes, links := ftStartFaultCluster(t, args...)
 	for _, s := range nodes {
-		s.expectRaftLog(store)
+		s.expectRaftLog(v.raftLog)
+	}
+	if v.groups > 0 {
+		// The nodes hand leaders over in their first seconds; the setup
+		// below does not retry what a transfer would refuse.
+		ftAwaitBalanced(t, nodes)
 	}
 	regs := ftSetup(t, nodes)
 	ftKeepLogsOnFailure(t, nodes)
+	if v.groups > 0 {
+		st, err := ftStatus(ftHTTPClient(), nodes[0])
+		var spread []int
+		for _, g := range st.Groups {
+			spread = append(spread, g.Accounts)
+		}
+		t.Logf("registers' accounts per group: %v (%v)", spread, err)
+	}
 
 	rec := &ftRecorder{start: time.Now()}
 	hc := ftHTTPClient()
 	stopLoad := ftStartLoad(t, nodes, regs, rec, hc)
-	faults := ftRunFaults(t, nodes, links, rec, hc, duration, seed)
+	faults := ftRunFaults(t, nodes, links, rec, hc, duration, seed, v.groups > 0)
 	stopLoad()
 	st := rec.stats()
 	outage, outageAt := rec.longestWriteOutage()
-	t.Logf("fault test on the %s raft log: %s of faults (seed %d), load ran %.1fs with %d clients over %d registers, nodes over mutual TLS through a proxy per link", store, duration, faults.seed, time.Duration(rec.now()).Seconds(), ftClientCount, len(regs))
+	t.Logf("fault test on the %s: %s of faults (seed %d), load ran %.1fs with %d clients over %d registers, nodes over mutual TLS through a proxy per link", v, duration, faults.seed, time.Duration(rec.now()).Seconds(), ftClientCount, len(regs))
 	t.Logf("  faults: %d rounds: %d partitions, %d leader kills, %d follower kills, %d leadership transfers (%d into a partition)", faults.rounds, faults.partitions, faults.leaderKills, faults.followerKills, faults.transfers, faults.intoPartition)
 	for _, line := range faults.log {
 		t.Logf("    %s", line)
@@ -144,7 +187,12 @@ func testFaultLinearizable(t *testing.T, store string, duration time.Duration) {
 	t.Logf("  longest write outage (gap between consecutive acknowledged writes, all clients): %s, ending at t=%.2fs", outage.Round(time.Millisecond), time.Duration(outageAt).Seconds())
 
 	ftWaitConverged(t, nodes, "after the faults")
-	finals := ftReadOnEveryLeader(t, nodes, regs, rec, hc)
+	var finals [][]ftFinal
+	if v.groups > 0 {
+		finals = ftReadThroughEveryNode(t, nodes, regs, rec, hc)
+	} else {
+		finals = ftReadOnEveryLeader(t, nodes, regs, rec, hc)
+	}
 	ftWaitConverged(t, nodes, "after the final reads")
 	if unused := links.unused(); len(unused) > 0 {
 		t.Errorf("links that never carried a connection (node traffic did not go through the proxies): %v", unused)
@@ -155,7 +203,11 @@ func testFaultLinearizable(t *testing.T, store string, duration time.Duration) {
 	ops := rec.operations()
 	staleDefaults := ftCheckStaleReads(t, ops, &faults)
 	result, took, vis := ftCheckLinearizable(t, ftWithout(ops, staleDefaults))
-	t.Logf("  lost acknowledged writes: %d (%d final reads: every register through every node, with each node as the leader)", lost, rec.finalReads.Load())
+	how := "with each node as the leader"
+	if v.groups > 0 {
+		how = "answered by its group's leader, every group's applied index equal on all nodes"
+	}
+	t.Logf("  lost acknowledged writes: %d (%d final reads: every register through every node, %s)", lost, rec.finalReads.Load(), how)
 	t.Logf("  transfers into a partition: %d; after %d of them the old leader was seen to say it led while the new one did, for up to %s", faults.intoPartition, faults.splits, faults.splitLongest.Round(time.Millisecond))
 	t.Logf("  stale default reads (a deposed leader's answer, within its lease; left out of the check below): %d", len(staleDefaults))
 	for _, line := range ftDescribeStaleReads(ops, staleDefaults, &faults) {
@@ -717,12 +769,33 @@ func ftCode(body []byte) string {
 
 // The cluster's state.
 
-// ftNodeStatus is a node's own view from GET /admin/v1/cluster.
+// ftNodeStatus is a node's own view from GET /admin/v1/cluster. On a
+// sharded node (--groups) the top-level fields are group 0's, the group
+// the schedule's faults are aimed at, and Groups has every group's.
 type ftNodeStatus struct {
 	State        string `json:"state"`
 	Leader       string `json:"leader"`
 	Term         uint64 `json:"term"`
 	AppliedIndex uint64 `json:"applied_index"`
+	Groups       []struct {
+		State        string `json:"state"`
+		Leader       string `json:"leader"`
+		Term         uint64 `json:"term"`
+		AppliedIndex uint64 `json:"applied_index"`
+		Accounts     int    `json:"accounts"`
+	} `json:"groups"`
+}
+
+// applied is every group's applied index, in group order.
+func (st ftNodeStatus) applied() []uint64 {
+	if len(st.Groups) == 0 {
+		return []uint64{st.AppliedIndex}
+	}
+	var indexes []uint64
+	for _, g := range st.Groups {
+		indexes = append(indexes, g.AppliedIndex)
+	}
+	return indexes
 }
 
 func ftStatus(hc *http.Client, s *server) (ftNodeStatus, error) {
@@ -744,7 +817,14 @@ func ftStatus(hc *http.Client, s *server) (ftNodeStatus, error) {
 		return ftNodeStatus{}, fmt.Errorf("status %d %s", resp.StatusCode, body)
 	}
 	var st ftNodeStatus
-	return st, json.Unmarshal(body, &st)
+	if err := json.Unmarshal(body, &st); err != nil {
+		return st, err
+	}
+	if len(st.Groups) > 0 {
+		g := st.Groups[0]
+		st.State, st.Leader, st.Term, st.AppliedIndex = g.State, g.Leader, g.Term, g.AppliedIndex
+	}
+	return st, nil
 }
 
 // ftLeader returns the index of the node that leads by its own account
@@ -768,22 +848,24 @@ func ftLeader(nodes []*server, hc *http.Client) (int, error) {
 	}
 }
 
-// ftWaitConverged waits until every node reports the same applied index.
+// ftWaitConverged waits until every node reports the same applied index,
+// in every group of a sharded cluster.
 func ftWaitConverged(t *testing.T, nodes []*server, when string) {
 	t.Helper()
 	hc := ftHTTPClient()
 	deadline := time.Now().Add(ftConvergeTimeout)
 	for {
-		var indexes []uint64
+		var indexes [][]uint64
 		var errs []string
 		for _, s := range nodes {
 			st, err := ftStatus(hc, s)
 			if err != nil {
 				errs = append(errs, err.Error())
 			}
-			indexes = append(indexes, st.AppliedIndex)
+			indexes = append(indexes, st.applied())
 		}
-		if len(errs) == 0 && indexes[0] > 0 && !slices.ContainsFunc(indexes, func(i uint64) bool { return i != indexes[0] }) {
+		same := !slices.ContainsFunc(indexes, func(i []uint64) bool { return !slices.Equal(i, indexes[0]) })
+		if len(errs) == 0 && !slices.Contains(indexes[0], 0) && same {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -812,27 +894,70 @@ func ftReadOnEveryLeader(t *testing.T, nodes []*server, regs []*ftRegister, rec 
 		id := fmt.Sprintf("n%d", i+1)
 		ftMakeLeader(t, nodes, hc, i)
 		for _, reg := range regs {
-			var round []ftFinal
-			var seen []string
-			for range nodes {
-				deadline := time.Now().Add(ftConvergeTimeout)
-				out, answered := checker.read(reg, "linearizable")
-				for ; !answered; out, answered = checker.read(reg, "linearizable") {
-					if time.Now().After(deadline) {
-						t.Fatalf("register %d could not be read with %s leading; the last failure: %s", reg.index, id, checker.failure)
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
-				round = append(round, ftFinal{leader: id, value: out.value, rev: out.rev})
-				seen = append(seen, fmt.Sprintf("%q@%d via %s", out.value, out.rev, out.node))
-			}
-			if !ftSame(round) {
-				t.Errorf("register %d with %s leading reads differently through the nodes: %v", reg.index, id, seen)
-			}
-			finals[reg.index] = append(finals[reg.index], round...)
+			finals[reg.index] = append(finals[reg.index], ftReadRound(t, checker, reg, id+" leading", func(ftOutput) string { return id })...)
 		}
 	}
 	return finals
+}
+
+// ftReadThroughEveryNode reads every register linearizably through each
+// of the three nodes, as each register's group leader answers, for a
+// sharded cluster (see ftVariant). The reads join the history.
+func ftReadThroughEveryNode(t *testing.T, nodes []*server, regs []*ftRegister, rec *ftRecorder, hc *http.Client) [][]ftFinal {
+	t.Helper()
+	finals := make([][]ftFinal, len(regs))
+	checker := &ftClient{t: t, id: ftClientCount, nodes: nodes, hc: hc, rec: rec, stop: make(chan struct{}), final: true}
+	for _, reg := range regs {
+		finals[reg.index] = ftReadRound(t, checker, reg, "its group's leader answering", func(out ftOutput) string { return out.node })
+	}
+	return finals
+}
+
+// ftReadRound reads reg once through each node (the checker's client
+// picks them in turn), retrying each read until it is answered, and fails
+// the test unless all answers agree. leader names who answered a read.
+func ftReadRound(t *testing.T, checker *ftClient, reg *ftRegister, when string, leader func(ftOutput) string) []ftFinal {
+	t.Helper()
+	var round []ftFinal
+	var seen []string
+	for range checker.nodes {
+		deadline := time.Now().Add(ftConvergeTimeout)
+		out, answered := checker.read(reg, "linearizable")
+		for ; !answered; out, answered = checker.read(reg, "linearizable") {
+			if time.Now().After(deadline) {
+				t.Fatalf("register %d could not be read with %s; the last failure: %s", reg.index, when, checker.failure)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		round = append(round, ftFinal{leader: leader(out), value: out.value, rev: out.rev})
+		seen = append(seen, fmt.Sprintf("%q@%d via %s", out.value, out.rev, out.node))
+	}
+	if !ftSame(round) {
+		t.Errorf("register %d with %s reads differently through the nodes: %v", reg.index, when, seen)
+	}
+	return round
+}
+
+// ftAwaitBalanced waits until each node of a sharded cluster leads one
+// group.
+func ftAwaitBalanced(t *testing.T, nodes []*server) {
+	t.Helper()
+	hc := ftHTTPClient()
+	deadline := time.Now().Add(ftConvergeTimeout)
+	for {
+		st, err := ftStatus(hc, nodes[0])
+		leaders := map[string]bool{}
+		for _, g := range st.Groups {
+			leaders[g.Leader] = true
+		}
+		if err == nil && len(leaders) == len(nodes) && !leaders[""] {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the group leaders did not spread over the nodes in %s: %+v, %v", ftConvergeTimeout, st.Groups, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func ftSame(fs []ftFinal) bool {

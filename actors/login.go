@@ -14,6 +14,10 @@ const (
 // errLoginTaken refuses a login another account holds. It never says which.
 var errLoginTaken = Errorf(CodeConflict, "that login is taken")
 
+// ErrLoginTaken is errLoginTaken for a sharded cluster, whose meta group
+// refuses a login held by an account of another group.
+var ErrLoginTaken = errLoginTaken
+
 // ValidateLogin checks a login's shape: 3 to 254 bytes of ASCII letters,
 // digits and ". _ - + @", starting with a letter or a digit.
 func ValidateLogin(login string) *Error {

@@ -43,6 +43,8 @@ type Groups struct {
 	nodes    []*Node            // by group ID
 	accounts []*actors.Registry // by group ID
 	done     chan struct{}
+	// metaRPCs counts the proposals sent to another node's meta leader.
+	metaRPCs atomic.Int64
 	// holdLeaders, a test's hook, stops this node handing leadership
 	// over to balance the leaders (balance.go).
 	holdLeaders atomic.Bool
@@ -77,6 +79,7 @@ func OpenGroups(cfg Config, groups int) (*Groups, error) {
 		conns.mux.close()
 		return nil, err
 	}
+	go g.serveMeta(conns.mux.streams[streamMeta])
 	for id := range groups {
 		gc := cfg
 		gc.group, gc.shared = uint16(id), conns
@@ -206,13 +209,21 @@ func (g *Groups) Serves(account string) bool {
 
 // Propose replicates cmd through its account's group, as Node.Propose:
 // ErrNotLeader means this node does not lead that group and nothing
-// entered any log.
+// entered any log. A command that sets a login, or deletes an account,
+// also keeps the meta group's table of logins (logins_flow.go).
 func (g *Groups) Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
 	n, err := g.nodeOf(cmd.Account)
 	if err != nil {
 		return actors.Result{}, err
 	}
-	return n.Propose(ctx, cmd)
+	if login, sets := loginOf(cmd); sets {
+		return g.proposeLogin(ctx, n, cmd, login)
+	}
+	res, err := n.Propose(ctx, cmd)
+	if _, deletes := cmd.Payload.(*actors.DeleteAccount); deletes && err == nil && res.Err == nil {
+		g.settleLogins(ctx, cmd.Account, "")
+	}
+	return res, err
 }
 
 // Query reads the credential's account from its group's leader, as

@@ -40,11 +40,18 @@ type metaCommand struct {
 	Slot      Slot       `json:"slot,omitempty"`
 	To        int        `json:"to,omitempty"`
 	Move      uint64     `json:"move,omitempty"`
+	// The logins' ops (meta_logins.go): "reserve_login", "release_login"
+	// and "settle_logins".
+	Login   string `json:"login,omitempty"`   // folded
+	Account string `json:"account,omitempty"` // the account it is for
+	At      int64  `json:"at,omitempty"`      // the proposing node's clock
+	Steal   string `json:"steal,omitempty"`   // the stale holder a reserve takes over from
 }
 
 // metaFSM applies the meta group's log.
 type metaFSM struct {
-	dir atomic.Pointer[Directory] // nil until the first directory applies
+	dir    atomic.Pointer[Directory] // nil until the first directory applies
+	logins loginTable                // meta_logins.go
 }
 
 var _ raft.FSM = (*metaFSM)(nil)
@@ -80,6 +87,8 @@ func (f *metaFSM) Apply(l *raft.Log) any {
 		return f.beginMove(c.Slot, c.To, l.Index)
 	case "flip":
 		return f.flip(c.Slot, c.Move)
+	case "reserve_login", "release_login", "settle_logins":
+		return f.logins.apply(c)
 	}
 	panic(fmt.Sprintf("cluster: meta log entry %d has op %q, stopping rather than diverge", l.Index, c.Op))
 }
@@ -135,11 +144,12 @@ func (f *metaFSM) flip(s Slot, id uint64) error {
 
 // metaSnapshot is the meta group's whole state.
 type metaSnapshot struct {
-	Directory *Directory `json:"directory"`
+	Directory *Directory                  `json:"directory"`
+	Logins    map[string]loginReservation `json:"logins,omitempty"`
 }
 
 func (f *metaFSM) Snapshot() (raft.FSMSnapshot, error) {
-	return metaSnapshot{Directory: f.dir.Load()}, nil
+	return metaSnapshot{Directory: f.dir.Load(), Logins: f.logins.copy()}, nil
 }
 
 func (f *metaFSM) Restore(r io.ReadCloser) error {
@@ -154,6 +164,7 @@ func (f *metaFSM) Restore(r io.ReadCloser) error {
 		}
 	}
 	f.dir.Store(s.Directory)
+	f.logins.restore(s.Logins)
 	return nil
 }
 
@@ -222,18 +233,28 @@ func (m *metaGroup) directory() (Directory, bool) {
 
 // propose commits c through the meta group; only its leader can.
 func (m *metaGroup) propose(c metaCommand) error {
+	_, err := m.apply(c)
+	return err
+}
+
+// apply commits c through the meta group and returns its answer; an
+// answer that is an error is returned as the error.
+func (m *metaGroup) apply(c metaCommand) (any, error) {
 	b, err := json.Marshal(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	f := m.raft.Apply(b, metaApplyTimeout)
 	if err := f.Error(); err != nil {
-		return err
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+			return nil, ErrNotLeader
+		}
+		return nil, err
 	}
 	if err, isErr := f.Response().(error); isErr {
-		return err
+		return nil, err
 	}
-	return nil
+	return f.Response(), nil
 }
 
 func (m *metaGroup) close() error {

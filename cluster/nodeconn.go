@@ -46,6 +46,9 @@ const (
 	// (versions.go). A release from before it refuses the byte, which the
 	// leader takes as version 1.
 	streamVersion stream = 'V'
+	// streamMeta carries one proposal to the meta group's leader, from a
+	// node of a sharded cluster that does not lead it (meta_rpc.go).
+	streamMeta stream = 'M'
 	// streamGroup is raft's RPCs of one group of a sharded cluster
 	// (groups.go): two more bytes, big endian, name the group. Group 0
 	// keeps streamRaft, so a cluster of one group speaks as before.
@@ -108,7 +111,7 @@ func listenNodes(addr string, advertise net.Addr, nodeTLS *NodeTLS, log *slog.Lo
 	if nodeTLS != nil {
 		m.tls = nodeTLS.server
 	}
-	for _, s := range []stream{streamRaft, streamPublic, streamAdmin, streamFrames, streamVersion} {
+	for _, s := range []stream{streamRaft, streamPublic, streamAdmin, streamFrames, streamVersion, streamMeta} {
 		m.streams[s] = newStreamListener(advertise)
 	}
 	go m.serve()

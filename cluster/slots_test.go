@@ -143,6 +143,7 @@ func TestMetaFSMSnapshotRoundTrip(t *testing.T) {
 	f := &metaFSM{}
 	d, _ := NewDirectory(5)
 	f.Apply(metaEntry(t, 1, metaCommand{Op: "directory", Directory: &d}))
+	f.Apply(metaEntry(t, 2, metaCommand{Op: "reserve_login", Login: "owner", Account: "acct-1", At: 7}))
 	snap, err := f.Snapshot()
 	if err != nil {
 		t.Fatal(err)
@@ -157,6 +158,9 @@ func TestMetaFSMSnapshotRoundTrip(t *testing.T) {
 	}
 	if got := g.dir.Load(); got == nil || got.Groups != 5 || got.Slots[4095] != d.Slots[4095] {
 		t.Fatalf("restored %+v", got)
+	}
+	if held, found := g.logins.holder("owner"); !found || held != (loginReservation{Account: "acct-1", At: 7}) {
+		t.Fatalf("restored login: %+v %v", held, found)
 	}
 	if err := g.Restore(io.NopCloser(bytes.NewReader([]byte(`{"directory":{"groups":2,"slots":[0]}}`)))); err == nil {
 		t.Error("a snapshot with a directory of one slot restored")

@@ -138,12 +138,30 @@ func TestShardedClusterServesTheAPI(t *testing.T) {
 		expect(t, retry503(t, func() response { return do(t, "GET", nodes[(i+2)%3].URL+"/owner/v1/keys", token, nil) }), http.StatusOK, "")
 	}
 
-	// What a sharded cluster does not offer yet is refused, saying so.
-	r := do(t, "POST", nodes[0].AdminURL+"/admin/v1/accounts", nodes[0].AdminToken, map[string]any{"plan": "base", "password": "correct horse battery", "login": "shard-owner"})
-	expect(t, r, http.StatusUnprocessableEntity, "VALIDATION")
-	if !strings.Contains(string(r.Body), "--groups") {
-		t.Errorf("the refusal of a login does not say why: %s", r.Body)
+	// A login names one account across the groups: its owner signs in by
+	// it through any node, and no other account can take it.
+	r := retry503(t, func() response {
+		return do(t, "POST", nodes[0].AdminURL+"/admin/v1/accounts", nodes[0].AdminToken, map[string]any{"plan": "base", "password": "correct horse battery", "login": "Shard.Owner"})
+	})
+	expect(t, r, http.StatusCreated, "")
+	owner := r.JSON(t)["account_id"].(string)
+	for _, s := range nodes {
+		session := retry503(t, func() response {
+			return do(t, "POST", s.URL+"/owner/v1/sessions", "", map[string]any{"login": "shard.owner", "password": "correct horse battery"})
+		})
+		expect(t, session, http.StatusCreated, "")
+		if !strings.HasPrefix(session.JSON(t)["session"].(string), "awt."+owner+".") {
+			t.Fatalf("signing in by login through %s opened a session of another account: %s", s.URL, session.Body)
+		}
 	}
+	for i := range 6 { // accounts land in random groups: some in another group than the owner's
+		r := retry503(t, func() response {
+			return do(t, "POST", nodes[i%3].AdminURL+"/admin/v1/accounts", nodes[i%3].AdminToken, map[string]any{"plan": "base", "password": "correct horse battery", "login": "SHARD.owner"})
+		})
+		expect(t, r, http.StatusConflict, "CONFLICT")
+	}
+
+	// What a sharded cluster does not offer yet is refused, saying so.
 	expect(t, do(t, "POST", nodes[0].AdminURL+"/admin/v1/cluster/transfer", nodes[0].AdminToken, map[string]any{}), http.StatusUnprocessableEntity, "VALIDATION")
 	expect(t, do(t, "POST", nodes[0].AdminURL+"/admin/v1/cluster/transfer", nodes[0].AdminToken, map[string]any{"group": 3}), http.StatusUnprocessableEntity, "VALIDATION")
 

@@ -31,22 +31,7 @@ var (
 	_ httpd.GroupTransferer  = groupsStore{}
 )
 
-// errLoginsUnsharded refuses a login on a sharded cluster: a login must be
-// unique across accounts, and each group knows only its own accounts'
-// logins. The meta group is to keep them (cluster/SCALE.md, "State that
-// spans groups"); until it does, owners sign in with the account ID.
-var errLoginsUnsharded = actors.Errorf(actors.CodeValidation,
-	"logins are not available on a sharded cluster (--groups) yet; sign in with the account ID")
-
 func (s groupsStore) Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
-	switch p := cmd.Payload.(type) {
-	case *actors.CreateAccount:
-		if p.Login != "" {
-			return actors.Result{}, errLoginsUnsharded
-		}
-	case *actors.SetLogin:
-		return actors.Result{}, errLoginsUnsharded
-	}
 	res, err := s.groups.Propose(ctx, cmd)
 	return res, translate(err)
 }

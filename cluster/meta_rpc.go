@@ -1,0 +1,139 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Proposals to the meta group from a node that does not lead it. A
+// login's reservation is made by whichever node serves the account's
+// request, which seldom leads the meta group too, so it sends the command
+// to the meta leader over a node connection (mutual TLS like every other):
+// one command and one answer per connection, in JSON. Only the logins'
+// ops are taken this way; moves begin on the meta leader itself.
+
+const (
+	// metaRPCTimeout bounds one proposal over a node connection.
+	metaRPCTimeout = 10 * time.Second
+	// metaRPCBytesMax bounds a proposal's or an answer's JSON.
+	metaRPCBytesMax = 64 << 10
+	// metaLeaderWait bounds the wait for a meta leader to send to.
+	metaLeaderWait = 5 * time.Second
+)
+
+// metaAnswer is the meta leader's answer to one proposal.
+type metaAnswer struct {
+	NotLeader bool              `json:"not_leader,omitempty"`
+	Error     string            `json:"error,omitempty"`
+	Held      *loginReservation `json:"held,omitempty"`
+	Reserved  *loginReserved    `json:"reserved,omitempty"`
+}
+
+// viaRPC reports whether a node may send op to the meta leader.
+func viaRPC(op string) bool {
+	switch op {
+	case "reserve_login", "release_login", "settle_logins":
+		return true
+	}
+	return false
+}
+
+// proposeMeta commits c through the meta group, here when this node leads
+// it and otherwise through its leader, and returns the answer.
+func (g *Groups) proposeMeta(ctx context.Context, c metaCommand) (any, error) {
+	deadline := time.Now().Add(metaLeaderWait)
+	for {
+		v, err := g.proposeMetaOnce(ctx, c)
+		if !errors.Is(err, ErrNotLeader) || time.Now().After(deadline) || ctx.Err() != nil {
+			return v, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (g *Groups) proposeMetaOnce(ctx context.Context, c metaCommand) (any, error) {
+	leads, addr, known := g.MetaLeader()
+	if leads {
+		return g.meta.apply(c)
+	}
+	if !known {
+		return nil, ErrNotLeader
+	}
+	g.metaRPCs.Add(1)
+	conn, err := g.conns.dialer.open(addr, streamMeta, metaRPCTimeout)
+	if err != nil {
+		return nil, ErrNotLeader // nothing was sent: ask the next leader
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(metaRPCTimeout)
+	if d, has := ctx.Deadline(); has && d.Before(deadline) {
+		deadline = d
+	}
+	conn.SetDeadline(deadline)
+	if err := json.NewEncoder(conn).Encode(c); err != nil {
+		return nil, err
+	}
+	var a metaAnswer
+	if err := json.NewDecoder(io.LimitReader(conn, metaRPCBytesMax)).Decode(&a); err != nil {
+		return nil, err
+	}
+	switch {
+	case a.NotLeader:
+		return nil, ErrNotLeader
+	case a.Held != nil:
+		return nil, loginHeld{*a.Held}
+	case a.Error != "":
+		return nil, errors.New(a.Error)
+	case a.Reserved != nil:
+		return *a.Reserved, nil
+	}
+	return nil, nil
+}
+
+// serveMeta answers the proposals other nodes send this one.
+func (g *Groups) serveMeta(ln net.Listener) {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go g.answerMeta(conn)
+	}
+}
+
+func (g *Groups) answerMeta(conn net.Conn) {
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(metaRPCTimeout))
+	var c metaCommand
+	if err := json.NewDecoder(io.LimitReader(conn, metaRPCBytesMax)).Decode(&c); err != nil {
+		return
+	}
+	var a metaAnswer
+	switch {
+	case !viaRPC(c.Op):
+		a.Error = "cluster: " + c.Op + " is not proposed over a node connection"
+	case g.meta.raft.State() != raft.Leader:
+		a.NotLeader = true
+	default:
+		v, err := g.meta.apply(c)
+		var held loginHeld
+		switch {
+		case errors.Is(err, ErrNotLeader):
+			a.NotLeader = true
+		case errors.As(err, &held):
+			a.Held = &held.loginReservation
+		case err != nil:
+			a.Error = err.Error()
+		}
+		if r, isReserved := v.(loginReserved); isReserved {
+			a.Reserved = &r
+		}
+	}
+	json.NewEncoder(conn).Encode(a)
+}

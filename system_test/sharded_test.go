@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/addrwatch/addrwatch/cluster"
 )
 
 // A sharded cluster (--groups): three addrwatchd processes that each run
@@ -379,4 +381,51 @@ func TestSlotMovesNeedAShardedCluster(t *testing.T) {
 	if r := do(t, "POST", s.AdminURL+"/admin/v1/cluster/slots/move", s.AdminToken, map[string]any{"slot": 1, "to": 1}); !strings.Contains(string(r.Body), "--groups") {
 		t.Errorf("the refusal does not say what is needed: %s", r.Body)
 	}
+}
+
+// TestSiteOnAShardedClusterInABrowser: the owner's site on a sharded
+// cluster, through every node: sign-in by login (the form names no
+// account, so the edge finds it by the login), the panel, a key, a grant,
+// a download, and the session cookie routing each page to the account's
+// group leader from any node.
+func TestSiteOnAShardedClusterInABrowser(t *testing.T) {
+	t.Parallel()
+	nodes := startCluster(t, 3, "--groups", "3")
+	ftAwaitBalanced(t, nodes)
+	o := siteSetUp(t, nodes[0], "sharded-owner")
+	// The site through a node that does not lead the account's group (a
+	// new cluster deals the slots out in turn), and the others below.
+	group := int(cluster.SlotOf(o.ID)) % 3
+	leader := groupsStatusOf(t, nodes[0]).Groups[group].Leader
+	var others []*server
+	for i, s := range nodes {
+		if fmt.Sprintf("n%d", i+1) != leader {
+			others = append(others, s)
+		}
+	}
+	if len(others) != 2 {
+		t.Fatalf("group %d's leader %q is not one of the nodes", group, leader)
+	}
+	o.siteURL = others[0].URL
+	b := newBrowser(t)
+	siteSignIn(t, b, o, "Sharded-Owner")
+	key, _ := siteCreateKey(t, b, o, "on a sharded cluster", "write")
+	owMe(t, nodes[2], key)
+	b.open(o.siteURL + "/access")
+	b.pick("#grant-"+o.cards[1], "read")
+	expect(t, do(t, "GET", nodes[0].URL+"/v1/portfolio/cards/"+o.cards[1], key, nil), http.StatusOK, "")
+	b.open(o.siteURL + "/downloads")
+	_, data := b.download(`a[href="/downloads/history.csv"]`)
+	rows := siteCSVRows(t, nodes[0], o, "combined on a sharded cluster", data, "/history.csv")
+	if note := siteNoteRow(t, "combined on a sharded cluster", rows, o.noteTx); note != siteHostileNote {
+		t.Fatalf("note on a sharded cluster %q", note)
+	}
+	for _, s := range nodes {
+		b.setCookie(s.URL, "addrwatch_session", b.cookie("addrwatch_session").Value)
+		b.open(s.URL + "/settings")
+		if !strings.HasSuffix(b.location(), "/settings") || !b.hasText("sharded-owner") {
+			t.Fatalf("%s answered %s", s.URL, b.location())
+		}
+	}
+	b.assertNoConsoleErrors()
 }

@@ -1,16 +1,20 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/persistence"
 )
 
 // Sharded clusters in one process: each member runs the meta group and
@@ -365,4 +369,80 @@ func TestShardedLeadersSpreadOverTheNodes(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestShardedBackupRestoresIntoOneGroup: a sharded node's backup holds
+// every account of every group once, a moved slot's included, and
+// restores into a new cluster of one group; while a slot moves it is
+// refused.
+func TestShardedBackupRestoresIntoOneGroup(t *testing.T) {
+	c := startSharded(t, 2)
+	ids := c.createAccounts(20)
+	moving := accountsInSlot(SlotOf("mover-0"), 2)
+	for _, id := range moving {
+		mustSucceed(t, c.propose(createAccount(id)), 201)
+		mustSucceed(t, c.propose(createCard(id, "card", addresses[0], t0)), 201)
+	}
+	ids = append(ids, moving...)
+	from, _ := c.members[0].groups.GroupOf(moving[0])
+	var meta *shardedMember
+	c.eventually("the slot moves", func() error {
+		for _, m := range c.running() {
+			if _, err := m.groups.MoveSlot(SlotOf(moving[0]), 1-from); err == nil {
+				meta = m
+				return nil
+			}
+		}
+		return errors.New("no meta leader")
+	})
+	c.eventually("the move ends and the source drops the slot", func() error {
+		for _, m := range c.running() {
+			if d, _ := m.groups.Directory(); len(d.Moves) != 0 || m.groups.Group(from).fsm.slots.droppedBy(SlotOf(moving[0])) == 0 {
+				return fmt.Errorf("%s: moves %v", m.id, d.Moves)
+			}
+		}
+		return nil
+	})
+
+	var backup bytes.Buffer
+	if err := c.members[2].groups.Backup(&backup); err != nil {
+		t.Fatal(err)
+	}
+	accounts, err := persistence.ReadSnapshot(bytes.NewReader(backup.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range accounts {
+		got = append(got, a.ID)
+	}
+	slices.Sort(ids)
+	if !slices.Equal(got, ids) {
+		t.Fatalf("the backup holds %v, want %v", got, ids)
+	}
+
+	path := filepath.Join(t.TempDir(), "backup.snap")
+	if err := os.WriteFile(path, backup.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fresh := startNode(t, t.TempDir(), freeRaftAddr(t))
+	if err := fresh.node.RestoreFile(path); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range moving {
+		if list := listJSON(t, fresh, id); !strings.Contains(list, `"id":"card"`) {
+			t.Fatalf("restored %s: %s", id, list)
+		}
+	}
+	if n := fresh.accounts.Len(); n != len(ids) {
+		t.Fatalf("%d accounts restored, want %d", n, len(ids))
+	}
+
+	// While a slot moves, the backup is refused.
+	if _, err := meta.groups.MoveSlot(SlotOf(moving[0]), from); err != nil {
+		t.Fatal(err)
+	}
+	if err := meta.groups.Backup(io.Discard); !errors.Is(err, ErrSlotMoving) {
+		t.Errorf("a backup during a move: %v", err)
+	}
 }

@@ -46,6 +46,9 @@ type metaCommand struct {
 	Account string `json:"account,omitempty"` // the account it is for
 	At      int64  `json:"at,omitempty"`      // the proposing node's clock
 	Steal   string `json:"steal,omitempty"`   // the stale holder a reserve takes over from
+	// Group is the data group of a "commit_index" question (meta_rpc.go),
+	// which is asked of that group's leader and never enters a log.
+	Group int `json:"group,omitempty"`
 }
 
 // metaFSM applies the meta group's log.

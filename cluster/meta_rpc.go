@@ -11,7 +11,8 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// Proposals to the meta group from a node that does not lead it. A
+// Proposals to the meta group from a node that does not lead it, and one
+// question for a data group's leader: its commit index. A
 // login's reservation is made by whichever node serves the account's
 // request, which seldom leads the meta group too, so it sends the command
 // to the meta leader over a node connection (mutual TLS like every other):
@@ -30,6 +31,7 @@ const (
 // metaAnswer is the meta leader's answer to one proposal.
 type metaAnswer struct {
 	NotLeader bool              `json:"not_leader,omitempty"`
+	Index     uint64            `json:"index,omitempty"` // commit_index: the group leader's commit index
 	Error     string            `json:"error,omitempty"`
 	Held      *loginReservation `json:"held,omitempty"`
 	Reserved  *loginReserved    `json:"reserved,omitempty"`
@@ -96,6 +98,37 @@ func (g *Groups) proposeMetaOnce(ctx context.Context, c metaCommand) (any, error
 	return nil, nil
 }
 
+// commitIndex is the commit index of group id's leader: asked of it over
+// a node connection unless this node leads the group. Every write that
+// group acknowledged before the call is at or below it.
+func (g *Groups) commitIndex(id int) (uint64, error) {
+	n := g.nodes[id]
+	if n.serving() {
+		return n.raft.CommitIndex(), nil
+	}
+	addr, known := n.Leader()
+	if !known {
+		return 0, ErrNotLeader
+	}
+	conn, err := g.conns.dialer.open(addr, streamMeta, metaRPCTimeout)
+	if err != nil {
+		return 0, ErrNotLeader
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(metaRPCTimeout))
+	if err := json.NewEncoder(conn).Encode(metaCommand{Op: "commit_index", Group: id}); err != nil {
+		return 0, err
+	}
+	var a metaAnswer
+	if err := json.NewDecoder(io.LimitReader(conn, metaRPCBytesMax)).Decode(&a); err != nil {
+		return 0, err
+	}
+	if a.NotLeader {
+		return 0, ErrNotLeader
+	}
+	return a.Index, nil
+}
+
 // serveMeta answers the proposals other nodes send this one.
 func (g *Groups) serveMeta(ln net.Listener) {
 	for {
@@ -116,6 +149,12 @@ func (g *Groups) answerMeta(conn net.Conn) {
 	}
 	var a metaAnswer
 	switch {
+	case c.Op == "commit_index":
+		if c.Group < 0 || c.Group >= len(g.nodes) || !g.nodes[c.Group].serving() {
+			a.NotLeader = true
+		} else {
+			a.Index = g.nodes[c.Group].raft.CommitIndex()
+		}
 	case !viaRPC(c.Op):
 		a.Error = "cluster: " + c.Op + " is not proposed over a node connection"
 	case g.meta.raft.State() != raft.Leader:

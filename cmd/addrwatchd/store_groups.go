@@ -70,8 +70,17 @@ func (s groupsStore) TransferGroupLeadership(group int, id string) error {
 	}
 	return translate(s.groups.Group(group).TransferLeadership(id))
 }
-func (s groupsStore) Backup(io.Writer) error { return errUnshardedOnly("a backup") }
-func (s groupsStore) Restore(string) error   { return errUnshardedOnly("a restore") }
+
+// Backup writes one file of every group's accounts, which restores into
+// a new cluster of one group; refused while a slot moves.
+func (s groupsStore) Backup(w io.Writer) error {
+	err := s.groups.Backup(w)
+	if errors.Is(err, cluster.ErrSlotMoving) {
+		return actors.Errorf(actors.CodeConflict, "%v", err)
+	}
+	return translate(err)
+}
+func (s groupsStore) Restore(string) error { return errUnshardedOnly("a restore") }
 
 // For is the leadership of account's group; "" gets a group at random.
 func (s groupsStore) For(account string) httpd.Leadership {

@@ -58,9 +58,6 @@ func OpenGroups(cfg Config, groups int) (*Groups, error) {
 	if _, err := NewDirectory(groups); err != nil {
 		return nil, err
 	}
-	if cfg.Join {
-		return nil, errors.New("cluster: a sharded node cannot join a running cluster yet; start every node with the same --peers")
-	}
 	if err := checkShardedDataDir(cfg.DataDir); err != nil {
 		return nil, err
 	}
@@ -99,6 +96,7 @@ func OpenGroups(cfg Config, groups int) (*Groups, error) {
 	go g.writeDirectory()
 	go g.balanceLeaders()
 	go g.driveMoves()
+	go g.promoteMetaVoters()
 	return g, nil
 }
 
@@ -256,9 +254,23 @@ func (g *Groups) Leader(account string) (string, bool) {
 	return n.Leader()
 }
 
-// AccountForLogin finds login's account in whichever group holds it, in
-// this node's applied state (every node has every group's).
+// AccountForLogin finds login's account from the meta group's table of
+// logins, asked of its leader: a node's own replicas of the groups may
+// not have applied an account that has just taken its login. Without a
+// meta leader it falls back on this node's replicas.
 func (g *Groups) AccountForLogin(login string) (string, bool) {
+	if actors.ValidateLogin(login) != nil {
+		return "", false
+	}
+	held, found, err := g.loginHolder(actors.FoldLogin(login))
+	if err == nil {
+		return held.Account, found
+	}
+	return g.localAccountForLogin(login)
+}
+
+// localAccountForLogin finds login's account in this node's replicas.
+func (g *Groups) localAccountForLogin(login string) (string, bool) {
 	for _, accounts := range g.accounts {
 		if id, found := accounts.AccountForLogin(login); found {
 			return id, true
@@ -314,6 +326,8 @@ type MetaStatus struct {
 	Groups int `json:"groups"`
 	// Moves are the slots moving between groups now.
 	Moves map[Slot]Move `json:"moves,omitempty"`
+	// Nodes are the meta group's members.
+	Nodes []ServerStatus `json:"nodes"`
 }
 
 // GroupsStatus is every group of a sharded cluster as this node sees it.
@@ -332,6 +346,11 @@ func (g *Groups) Status() (GroupsStatus, error) {
 		AppliedIndex: g.meta.raft.AppliedIndex(),
 		Term:         g.meta.raft.CurrentTerm(),
 	}}
+	if future := g.meta.raft.GetConfiguration(); future.Error() == nil {
+		for _, srv := range future.Configuration().Servers {
+			s.Meta.Nodes = append(s.Meta.Nodes, serverStatus(srv, leader))
+		}
+	}
 	d, known := g.meta.directory()
 	var counts []int
 	if known {

@@ -85,7 +85,7 @@ func (g *Groups) staleReservation(folded string, held loginReservation) bool {
 	if time.Since(time.Unix(0, held.At)) < loginReservationTTL {
 		return false
 	}
-	id, found := g.AccountForLogin(folded)
+	id, found := g.localAccountForLogin(folded)
 	return !found || id != held.Account
 }
 

@@ -46,9 +46,13 @@ type metaCommand struct {
 	Account string `json:"account,omitempty"` // the account it is for
 	At      int64  `json:"at,omitempty"`      // the proposing node's clock
 	Steal   string `json:"steal,omitempty"`   // the stale holder a reserve takes over from
-	// Group is the data group of a "commit_index" question (meta_rpc.go),
-	// which is asked of that group's leader and never enters a log.
-	Group int `json:"group,omitempty"`
+	// Group is the data group of a "commit_index" question or of an
+	// "add_member" or "remove_member" change of node NodeID (at RaftAddr),
+	// which are asked of that group's leader and never enter this log
+	// (meta_rpc.go, groups_membership.go).
+	Group    int    `json:"group,omitempty"`
+	NodeID   string `json:"node_id,omitempty"`
+	RaftAddr string `json:"raft_addr,omitempty"`
 }
 
 // metaFSM applies the meta group's log.
@@ -215,7 +219,7 @@ func openMeta(cfg Config, conns *sharedNet, log *slog.Logger) (*metaGroup, error
 		return nil, fmt.Errorf("cluster: start the meta group: %w", err)
 	}
 	m := &metaGroup{raft: r, fsm: f, stores: stores, transport: transport}
-	if !existing {
+	if !existing && !cfg.Join {
 		err := r.BootstrapCluster(raft.Configuration{Servers: initialServers(cfg, transport.LocalAddr())}).Error()
 		if err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
 			m.close()

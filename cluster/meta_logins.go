@@ -27,7 +27,9 @@ type loginReservation struct {
 // loginHeld answers a reserve of a login another account holds.
 type loginHeld struct{ loginReservation }
 
-func (h loginHeld) Error() string { return fmt.Sprintf("cluster: the login is held by account %s", h.Account) }
+func (h loginHeld) Error() string {
+	return fmt.Sprintf("cluster: the login is held by account %s", h.Account)
+}
 
 // errLoginHeld is what every loginHeld is (errors.Is).
 var errLoginHeld = errors.New("cluster: the login is held by another account")

@@ -32,6 +32,7 @@ const (
 type metaAnswer struct {
 	NotLeader bool              `json:"not_leader,omitempty"`
 	Index     uint64            `json:"index,omitempty"` // commit_index: the group leader's commit index
+	Code      string            `json:"code,omitempty"`  // a membership change's error (memberCodes)
 	Error     string            `json:"error,omitempty"`
 	Held      *loginReservation `json:"held,omitempty"`
 	Reserved  *loginReserved    `json:"reserved,omitempty"`
@@ -68,21 +69,12 @@ func (g *Groups) proposeMetaOnce(ctx context.Context, c metaCommand) (any, error
 		return nil, ErrNotLeader
 	}
 	g.metaRPCs.Add(1)
-	conn, err := g.conns.dialer.open(addr, streamMeta, metaRPCTimeout)
-	if err != nil {
+	a, err := g.askNode(addr, c)
+	var notSent *notSentError
+	if errors.As(err, &notSent) {
 		return nil, ErrNotLeader // nothing was sent: ask the next leader
 	}
-	defer conn.Close()
-	deadline := time.Now().Add(metaRPCTimeout)
-	if d, has := ctx.Deadline(); has && d.Before(deadline) {
-		deadline = d
-	}
-	conn.SetDeadline(deadline)
-	if err := json.NewEncoder(conn).Encode(c); err != nil {
-		return nil, err
-	}
-	var a metaAnswer
-	if err := json.NewDecoder(io.LimitReader(conn, metaRPCBytesMax)).Decode(&a); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	switch {
@@ -110,23 +102,56 @@ func (g *Groups) commitIndex(id int) (uint64, error) {
 	if !known {
 		return 0, ErrNotLeader
 	}
-	conn, err := g.conns.dialer.open(addr, streamMeta, metaRPCTimeout)
+	a, err := g.askNode(addr, metaCommand{Op: "commit_index", Group: id})
 	if err != nil {
-		return 0, ErrNotLeader
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(metaRPCTimeout))
-	if err := json.NewEncoder(conn).Encode(metaCommand{Op: "commit_index", Group: id}); err != nil {
-		return 0, err
-	}
-	var a metaAnswer
-	if err := json.NewDecoder(io.LimitReader(conn, metaRPCBytesMax)).Decode(&a); err != nil {
 		return 0, err
 	}
 	if a.NotLeader {
 		return 0, ErrNotLeader
 	}
 	return a.Index, nil
+}
+
+// loginHolder asks the meta group's leader who holds the folded login.
+func (g *Groups) loginHolder(folded string) (loginReservation, bool, error) {
+	deadline := time.Now().Add(metaLeaderWait)
+	for {
+		leads, addr, known := g.MetaLeader()
+		if leads {
+			held, found := g.meta.fsm.logins.holder(folded)
+			return held, found, nil
+		}
+		if known {
+			a, err := g.askNode(addr, metaCommand{Op: "login_holder", Login: folded})
+			if err == nil && !a.NotLeader {
+				if a.Held == nil {
+					return loginReservation{}, false, nil
+				}
+				return *a.Held, true, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return loginReservation{}, false, ErrNotLeader
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// askNode sends c to the node at addr over a node connection and returns
+// its answer. A *notSentError means the connection could not be opened.
+func (g *Groups) askNode(addr string, c metaCommand) (metaAnswer, error) {
+	conn, err := g.conns.dialer.open(addr, streamMeta, metaRPCTimeout)
+	if err != nil {
+		return metaAnswer{}, &notSentError{err}
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(metaRPCTimeout))
+	if err := json.NewEncoder(conn).Encode(c); err != nil {
+		return metaAnswer{}, err
+	}
+	var a metaAnswer
+	err = json.NewDecoder(io.LimitReader(conn, metaRPCBytesMax)).Decode(&a)
+	return a, err
 }
 
 // serveMeta answers the proposals other nodes send this one.
@@ -149,6 +174,20 @@ func (g *Groups) answerMeta(conn net.Conn) {
 	}
 	var a metaAnswer
 	switch {
+	case c.Op == "add_member" || c.Op == "remove_member":
+		if c.Group < 0 || c.Group >= len(g.nodes) || !g.nodes[c.Group].serving() {
+			a.NotLeader = true
+		} else if err := g.changeMember(c); errors.Is(err, ErrNotLeader) {
+			a.NotLeader = true
+		} else if err != nil {
+			a.Error, a.Code = err.Error(), memberCode(err)
+		}
+	case c.Op == "login_holder":
+		if g.meta.raft.State() != raft.Leader {
+			a.NotLeader = true
+		} else if held, found := g.meta.fsm.logins.holder(c.Login); found {
+			a.Held = &held
+		}
 	case c.Op == "commit_index":
 		if c.Group < 0 || c.Group >= len(g.nodes) || !g.nodes[c.Group].serving() {
 			a.NotLeader = true
@@ -176,3 +215,10 @@ func (g *Groups) answerMeta(conn net.Conn) {
 	}
 	json.NewEncoder(conn).Encode(a)
 }
+
+// notSentError is a node connection that could not be opened: nothing
+// was sent.
+type notSentError struct{ err error }
+
+func (e *notSentError) Error() string { return e.err.Error() }
+func (e *notSentError) Unwrap() error { return e.err }

@@ -40,8 +40,8 @@ import (
 
 // Timing of the steps.
 const (
-	moveTick     = 50 * time.Millisecond
-	stepTimeout  = 30 * time.Second
+	moveTick      = 50 * time.Millisecond
+	stepTimeout   = 30 * time.Second
 	exportTimeout = 30 * time.Second
 	// installEntryBytes bounds one install entry (one account may exceed
 	// it, alone in its entry).

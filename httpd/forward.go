@@ -139,7 +139,7 @@ type forwarder struct {
 	cluster Cluster
 	// route names the account a request acts on, for a ShardedCluster
 	// (routing.go); nil names none.
-	route func(ctx *fasthttp.RequestCtx) string
+	route   func(ctx *fasthttp.RequestCtx) string
 	trusted []*net.IPNet // for the client IP a forwarded request names
 	// timeout replaces forwardTimeout when set (tests).
 	timeout time.Duration

@@ -166,8 +166,8 @@ func (s *Server) mcpCaller(ctx *fasthttp.RequestCtx) (*auth.TokenInfo, error) {
 	}
 	view := res.Body.(actors.AuthView)
 	return &auth.TokenInfo{
-		UserID:     cred.AccountID + "." + cred.ID,
-		Scopes:     []string{view.Capability.String()},
+		UserID: cred.AccountID + "." + cred.ID,
+		Scopes: []string{view.Capability.String()},
 		// The SDK checks this against the wall clock, whatever clock
 		// the server was given.
 		Expiration: time.Now().Add(requestTimeout),

@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -17,7 +18,8 @@ import (
 // sends the request to a node that refuses it.
 
 // RouteMeta is the routing key of a request that the meta group's leader
-// must serve (a slot's move). No account ID can be it: IDs are base32.
+// must serve (a slot's move, a membership change). No account ID can be
+// it: IDs are base32.
 const RouteMeta = "#meta"
 
 // RouteGroup is the routing key of a request that group's leader must
@@ -37,6 +39,9 @@ func ParseRouteGroup(key string) (int, bool) {
 // routingAccount is the account the request acts on, or "" when it names
 // none (the leader of a group picked at random serves it), or RouteMeta.
 func (s *Server) routingAccount(ctx *fasthttp.RequestCtx) string {
+	if bytes.HasPrefix(ctx.Path(), []byte(adminPrefix+"/cluster/nodes")) {
+		return RouteMeta // a sharded cluster's membership changes start on the meta leader
+	}
 	switch string(ctx.Path()) {
 	case slotMovePath:
 		return RouteMeta

@@ -75,7 +75,9 @@ type placingStore struct {
 	served string // the first characters of the IDs this node serves
 }
 
-func (p placingStore) Serves(account string) bool { return strings.ContainsRune(p.served, rune(account[0])) }
+func (p placingStore) Serves(account string) bool {
+	return strings.ContainsRune(p.served, rune(account[0]))
+}
 
 // TestNewAccountsLandWhereTheNodeServes: on a sharded node, a new
 // account's ID is drawn until it falls in a group this node leads, so the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -938,19 +939,24 @@ func ftReadRound(t *testing.T, checker *ftClient, reg *ftRegister, when string, 
 	return round
 }
 
-// ftAwaitBalanced waits until each node of a sharded cluster leads one
-// group.
+// ftAwaitBalanced waits until the group leaders of a sharded cluster are
+// spread over its nodes as the nodes spread them themselves: every group
+// led, and no node leading two groups more than another.
 func ftAwaitBalanced(t *testing.T, nodes []*server) {
 	t.Helper()
 	hc := ftHTTPClient()
 	deadline := time.Now().Add(ftConvergeTimeout)
 	for {
 		st, err := ftStatus(hc, nodes[0])
-		leaders := map[string]bool{}
-		for _, g := range st.Groups {
-			leaders[g.Leader] = true
+		led := map[string]int{}
+		for i := range nodes {
+			led[fmt.Sprintf("n%d", i+1)] = 0
 		}
-		if err == nil && len(leaders) == len(nodes) && !leaders[""] {
+		for _, g := range st.Groups {
+			led[g.Leader]++
+		}
+		counts := slices.Collect(maps.Values(led))
+		if err == nil && len(st.Groups) > 0 && led[""] == 0 && slices.Max(counts)-slices.Min(counts) <= 1 {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -3,6 +3,7 @@ package system_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,15 +17,17 @@ import (
 type groupsStatus struct {
 	NodeID string `json:"node_id"`
 	Meta   struct {
-		Groups int    `json:"groups"`
-		Leader string `json:"leader"`
+		Groups int      `json:"groups"`
+		Leader string   `json:"leader"`
+		Nodes  []member `json:"nodes"`
 	} `json:"meta"`
 	Groups []struct {
-		Group    int    `json:"group"`
-		Slots    int    `json:"slots"`
-		Leader   string `json:"leader"`
-		Accounts int    `json:"accounts"`
-		Term     uint64 `json:"term"`
+		Group    int      `json:"group"`
+		Slots    int      `json:"slots"`
+		Leader   string   `json:"leader"`
+		Accounts int      `json:"accounts"`
+		Term     uint64   `json:"term"`
+		Nodes    []member `json:"nodes"`
 	} `json:"groups"`
 }
 
@@ -442,4 +445,87 @@ func TestSiteOnAShardedClusterInABrowser(t *testing.T) {
 		}
 	}
 	b.assertNoConsoleErrors()
+}
+
+// TestShardedClusterReplacesANode: a node joins a sharded cluster (started
+// with --join and the same --groups, added through any node's admin API),
+// becomes a voter of every group and of the meta group once it has caught
+// up; a dead node is then removed from them all, and the cluster of the
+// new node and the two others serves every account.
+func TestShardedClusterReplacesANode(t *testing.T) {
+	nodes := startCluster(t, 3, "--groups", "2")
+	ftAwaitBalanced(t, nodes)
+	type owned struct{ key, card string }
+	var accounts []owned
+	for i := range 6 {
+		via := nodes[i%3]
+		a := via.createAccount(t, "base")
+		key := via.createKey(t, a, "write")
+		r := do(t, "POST", via.URL+"/v1/portfolio/cards", key, map[string]any{"address": addressFor(0)}, "Idempotency-Key", fmt.Sprintf("replace-a-node-card-%d", i))
+		expect(t, r, http.StatusCreated, "")
+		accounts = append(accounts, owned{key, r.JSON(t)["card"].(map[string]any)["id"].(string)})
+	}
+
+	n4 := &server{t: t, Dir: t.TempDir(), AdminToken: "replace-admin-token-4"}
+	n4.httpAddr, n4.adminAddr, n4.raftAddr = freeAddr(t), freeAddr(t), freeAddr(t)
+	n4.URL, n4.AdminURL = "http://"+n4.httpAddr, "http://"+n4.adminAddr
+	n4.extra = []string{"--node-id", "n4", "--join", "--groups", "2"}
+	n4.launch(n4.extra...)
+	t.Cleanup(n4.stop)
+	r := do(t, "POST", nodes[1].AdminURL+"/admin/v1/cluster/nodes", nodes[1].AdminToken, map[string]any{"id": "n4", "raft_addr": n4.raftAddr})
+	expect(t, r, http.StatusOK, "")
+	if got := r.JSON(t)["suffrage"]; got != "nonvoter" {
+		t.Fatalf("added n4 as %v, want a non-voter until it has caught up", got)
+	}
+	votes := func(st groupsStatus, id string) bool {
+		for _, members := range append([][]member{st.Meta.Nodes}, groupMembers(st)...) {
+			if !slices.ContainsFunc(members, func(m member) bool { return m.ID == id && m.Suffrage == "voter" }) {
+				return false
+			}
+		}
+		return true
+	}
+	eventually(t, "n4 votes in every group", func() error {
+		if st := groupsStatusOf(t, nodes[0]); !votes(st, "n4") {
+			return fmt.Errorf("meta %+v, groups %+v", st.Meta.Nodes, groupMembers(st))
+		}
+		return nil
+	})
+
+	nodes[0].kill()
+	expect(t, retry503(t, func() response {
+		return do(t, "DELETE", nodes[2].AdminURL+"/admin/v1/cluster/nodes/n1", nodes[2].AdminToken, nil)
+	}), http.StatusNoContent, "")
+	eventually(t, "n1 is gone from every group", func() error {
+		st := groupsStatusOf(t, n4)
+		for _, members := range append([][]member{st.Meta.Nodes}, groupMembers(st)...) {
+			if slices.ContainsFunc(members, func(m member) bool { return m.ID == "n1" }) || len(members) != 3 {
+				return fmt.Errorf("meta %+v, groups %+v", st.Meta.Nodes, groupMembers(st))
+			}
+		}
+		return nil
+	})
+	for _, a := range accounts {
+		r := retry503(t, func() response { return do(t, "GET", n4.URL+"/v1/portfolio/cards/"+a.card, a.key, nil) })
+		expect(t, r, http.StatusOK, "")
+		w := retry503(t, func() response {
+			return do(t, "POST", nodes[1].URL+"/v1/portfolio/cards", a.key, map[string]any{"address": addressFor(1)}, "Idempotency-Key", "replace-a-node-after-"+a.card)
+		})
+		expect(t, w, http.StatusCreated, "")
+	}
+}
+
+// member is one member of a group as the sharded status shows it.
+type member struct {
+	ID       string `json:"id"`
+	Suffrage string `json:"suffrage"`
+}
+
+// groupMembers lists every data group's members.
+func groupMembers(st groupsStatus) [][]member {
+	var all [][]member
+	for _, g := range st.Groups {
+		all = append(all, g.Nodes)
+	}
+	return all
 }

@@ -48,16 +48,25 @@ func (s groupsStore) Status() (any, error) { return s.groups.Status() }
 func (s groupsStore) Snapshot() error      { return translate(s.groups.Snapshot()) }
 func (s groupsStore) Ready() bool          { return s.groups.Ready() }
 
-// errUnshardedOnly answers the admin operations that act on one group's
-// membership or whole state, which a sharded cluster does not offer yet.
-func errUnshardedOnly(what string) error {
-	return actors.Errorf(actors.CodeValidation, "%s is not available on a sharded cluster (--groups) yet", what)
+// AddNode adds a node to every group (the edge forwarded the request to
+// the meta group's leader).
+func (s groupsStore) AddNode(id, raftAddr string) (any, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), membershipTimeout)
+	defer cancel()
+	added, err := s.groups.AddNode(ctx, id, raftAddr)
+	return added, translate(err)
 }
 
-func (s groupsStore) AddNode(string, string) (any, error) {
-	return nil, errUnshardedOnly("adding a node")
+// RemoveServer removes a node from every group.
+func (s groupsStore) RemoveServer(id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), membershipTimeout)
+	defer cancel()
+	return translate(s.groups.RemoveServer(ctx, id))
 }
-func (s groupsStore) RemoveServer(string) error { return errUnshardedOnly("removing a node") }
+
+// membershipTimeout bounds a membership change across every group.
+const membershipTimeout = time.Minute
+
 func (s groupsStore) TransferLeadership(string) error {
 	return actors.Errorf(actors.CodeValidation, `a sharded cluster (--groups) hands over one group's leadership at a time: send {"group": N}`)
 }
@@ -80,7 +89,11 @@ func (s groupsStore) Backup(w io.Writer) error {
 	}
 	return translate(err)
 }
-func (s groupsStore) Restore(string) error { return errUnshardedOnly("a restore") }
+
+// Restore is refused: a backup restores into a new cluster of one group.
+func (s groupsStore) Restore(string) error {
+	return actors.Errorf(actors.CodeValidation, "restoring is not available on a sharded cluster (--groups) yet; restore the backup into a new cluster of one group")
+}
 
 // For is the leadership of account's group; "" gets a group at random.
 func (s groupsStore) For(account string) httpd.Leadership {

@@ -328,6 +328,8 @@ type MetaStatus struct {
 	Moves map[Slot]Move `json:"moves,omitempty"`
 	// Nodes are the meta group's members.
 	Nodes []ServerStatus `json:"nodes"`
+	// Draining are the nodes handing over every group they lead.
+	Draining []string `json:"draining,omitempty"`
 }
 
 // GroupsStatus is every group of a sharded cluster as this node sees it.
@@ -354,7 +356,7 @@ func (g *Groups) Status() (GroupsStatus, error) {
 	d, known := g.meta.directory()
 	var counts []int
 	if known {
-		s.Meta.Groups, s.Meta.Moves, counts = d.Groups, d.Moves, d.Counts()
+		s.Meta.Groups, s.Meta.Moves, s.Meta.Draining, counts = d.Groups, d.Moves, d.Draining, d.Counts()
 	}
 	for id, n := range g.nodes {
 		st, err := n.Status()

@@ -131,6 +131,23 @@ func (c *shardedCluster) awaitLeader(g int) *shardedMember {
 	return leader
 }
 
+// metaLeader waits for a running member to lead the meta group and
+// returns it.
+func (c *shardedCluster) metaLeader() *shardedMember {
+	c.t.Helper()
+	var meta *shardedMember
+	c.eventually("a meta leader", func() error {
+		for _, m := range c.running() {
+			if leads, _, _ := m.groups.MetaLeader(); leads {
+				meta = m
+				return nil
+			}
+		}
+		return errors.New("none")
+	})
+	return meta
+}
+
 // spreadLeaders moves the leadership of group g to member g mod 3.
 func (c *shardedCluster) spreadLeaders() {
 	c.t.Helper()
@@ -445,4 +462,50 @@ func TestShardedBackupRestoresIntoOneGroup(t *testing.T) {
 	if err := meta.groups.Backup(io.Discard); !errors.Is(err, ErrSlotMoving) {
 		t.Errorf("a backup during a move: %v", err)
 	}
+}
+
+// TestShardedDrainMovesEveryLeadershipOff: a draining node hands over
+// every group it leads and is handed none, through balancing passes,
+// until the drain ends; then it gets its share back.
+func TestShardedDrainMovesEveryLeadershipOff(t *testing.T) {
+	c := startSharded(t, 3)
+	c.spreadLeaders() // n1 leads group 0
+	meta := c.metaLeader()
+	if err := meta.groups.Drain("nobody", true); !errors.Is(err, ErrUnknownServer) {
+		t.Fatalf("draining an unknown node: %v", err)
+	}
+	if err := meta.groups.Drain("n1", true); err != nil {
+		t.Fatal(err)
+	}
+	ledBy := func(id string) int {
+		n := 0
+		for g := range c.count {
+			if c.awaitLeader(g).id == id {
+				n++
+			}
+		}
+		return n
+	}
+	c.eventually("n1 leads nothing", func() error {
+		if n := ledBy("n1"); n != 0 {
+			return fmt.Errorf("n1 leads %d groups", n)
+		}
+		return nil
+	})
+	time.Sleep(2*balanceEvery + balanceEvery/2) // two balancing passes
+	if n := ledBy("n1"); n != 0 {
+		t.Fatalf("a draining node was handed %d groups back", n)
+	}
+	if d, _ := c.members[1].groups.Directory(); !slices.Equal(d.Draining, []string{"n1"}) {
+		t.Fatalf("the directory's draining nodes: %v", d.Draining)
+	}
+	if err := meta.groups.Drain("n1", false); err != nil {
+		t.Fatal(err)
+	}
+	c.eventually("n1 leads again", func() error {
+		if n := ledBy("n1"); n == 0 {
+			return errors.New("n1 leads nothing")
+		}
+		return nil
+	})
 }

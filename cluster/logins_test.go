@@ -91,16 +91,7 @@ func TestShardedLoginsAreUniqueAcrossGroups(t *testing.T) {
 // login once it is old.
 func TestShardedStaleLoginReservationIsTakenOver(t *testing.T) {
 	c := startSharded(t, 2)
-	var meta *shardedMember
-	c.eventually("a meta leader", func() error {
-		for _, m := range c.running() {
-			if leads, _, _ := m.groups.MetaLeader(); leads {
-				meta = m
-				return nil
-			}
-		}
-		return fmt.Errorf("none")
-	})
+	meta := c.metaLeader()
 	ctx := context.Background()
 	fresh := metaCommand{Op: "reserve_login", Login: "fresh.login", Account: "lost-1", At: time.Now().UnixNano()}
 	old := metaCommand{Op: "reserve_login", Login: "old.login", Account: "lost-2", At: time.Now().Add(-2 * loginReservationTTL).UnixNano()}

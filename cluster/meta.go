@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -96,6 +97,8 @@ func (f *metaFSM) Apply(l *raft.Log) any {
 		return f.flip(c.Slot, c.Move)
 	case "reserve_login", "release_login", "settle_logins":
 		return f.logins.apply(c)
+	case "drain", "undrain":
+		return f.drain(c.NodeID, c.Op == "drain")
 	}
 	panic(fmt.Sprintf("cluster: meta log entry %d has op %q, stopping rather than diverge", l.Index, c.Op))
 }
@@ -145,6 +148,27 @@ func (f *metaFSM) flip(s Slot, id uint64) error {
 	d := cur.clone()
 	d.Slots[s] = uint16(m.To)
 	delete(d.Moves, s)
+	f.dir.Store(&d)
+	return nil
+}
+
+// drain adds the node id to the directory's draining nodes, or takes it
+// out.
+func (f *metaFSM) drain(id string, on bool) error {
+	cur := f.dir.Load()
+	if cur == nil {
+		return ErrNoDirectory
+	}
+	d := cur.clone()
+	i, found := slices.BinarySearch(d.Draining, id)
+	switch {
+	case on && !found:
+		d.Draining = slices.Insert(d.Draining, i, id)
+	case !on && found:
+		d.Draining = slices.Delete(d.Draining, i, i+1)
+	default:
+		return nil
+	}
 	f.dir.Store(&d)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 )
 
 // Placement of accounts on raft groups (SCALE.md, "Placement"). An account
@@ -38,6 +39,14 @@ type Directory struct {
 	// Moves are the slots moving to another group (slotmove.go); a slot
 	// stays in its group until its move flips it.
 	Moves map[Slot]Move `json:"moves,omitempty"`
+	// Draining are the nodes that lead no group (balance.go), sorted.
+	Draining []string `json:"draining,omitempty"`
+}
+
+// draining reports whether the node id is draining.
+func (d Directory) draining(id string) bool {
+	_, found := slices.BinarySearch(d.Draining, id)
+	return found
 }
 
 // Move is one slot's move between groups.
@@ -52,7 +61,7 @@ type Move struct {
 
 // clone is a copy of d that shares nothing with it.
 func (d Directory) clone() Directory {
-	c := Directory{Groups: d.Groups, Slots: append([]uint16(nil), d.Slots...)}
+	c := Directory{Groups: d.Groups, Slots: append([]uint16(nil), d.Slots...), Draining: slices.Clone(d.Draining)}
 	if len(d.Moves) > 0 {
 		c.Moves = make(map[Slot]Move, len(d.Moves))
 		for s, m := range d.Moves {
@@ -97,6 +106,9 @@ func (d Directory) check() error {
 		if int(g) >= d.Groups {
 			return fmt.Errorf("cluster: directory puts slot %d in group %d of %d", s, g, d.Groups)
 		}
+	}
+	if !slices.IsSorted(d.Draining) {
+		return fmt.Errorf("cluster: a directory whose draining nodes are out of order: %v", d.Draining)
 	}
 	for s, m := range d.Moves {
 		if int(s) >= SlotCount || m.From != int(d.Slots[s]) || m.To == m.From || m.To < 0 || m.To >= d.Groups {

@@ -34,6 +34,7 @@ func (s *Server) registerAdmin(r routeAdder) {
 	}))
 	r.POST(adminPrefix+"/cluster/transfer", handle(s.transferLeadership))
 	r.POST(slotMovePath, handle(s.moveSlot))
+	r.POST(drainPath, handle(s.drain))
 	r.GET(adminPrefix+"/backup", handle(s.backup))
 	r.POST(adminPrefix+"/restore", handle(s.restore))
 	r.POST(adminPrefix+"/snapshot", handle(func(ctx *fasthttp.RequestCtx) error {

@@ -52,3 +52,37 @@ func (s *Server) moveSlot(ctx *fasthttp.RequestCtx) error {
 	writeJSON(ctx, fasthttp.StatusAccepted, move)
 	return nil
 }
+
+// Draining a node of a sharded cluster before it is restarted:
+// POST /admin/v1/cluster/drain with {"id": ID} hands over every group the
+// node leads and keeps it from leading any, {"id": ID, "drain": false}
+// ends that. The meta group's leader serves it (RouteMeta).
+const drainPath = adminPrefix + "/cluster/drain"
+
+// Drainer is what a sharded node's Operator adds: draining a node.
+type Drainer interface {
+	Drain(id string, on bool) error
+}
+
+func (s *Server) drain(ctx *fasthttp.RequestCtx) error {
+	var req struct {
+		ID    *string `json:"id"`
+		Drain *bool   `json:"drain"`
+	}
+	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
+		return err
+	}
+	if req.ID == nil || *req.ID == "" {
+		return actors.Errorf(actors.CodeValidation, `send {"id": ID} to drain a node, {"id": ID, "drain": false} to end it`)
+	}
+	drainer, sharded := s.op.(Drainer)
+	if !sharded {
+		return actors.Errorf(actors.CodeValidation, "this cluster has one raft group: move its leadership with POST /admin/v1/cluster/transfer")
+	}
+	on := req.Drain == nil || *req.Drain
+	if err := drainer.Drain(*req.ID, on); err != nil {
+		return storeError(err)
+	}
+	writeJSON(ctx, fasthttp.StatusOK, map[string]any{"id": *req.ID, "draining": on})
+	return nil
+}

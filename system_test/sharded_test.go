@@ -388,7 +388,8 @@ func TestShardedSlotMovesOverHTTP(t *testing.T) {
 }
 
 // TestSlotMovesNeedAShardedCluster: a cluster of one group has no slots to
-// move, and says so; a move names a slot or an account, and a group.
+// move and no group leaderships to drain, and says so; a move names a slot
+// or an account, and a group.
 func TestSlotMovesNeedAShardedCluster(t *testing.T) {
 	s := startServer(t)
 	for _, body := range []map[string]any{{"slot": 1, "to": 1}, {"to": 1}, {"slot": 1, "account": "x", "to": 1}} {
@@ -397,6 +398,13 @@ func TestSlotMovesNeedAShardedCluster(t *testing.T) {
 	}
 	if r := do(t, "POST", s.AdminURL+"/admin/v1/cluster/slots/move", s.AdminToken, map[string]any{"slot": 1, "to": 1}); !strings.Contains(string(r.Body), "--groups") {
 		t.Errorf("the refusal does not say what is needed: %s", r.Body)
+	}
+	// Draining is for sharded clusters too; one group moves its leadership
+	// with a transfer.
+	r := do(t, "POST", s.AdminURL+"/admin/v1/cluster/drain", s.AdminToken, map[string]any{"id": "node1"})
+	expect(t, r, http.StatusUnprocessableEntity, "VALIDATION")
+	if !strings.Contains(string(r.Body), "/admin/v1/cluster/transfer") {
+		t.Errorf("the refusal does not say what to do instead: %s", r.Body)
 	}
 }
 
@@ -450,8 +458,9 @@ func TestSiteOnAShardedClusterInABrowser(t *testing.T) {
 // TestShardedClusterReplacesANode: a node joins a sharded cluster (started
 // with --join and the same --groups, added through any node's admin API),
 // becomes a voter of every group and of the meta group once it has caught
-// up; a dead node is then removed from them all, and the cluster of the
-// new node and the two others serves every account.
+// up; an old node is drained, so that killing it costs no election, and
+// removed from every group, and the cluster of the new node and the two
+// others serves every account.
 func TestShardedClusterReplacesANode(t *testing.T) {
 	nodes := startCluster(t, 3, "--groups", "2")
 	ftAwaitBalanced(t, nodes)
@@ -492,10 +501,30 @@ func TestShardedClusterReplacesANode(t *testing.T) {
 		return nil
 	})
 
+	// Drained first, n1 leads nothing when it is killed: no group elects.
+	r = do(t, "POST", nodes[2].AdminURL+"/admin/v1/cluster/drain", nodes[2].AdminToken, map[string]any{"id": "n1"})
+	expect(t, r, http.StatusOK, "")
+	var terms []uint64
+	eventually(t, "n1 leads no group", func() error {
+		st := groupsStatusOf(t, nodes[1])
+		terms = terms[:0]
+		for _, g := range st.Groups {
+			if g.Leader == "n1" || g.Leader == "" {
+				return fmt.Errorf("group %d led by %q", g.Group, g.Leader)
+			}
+			terms = append(terms, g.Term)
+		}
+		return nil
+	})
 	nodes[0].kill()
 	expect(t, retry503(t, func() response {
 		return do(t, "DELETE", nodes[2].AdminURL+"/admin/v1/cluster/nodes/n1", nodes[2].AdminToken, nil)
 	}), http.StatusNoContent, "")
+	for i, g := range groupsStatusOf(t, nodes[1]).Groups {
+		if g.Term != terms[i] {
+			t.Errorf("group %d elected again (term %d, was %d) though the node killed led nothing", g.Group, g.Term, terms[i])
+		}
+	}
 	eventually(t, "n1 is gone from every group", func() error {
 		st := groupsStatusOf(t, n4)
 		for _, members := range append([][]member{st.Meta.Nodes}, groupMembers(st)...) {

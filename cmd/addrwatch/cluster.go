@@ -143,6 +143,44 @@ meta group's leader.`,
 	},
 }
 
+var clusterDrainCommand = &command{
+	words:   []string{"cluster", "drain"},
+	args:    []string{"ID"},
+	summary: "move every group's leadership off a node (sharded clusters)",
+	details: `On a cluster started with --groups, have the node ID hand over every group
+it leads and lead none until told otherwise (POST /admin/v1/cluster/drain):
+do it before restarting the node, so that none of its groups has to elect a
+new leader. --undo ends it; the node then gets its share of the groups back.
+'addrwatch cluster status' lists the draining nodes under meta.draining.`,
+	example: "addrwatch cluster drain n2",
+	api:     adminAPI,
+	define: func(fs *flag.FlagSet) action {
+		undo := fs.Bool("undo", false, "end the drain")
+		return func(ctx context.Context, a *app, args []string) error {
+			if err := checkID("ID", args[0]); err != nil {
+				return err
+			}
+			c, err := a.adminClient()
+			if err != nil {
+				return err
+			}
+			body, err := c.do(ctx, http.MethodPost, "/admin/v1/cluster/drain", map[string]any{"id": args[0], "drain": !*undo})
+			if err != nil {
+				return err
+			}
+			if a.globals.json {
+				return printRaw(a.stdout, body)
+			}
+			if *undo {
+				_, err = fmt.Fprintf(a.stdout, "%s is no longer draining\n", args[0])
+			} else {
+				_, err = fmt.Fprintf(a.stdout, "%s is draining: it hands over the groups it leads\n", args[0])
+			}
+			return err
+		}
+	},
+}
+
 var clusterSnapshotCommand = &command{
 	words:   []string{"cluster", "snapshot"},
 	summary: "take a raft snapshot now",

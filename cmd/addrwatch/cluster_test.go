@@ -401,3 +401,21 @@ func TestClusterTransferGroup(t *testing.T) {
 	}
 	assertJSONEqual(t, s.admin.only(t).body, `{"id":"n2","group":1}`)
 }
+
+func TestClusterDrain(t *testing.T) {
+	for args, want := range map[string]string{"": `{"id":"n2","drain":true}`, "--undo": `{"id":"n2","drain":false}`} {
+		s := newServers(t, 200, `{"id":"n2","draining":true}`)
+		cmd := []string{"cluster", "drain", "n2"}
+		if args != "" {
+			cmd = append(cmd, args)
+		}
+		if got := runCLI(t, s.env, cmd...); got.code != 0 || !strings.HasPrefix(got.stdout, "n2 ") {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q", cmd, got.code, got.stdout, got.stderr)
+		}
+		req := s.admin.only(t)
+		if req.path != "/admin/v1/cluster/drain" {
+			t.Fatalf("sent %s %s", req.method, req.path)
+		}
+		assertJSONEqual(t, req.body, want)
+	}
+}

@@ -54,6 +54,7 @@ var commands = []*command{
 	clusterRemoveCommand,
 	clusterTransferCommand,
 	clusterMoveSlotCommand,
+	clusterDrainCommand,
 	clusterSnapshotCommand,
 	clusterBackupCommand,
 	clusterRestoreCommand,

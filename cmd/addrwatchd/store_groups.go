@@ -29,6 +29,7 @@ var (
 	_ httpd.AccountPlacement = groupsStore{}
 	_ httpd.SlotMover        = groupsStore{}
 	_ httpd.GroupTransferer  = groupsStore{}
+	_ httpd.Drainer          = groupsStore{}
 )
 
 func (s groupsStore) Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
@@ -187,6 +188,10 @@ type slotMoveView struct {
 	From int    `json:"from"`
 	To   int    `json:"to"`
 }
+
+// Drain marks a node as draining, or no longer (the edge forwarded the
+// request to the meta leader).
+func (s groupsStore) Drain(id string, on bool) error { return translate(s.groups.Drain(id, on)) }
 
 // metaLeadership is the meta group's leadership on this node.
 type metaLeadership struct{ groups *cluster.Groups }

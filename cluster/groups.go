@@ -77,6 +77,7 @@ func OpenGroups(cfg Config, groups int) (*Groups, error) {
 		return nil, err
 	}
 	go g.serveMeta(conns.mux.streams[streamMeta])
+	go g.serveRestores(conns.mux.streams[streamRestore])
 	for id := range groups {
 		gc := cfg
 		gc.group, gc.shared = uint16(id), conns

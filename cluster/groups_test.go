@@ -509,3 +509,58 @@ func TestShardedDrainMovesEveryLeadershipOff(t *testing.T) {
 		return nil
 	})
 }
+
+// TestShardedRestoreFromAOneGroupBackup: a one-group cluster's backup
+// restores into a sharded one: each account lands in the group the
+// directory gives it, on every node, the logins table follows the
+// accounts', and what the sharded cluster held before is replaced.
+func TestShardedRestoreFromAOneGroupBackup(t *testing.T) {
+	one := startNode(t, t.TempDir(), freeRaftAddr(t))
+	var ids []string
+	for i := range 12 {
+		id := fmt.Sprintf("restored-%02d", i)
+		cmd := createAccount(id)
+		if i == 0 {
+			cmd.Payload.(*actors.CreateAccount).Login = "restored.owner"
+		}
+		mustSucceed(t, one.propose(cmd), 201)
+		ids = append(ids, id)
+	}
+	var backup bytes.Buffer
+	if err := one.node.Backup(&backup); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "backup.snap")
+	if err := os.WriteFile(path, backup.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	c := startSharded(t, 2)
+	c.spreadLeaders() // so the meta leader leads at most one group: the other's part goes over a node connection
+	mustSucceed(t, c.propose(withLogin("before-restore", "old.owner")), 201)
+	meta := c.metaLeader()
+	if err := meta.groups.RestoreFile(path); err != nil {
+		t.Fatal(err)
+	}
+	c.eventually("every node holds the restored accounts where the directory puts them", func() error {
+		for _, m := range c.running() {
+			for _, id := range ids {
+				g, _ := m.groups.GroupOf(id)
+				if !m.groups.Accounts(g).Has(id) || m.groups.Accounts(1-g).Has(id) {
+					return fmt.Errorf("%s: %s not (only) in group %d", m.id, id, g)
+				}
+			}
+			if g, _ := m.groups.GroupOf("before-restore"); m.groups.Accounts(g).Has("before-restore") {
+				return fmt.Errorf("%s still holds an account the restore replaced", m.id)
+			}
+		}
+		return nil
+	})
+	for _, id := range ids {
+		mustSucceed(t, c.query(id), 200)
+	}
+	if id, found := meta.groups.AccountForLogin("RESTORED.owner"); !found || id != ids[0] {
+		t.Fatalf("the restored login names %q %v", id, found)
+	}
+	mustSucceed(t, c.propose(withLogin("after-restore", "old.owner")), 201) // the replaced account's login is free
+}

@@ -54,6 +54,8 @@ type metaCommand struct {
 	Group    int    `json:"group,omitempty"`
 	NodeID   string `json:"node_id,omitempty"`
 	RaftAddr string `json:"raft_addr,omitempty"`
+	// Logins is the whole table of a "reset_logins" (a restore's).
+	Logins map[string]loginReservation `json:"logins,omitempty"`
 }
 
 // metaFSM applies the meta group's log.
@@ -97,6 +99,9 @@ func (f *metaFSM) Apply(l *raft.Log) any {
 		return f.flip(c.Slot, c.Move)
 	case "reserve_login", "release_login", "settle_logins":
 		return f.logins.apply(c)
+	case "reset_logins":
+		f.logins.restore(c.Logins)
+		return nil
 	case "drain", "undrain":
 		return f.drain(c.NodeID, c.Op == "drain")
 	}

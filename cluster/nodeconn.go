@@ -49,6 +49,10 @@ const (
 	// streamMeta carries one proposal to the meta group's leader, from a
 	// node of a sharded cluster that does not lead it (meta_rpc.go).
 	streamMeta stream = 'M'
+	// streamRestore carries one group's part of a restore to that group's
+	// leader, from the meta leader of a sharded cluster
+	// (groups_restore.go).
+	streamRestore stream = 'S'
 	// streamGroup is raft's RPCs of one group of a sharded cluster
 	// (groups.go): two more bytes, big endian, name the group. Group 0
 	// keeps streamRaft, so a cluster of one group speaks as before.
@@ -111,7 +115,7 @@ func listenNodes(addr string, advertise net.Addr, nodeTLS *NodeTLS, log *slog.Lo
 	if nodeTLS != nil {
 		m.tls = nodeTLS.server
 	}
-	for _, s := range []stream{streamRaft, streamPublic, streamAdmin, streamFrames, streamVersion, streamMeta} {
+	for _, s := range []stream{streamRaft, streamPublic, streamAdmin, streamFrames, streamVersion, streamMeta, streamRestore} {
 		m.streams[s] = newStreamListener(advertise)
 	}
 	go m.serve()

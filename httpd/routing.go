@@ -43,7 +43,7 @@ func (s *Server) routingAccount(ctx *fasthttp.RequestCtx) string {
 		return RouteMeta // a sharded cluster's membership changes start on the meta leader
 	}
 	switch string(ctx.Path()) {
-	case slotMovePath, drainPath:
+	case slotMovePath, drainPath, adminPrefix + "/restore":
 		return RouteMeta
 	case adminPrefix + "/cluster/transfer":
 		var in struct {

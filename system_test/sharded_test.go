@@ -384,6 +384,19 @@ func TestShardedSlotMovesOverHTTP(t *testing.T) {
 	if got := r.JSON(t)["card"].(map[string]any)["name"]; got != acked {
 		t.Errorf("the restored card is named %q, want %q", got, acked)
 	}
+	// And back into the sharded cluster, through any node: a write made
+	// since is undone.
+	expect(t, retry503(t, func() response {
+		return do(t, "PATCH", nodes[0].URL+path, key, map[string]any{"expected_version": version, "name": "after the backup"})
+	}), http.StatusOK, "")
+	expect(t, do(t, "POST", nodes[2].AdminURL+"/admin/v1/restore", nodes[2].AdminToken, backup.Body), http.StatusOK, "")
+	for _, s := range nodes {
+		r := retry503(t, func() response { return do(t, "GET", s.URL+path, key, nil) })
+		expect(t, r, http.StatusOK, "")
+		if got := r.JSON(t)["card"].(map[string]any)["name"]; got != acked {
+			t.Errorf("through %s after the restore the card is named %q, want %q", s.URL, got, acked)
+		}
+	}
 	t.Logf("last acknowledged write %q; %d writes refused with 503 during the move and retried", acked, retried)
 }
 

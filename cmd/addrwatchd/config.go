@@ -119,7 +119,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if err != nil {
 		return c, fmt.Errorf("ADDRWATCH_GROUPS: %q is not a number", env("groups", ""))
 	}
-	fs.IntVar(&c.Groups, "groups", groupsDefault, fmt.Sprintf("experimental, for a NEW cluster only: shard accounts over this many raft groups (1 to %d), every node running every group, each group led and failed over on its own; every node needs the same value. --demo and restores are not available with more than one group yet (cluster/SCALE.md)", cluster.MaxGroups))
+	fs.IntVar(&c.Groups, "groups", groupsDefault, fmt.Sprintf("experimental, for a NEW cluster only: shard accounts over this many raft groups (1 to %d), every node running every group, each group led and failed over on its own; every node needs the same value. --demo is not available with more than one group yet (cluster/SCALE.md)", cluster.MaxGroups))
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -91,9 +91,14 @@ func (s groupsStore) Backup(w io.Writer) error {
 	return translate(err)
 }
 
-// Restore is refused: a backup restores into a new cluster of one group.
-func (s groupsStore) Restore(string) error {
-	return actors.Errorf(actors.CodeValidation, "restoring is not available on a sharded cluster (--groups) yet; restore the backup into a new cluster of one group")
+// Restore restores a backup into every group (the edge forwarded the
+// request to the meta leader).
+func (s groupsStore) Restore(path string) error {
+	err := s.groups.RestoreFile(path)
+	if errors.Is(err, cluster.ErrSlotMoving) {
+		return actors.Errorf(actors.CodeConflict, "%v", err)
+	}
+	return translate(err)
 }
 
 // For is the leadership of account's group; "" gets a group at random.

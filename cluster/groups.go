@@ -43,6 +43,9 @@ type Groups struct {
 	nodes    []*Node            // by group ID
 	accounts []*actors.Registry // by group ID
 	done     chan struct{}
+	// Bootstrapped is true when this start found a new data dir and wrote
+	// the initial configuration of the groups.
+	Bootstrapped bool
 	// metaRPCs counts the proposals sent to another node's meta leader.
 	metaRPCs atomic.Int64
 	// holdLeaders, a test's hook, stops this node handing leadership
@@ -94,6 +97,7 @@ func OpenGroups(cfg Config, groups int) (*Groups, error) {
 		}
 		g.nodes, g.accounts = append(g.nodes, n), append(g.accounts, accounts)
 	}
+	g.Bootstrapped = g.nodes[0].Bootstrapped
 	go g.writeDirectory()
 	go g.balanceLeaders()
 	go g.driveMoves()
@@ -296,6 +300,20 @@ func (g *Groups) Ready() bool {
 		}
 	}
 	return true
+}
+
+// WaitForReady waits until Ready or ctx ends.
+func (g *Groups) WaitForReady(ctx context.Context) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for !g.Ready() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
 }
 
 // Snapshot takes a snapshot of every group on this node now.

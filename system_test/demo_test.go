@@ -13,7 +13,13 @@ import (
 // and password sign in, printed again on the next start of the same data
 // dir.
 func TestDemoPrintsAWorkingCurl(t *testing.T) {
-	s := startServer(t, "--demo")
+	t.Run("one group", func(t *testing.T) { testDemoPrintsAWorkingCurl(t) })
+	t.Run("sharded", func(t *testing.T) { testDemoPrintsAWorkingCurl(t, "--groups", "3") })
+}
+
+func testDemoPrintsAWorkingCurl(t *testing.T, extra ...string) {
+	args := append([]string{"--demo"}, extra...)
+	s := startServer(t, args...)
 	curl := regexp.MustCompile(`curl -s -H 'Authorization: Bearer (awk\.[a-z0-9.]+)' (http://\S+)/v1/me`)
 	m := waitForLog(t, s, curl)
 	if m[2] != s.URL {
@@ -42,7 +48,7 @@ func TestDemoPrintsAWorkingCurl(t *testing.T) {
 	expect(t, r, http.StatusCreated, "")
 
 	s.stop()
-	s.start("--demo")
+	s.start(args...)
 	again := waitForLog(t, s, curl)
 	if again[1] != m[1] {
 		t.Fatalf("restart printed a different key")

@@ -119,7 +119,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if err != nil {
 		return c, fmt.Errorf("ADDRWATCH_GROUPS: %q is not a number", env("groups", ""))
 	}
-	fs.IntVar(&c.Groups, "groups", groupsDefault, fmt.Sprintf("experimental, for a NEW cluster only: shard accounts over this many raft groups (1 to %d), every node running every group, each group led and failed over on its own; every node needs the same value. --demo is not available with more than one group yet (cluster/SCALE.md)", cluster.MaxGroups))
+	fs.IntVar(&c.Groups, "groups", groupsDefault, fmt.Sprintf("experimental, for a NEW cluster only: shard accounts over this many raft groups (1 to %d), every node running every group, each group led and failed over on its own; every node needs the same value (cluster/SCALE.md)", cluster.MaxGroups))
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -164,9 +164,6 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	}
 	if c.Groups < 1 || c.Groups > cluster.MaxGroups {
 		return c, fmt.Errorf("--groups must be from 1 to %d, not %d", cluster.MaxGroups, c.Groups)
-	}
-	if c.Groups > 1 && c.Demo {
-		return c, fmt.Errorf("--groups above 1 cannot be used with --demo yet")
 	}
 	if c.PublicTLS, err = checkPublicTLS(publicTLS); err != nil {
 		return c, err

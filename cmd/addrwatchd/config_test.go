@@ -69,7 +69,6 @@ func TestParseConfigRejectsBadValues(t *testing.T) {
 		"raft log":        {"--raft-log", "sqlite"},
 		"no groups":       {"--groups", "0"},
 		"too many groups": {"--groups", "65"},
-		"groups and demo": {"--groups", "3", "--demo"},
 		"unknown flag":    {"--nope"},
 	}
 	for name, args := range cases {

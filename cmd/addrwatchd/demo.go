@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/addrwatch/addrwatch/actors"
-	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
 )
 
@@ -23,11 +22,18 @@ const demoFile = "demo-credentials"
 // demoLogin is the demo account's login on the site.
 const demoLogin = "demo"
 
+// demoNode is what the demo needs of the node: whether this start made
+// a new data dir, and a wait until the cluster serves.
+type demoNode struct {
+	bootstrapped  bool
+	waitForLeader func(context.Context) error
+}
+
 // runDemo creates the demo account on a new data dir, or reprints the
 // saved demo credentials on an existing one.
-func runDemo(ctx context.Context, cfg config, api *httpd.Server, node *cluster.Node, out io.Writer) error {
+func runDemo(ctx context.Context, cfg config, api *httpd.Server, node demoNode, out io.Writer) error {
 	path := filepath.Join(cfg.Data, demoFile)
-	if !node.Bootstrapped {
+	if !node.bootstrapped {
 		b, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("--demo only creates an account on a new data dir, and %s has no saved demo credentials", cfg.Data)
@@ -40,7 +46,7 @@ func runDemo(ctx context.Context, cfg config, api *httpd.Server, node *cluster.N
 	}
 	wait, cancel := context.WithTimeout(ctx, leaderWait)
 	defer cancel()
-	if err := node.WaitForLeader(wait); err != nil {
+	if err := node.waitForLeader(wait); err != nil {
 		return fmt.Errorf("no leader: %w", err)
 	}
 	password := "demo-" + randomHex(8)

@@ -88,7 +88,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	clusterCfg := cluster.Config{NodeID: cfg.NodeID, RaftAddr: cfg.Raft, DataDir: cfg.Data, Peers: cfg.Peers, Logger: logger,
 		TLS: nodeTLS, Dial: nodeDial, Join: cfg.Join, RecoverFromSnapshot: cfg.RecoverFromSnapshot, RaftLog: cfg.RaftLog}
 	var store backend
-	var node *cluster.Node // nil on a sharded node
+	var demo demoNode
 	if cfg.Groups > 1 {
 		groups, err := cluster.OpenGroups(clusterCfg, cfg.Groups)
 		if err != nil {
@@ -96,15 +96,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		defer groups.Close()
 		store = groupsStore{groups: groups}
+		demo = demoNode{bootstrapped: groups.Bootstrapped, waitForLeader: groups.WaitForReady}
 	} else {
 		accounts := actors.NewRegistry(logger)
 		defer accounts.Shutdown()
-		node, err = cluster.Open(clusterCfg, accounts)
+		node, err := cluster.Open(clusterCfg, accounts)
 		if err != nil {
 			return explainOpenError(err)
 		}
 		defer node.Close()
 		store = nodeStore{node: node}
+		demo = demoNode{bootstrapped: node.Bootstrapped, waitForLeader: node.WaitForLeader}
 	}
 
 	upstream, err := chain.OpenUpstream(cfg.Upstream, nil, chain.ClientOptions{})
@@ -140,8 +142,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer shutdown(forwardedAdmin.Server)
 	logger.Info("addrwatchd serving", "http", cfg.HTTP, "https", publicTLS != nil, "admin", cfg.Admin, "raft", cfg.Raft, "node_id", cfg.NodeID, "data", cfg.Data, "groups", max(cfg.Groups, 1))
 
-	if cfg.Demo && node != nil {
-		if err := runDemo(ctx, cfg, api, node, stdout); err != nil {
+	if cfg.Demo {
+		if err := runDemo(ctx, cfg, api, demo, stdout); err != nil {
 			logger.Error("demo setup failed", "err", err)
 		}
 	}

@@ -128,7 +128,8 @@ type ftVariant struct {
 	raftLog string // every node's --raft-log
 	// groups, when set, shards the accounts over that many raft groups
 	// (--groups). The faults then aim at group 0's leader (a transfer
-	// moves group 0), and the final reads go through every node to each
+	// moves group 0), the registers' slots move between groups all along
+	// (ftStartMoves), and the final reads go through every node to each
 	// register's group leader instead of making each node the leader in
 	// turn: with every node leading some group, a node that led them all
 	// would soon hand groups back. That every node holds the same copy
@@ -174,7 +175,12 @@ func testFaultLinearizable(t *testing.T, v ftVariant, duration time.Duration) {
 	rec := &ftRecorder{start: time.Now()}
 	hc := ftHTTPClient()
 	stopLoad := ftStartLoad(t, nodes, regs, rec, hc)
+	stopMoves := func() ftMoves { return ftMoves{} }
+	if v.groups > 0 {
+		stopMoves = ftStartMoves(nodes, regs, v.groups, seed)
+	}
 	faults := ftRunFaults(t, nodes, links, rec, hc, duration, seed, v.groups > 0)
+	moves := stopMoves()
 	stopLoad()
 	st := rec.stats()
 	outage, outageAt := rec.longestWriteOutage()
@@ -182,6 +188,9 @@ func testFaultLinearizable(t *testing.T, v ftVariant, duration time.Duration) {
 	t.Logf("  faults: %d rounds: %d partitions, %d leader kills, %d follower kills, %d leadership transfers (%d into a partition)", faults.rounds, faults.partitions, faults.leaderKills, faults.followerKills, faults.transfers, faults.intoPartition)
 	for _, line := range faults.log {
 		t.Logf("    %s", line)
+	}
+	if v.groups > 0 {
+		t.Logf("  slot moves of the registers' accounts during the faults: %d asked, %d begun (202), %d refused (%s)", moves.asked, moves.begun, moves.asked-moves.begun, moves.refusals())
 	}
 	t.Logf("  writes: %d acknowledged, %d unknown outcome (503/timeout/broken connection), %d stale (409); %d connections refused by a dead node and sent to the next one", st.acked, st.unknown, st.stale, st.refused)
 	t.Logf("  reads: %d answered (%d linearizable), %d failed and dropped", st.reads, st.linearizableReads, st.readsFailed)
@@ -900,6 +909,70 @@ func ftReadOnEveryLeader(t *testing.T, nodes []*server, regs []*ftRegister, rec 
 	}
 	return finals
 }
+
+// ftMoves counts the slot moves a sharded fault test asked for.
+type ftMoves struct {
+	asked, begun int
+	refused      map[int]int // by status
+}
+
+func (m ftMoves) refusals() string {
+	var parts []string
+	for status, n := range m.refused {
+		parts = append(parts, fmt.Sprintf("%d× %d", n, status))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
+}
+
+// ftStartMoves moves the slot of a random register's account to a random
+// group, through a random node, every ftMoveEvery while the faults run,
+// so that moves meet kills and partitions. A move refused (no meta
+// leader, a node down, a slot already there or moving) is counted and
+// left. It returns the function that stops the moves and counts them.
+func ftStartMoves(nodes []*server, regs []*ftRegister, groups int, seed uint64) func() ftMoves {
+	rng := rand.New(rand.NewPCG(seed^0x6d6f7665, seed))
+	hc := &http.Client{Timeout: 10 * time.Second}
+	stop, done := make(chan struct{}), make(chan ftMoves, 1)
+	go func() {
+		m := ftMoves{refused: map[int]int{}}
+		t := time.NewTicker(ftMoveEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				done <- m
+				return
+			case <-t.C:
+			}
+			reg, via := regs[rng.IntN(len(regs))], nodes[rng.IntN(len(nodes))]
+			body, _ := json.Marshal(map[string]any{"account": strings.Split(reg.key, ".")[1], "to": rng.IntN(groups)})
+			req, _ := http.NewRequest("POST", via.AdminURL+"/admin/v1/cluster/slots/move", bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+via.AdminToken)
+			req.Header.Set("Content-Type", "application/json")
+			m.asked++
+			resp, err := hc.Do(req)
+			if err != nil {
+				m.refused[0]++
+				continue
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusAccepted {
+				m.begun++
+			} else {
+				m.refused[resp.StatusCode]++
+			}
+		}
+	}()
+	return func() ftMoves {
+		close(stop)
+		return <-done
+	}
+}
+
+// ftMoveEvery spaces the sharded fault test's slot moves.
+const ftMoveEvery = 1500 * time.Millisecond
 
 // ftReadThroughEveryNode reads every register linearizably through each
 // of the three nodes, as each register's group leader answers, for a

@@ -2,6 +2,7 @@ package httpd
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -140,4 +141,44 @@ func TestForwardingGoesToTheAccountsGroupLeader(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzRoutingAccount: what a client sends decides only where its request
+// goes; no header, path or body makes the routing panic, and an account
+// it names is one of the request's own strings.
+func FuzzRoutingAccount(f *testing.F) {
+	f.Add("POST", "/owner/v1/sessions", "", `{"login":"a.b@example.com","password":"x"}`)
+	f.Add("POST", "/sign-in", "", "login=someone&password=x")
+	f.Add("GET", "/v1/me", "Bearer awk.acct.key.secret", "")
+	f.Add("POST", "/admin/v1/cluster/transfer", "Bearer admin", `{"group":-3}`)
+	f.Add("POST", "/owner/v1/sessions", "", `{"account_id":12}`)
+	o := newLoginTest(f)
+	f.Fuzz(func(t *testing.T, method, path, auth, body string) {
+		var ctx fasthttp.RequestCtx
+		ctx.Request.Header.SetMethod(method)
+		ctx.Request.SetRequestURI(path)
+		ctx.Request.Header.Set("Authorization", auth)
+		ctx.Request.Header.SetContentType("application/x-www-form-urlencoded")
+		ctx.Request.SetBodyString(body)
+		got := o.server.routingAccount(&ctx)
+		switch {
+		case got == "" || got == RouteMeta:
+		case strings.HasPrefix(got, "#group:"):
+			if _, ok := ParseRouteGroup(got); !ok && !strings.Contains(body, "group") {
+				t.Fatalf("a group route %q from nothing in the request", got)
+			}
+		case !strings.Contains(auth, got) && !strings.Contains(body, got) && got != o.account.AccountID && !namedInJSON(body, got):
+			t.Fatalf("routed to %q, which the request does not name", got)
+		}
+	})
+}
+
+// namedInJSON reports whether body, as the sign-in JSON, names s as its
+// login or account ID (JSON unescapes, and mends invalid UTF-8).
+func namedInJSON(body, s string) bool {
+	var in struct {
+		Login     string `json:"login"`
+		AccountID string `json:"account_id"`
+	}
+	return json.Unmarshal([]byte(body), &in) == nil && (in.Login == s || in.AccountID == s)
 }

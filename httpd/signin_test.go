@@ -15,7 +15,7 @@ import (
 const ownerTestLogin = "Owner.Name+watch@Example.com"
 
 // newLoginTest is newOwnerTest whose account has a login.
-func newLoginTest(t *testing.T) *ownerTest {
+func newLoginTest(t testing.TB) *ownerTest {
 	t.Helper()
 	o := newOwnerTest(t)
 	created, err := o.server.CreateAccount(context.Background(), actors.PlanBase, ownerTestPassword, ownerTestLogin)

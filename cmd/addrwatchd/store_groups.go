@@ -34,11 +34,28 @@ var (
 
 func (s groupsStore) Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
 	res, err := s.groups.Propose(ctx, cmd)
-	return res, translate(err)
+	return res, groupMoved(translate(err))
 }
 
 func (s groupsStore) Query(ctx context.Context, cred actors.Credential, q actors.Query, rc httpd.ReadConsistency) (actors.Result, error) {
-	return query(s.groups, ctx, cred, q, rc)
+	res, err := query(s.groups, ctx, cred, q, rc)
+	return res, groupMoved(err)
+}
+
+// errGroupMoved is a request that reached a node which, by the time it
+// got there, no longer leads the account's group: the group elected
+// another leader, or the account's slot flipped to another group and this
+// node's directory flipped before the forwarding node's did. Nothing was
+// written; the next try goes where the account now is.
+var errGroupMoved = &actors.Error{Code: actors.CodeHTTPError, RetryAfter: 1,
+	Message: "this account's raft group is now led elsewhere, or the account has just moved to another group; retry in a second"}
+
+// groupMoved says not-the-leader the way a sharded node means it.
+func groupMoved(err error) error {
+	if errors.Is(err, httpd.ErrNotLeader) {
+		return errGroupMoved
+	}
+	return err
 }
 
 func (s groupsStore) AccountForLogin(login string) (string, bool) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -270,13 +269,15 @@ func releaseTimer(t *time.Timer) {
 // encode each account without stopping the others; fn may replace the
 // state by returning a different account.
 func (r *Registry) Visit(fn func(a *Account) (*Account, error), timeout time.Duration) error {
-	r.mu.RLock()
-	ids := make([]string, 0, len(r.accounts))
-	for id := range r.accounts {
-		ids = append(ids, id)
-	}
-	r.mu.RUnlock()
-	slices.Sort(ids)
+	return r.visitIDs(r.IDs(everyAccount), fn, timeout)
+}
+
+// everyAccount keeps every ID (for IDs).
+func everyAccount(string) bool { return true }
+
+// visitIDs runs fn inside the actor of each account of ids, in order, and
+// stops at the first error; an account gone meanwhile is skipped.
+func (r *Registry) visitIDs(ids []string, fn func(a *Account) (*Account, error), timeout time.Duration) error {
 	for _, id := range ids {
 		pid := r.pid(id)
 		if pid == nil {
@@ -305,13 +306,7 @@ func (r *Registry) Visit(fn func(a *Account) (*Account, error), timeout time.Dur
 // dispatcher), so a loop of requests, like Visit's, works on one core
 // whatever the machine has; VisitAll sends from one goroutine per core.
 func (r *Registry) VisitAll(fn func(i int, a *Account) error, timeout time.Duration) (int, error) {
-	r.mu.RLock()
-	ids := make([]string, 0, len(r.accounts))
-	for id := range r.accounts {
-		ids = append(ids, id)
-	}
-	r.mu.RUnlock()
-	slices.Sort(ids)
+	ids := r.IDs(everyAccount)
 	var (
 		next    atomic.Int64
 		failed  atomic.Bool

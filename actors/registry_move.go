@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"fmt"
 	"slices"
 	"time"
 )
@@ -34,24 +33,13 @@ func (r *Registry) Has(id string) bool { return r.pid(id) != nil }
 // and returns what it made. An account that is gone is skipped.
 func (r *Registry) Export(ids []string, encode func(a *Account) ([]byte, error), timeout time.Duration) ([][]byte, error) {
 	var out [][]byte
-	for _, id := range ids {
-		pid := r.pid(id)
-		if pid == nil {
-			continue
-		}
-		var b []byte
-		res, err := r.system.Root.RequestFuture(pid, &visitMsg{fn: func(a *Account) (*Account, error) {
-			var err error
-			b, err = encode(a)
-			return a, err
-		}}, timeout).Result()
-		if err != nil {
-			return nil, fmt.Errorf("actors: export account %s: %w", id, err)
-		}
-		if res != nil {
-			return nil, res.(error)
-		}
+	err := r.visitIDs(ids, func(a *Account) (*Account, error) {
+		b, err := encode(a)
 		out = append(out, b)
+		return a, err
+	}, timeout)
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

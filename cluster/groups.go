@@ -163,14 +163,24 @@ func (g *Groups) Directory() (Directory, bool) { return g.meta.directory() }
 // count than this node was started with is an error: the node would
 // route to groups it does not run.
 func (g *Groups) GroupOf(account string) (int, error) {
+	d, err := g.routingDirectory()
+	if err != nil {
+		return 0, err
+	}
+	return int(d.Slots[SlotOf(account)]), nil
+}
+
+// routingDirectory is the applied directory, when this node can route by
+// it.
+func (g *Groups) routingDirectory() (Directory, error) {
 	d, known := g.meta.directory()
 	if !known {
-		return 0, ErrNoDirectory
+		return d, ErrNoDirectory
 	}
 	if d.Groups != g.count {
-		return 0, fmt.Errorf("cluster: the cluster has %d groups but this node was started with %d", d.Groups, g.count)
+		return d, fmt.Errorf("cluster: the cluster has %d groups but this node was started with %d", d.Groups, g.count)
 	}
-	return d.GroupOf(account)
+	return d, nil
 }
 
 // Group is this node's member of group id.
@@ -186,17 +196,15 @@ func (g *Groups) Count() int { return g.count }
 // slot is moving out of that group, or has not finished arriving, the
 // group serves it no more: errSlotAway, which the client retries.
 func (g *Groups) nodeOf(account string) (*Node, error) {
-	id, err := g.GroupOf(account)
+	d, err := g.routingDirectory()
 	if err != nil {
 		return nil, err
 	}
-	n := g.nodes[id]
 	s := SlotOf(account)
-	if d, _ := g.meta.directory(); d.Moves != nil {
-		if _, moving := d.Moves[s]; moving {
-			return nil, errSlotAway
-		}
+	if _, moving := d.Moves[s]; moving {
+		return nil, errSlotAway
 	}
+	n := g.nodes[d.Slots[s]]
 	if n.fsm.slotsMoved.Load() && n.fsm.slots.away(s) {
 		return nil, errSlotAway
 	}

@@ -77,14 +77,7 @@ func (g *Groups) RemoveServer(ctx context.Context, id string) error {
 // onGroupLeader runs a membership change on the leader of its group: here
 // when this node leads it, else over a node connection.
 func (g *Groups) onGroupLeader(ctx context.Context, c metaCommand) error {
-	deadline := time.Now().Add(metaLeaderWait)
-	for {
-		err := g.onGroupLeaderOnce(c)
-		if !errors.Is(err, ErrNotLeader) || time.Now().After(deadline) || ctx.Err() != nil {
-			return err
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return untilLeader(ctx, func() error { return g.onGroupLeaderOnce(c) })
 }
 
 func (g *Groups) onGroupLeaderOnce(c metaCommand) error {

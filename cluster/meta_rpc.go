@@ -50,11 +50,22 @@ func viaRPC(op string) bool {
 // proposeMeta commits c through the meta group, here when this node leads
 // it and otherwise through its leader, and returns the answer.
 func (g *Groups) proposeMeta(ctx context.Context, c metaCommand) (any, error) {
+	var v any
+	err := untilLeader(ctx, func() (err error) {
+		v, err = g.proposeMetaOnce(ctx, c)
+		return err
+	})
+	return v, err
+}
+
+// untilLeader runs try again while it answers ErrNotLeader (an election,
+// a leader not known yet), for up to metaLeaderWait or ctx's end.
+func untilLeader(ctx context.Context, try func() error) error {
 	deadline := time.Now().Add(metaLeaderWait)
 	for {
-		v, err := g.proposeMetaOnce(ctx, c)
+		err := try()
 		if !errors.Is(err, ErrNotLeader) || time.Now().After(deadline) || ctx.Err() != nil {
-			return v, err
+			return err
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

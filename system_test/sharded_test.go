@@ -54,6 +54,27 @@ func eventually(t *testing.T, what string, check func() error) {
 	}
 }
 
+// oneGroupPerNode waits until each node leads one group, and returns the
+// leader of each group.
+func oneGroupPerNode(t *testing.T, nodes []*server) map[int]string {
+	t.Helper()
+	var leaders map[int]string
+	eventually(t, "one group led by each node", func() error {
+		st := groupsStatusOf(t, nodes[0])
+		leaders = map[int]string{}
+		seen := map[string]bool{}
+		for _, g := range st.Groups {
+			leaders[g.Group] = g.Leader
+			seen[g.Leader] = true
+		}
+		if len(seen) != len(nodes) || seen[""] {
+			return fmt.Errorf("leaders %v", leaders)
+		}
+		return nil
+	})
+	return leaders
+}
+
 // retry503 repeats a request while it answers 503, for up to 15 s, as a
 // client should: a group without a leader yet, or one handing its
 // leadership over (the nodes balance the leaders in the first seconds),
@@ -171,20 +192,7 @@ func TestShardedClusterServesTheAPI(t *testing.T) {
 	expect(t, do(t, "POST", nodes[0].AdminURL+"/admin/v1/cluster/transfer", nodes[0].AdminToken, map[string]any{"group": 3}), http.StatusUnprocessableEntity, "VALIDATION")
 
 	// The leaders spread one group per node.
-	var leaders map[int]string
-	eventually(t, "one group led by each node", func() error {
-		st := groupsStatusOf(t, nodes[0])
-		leaders = map[int]string{}
-		seen := map[string]bool{}
-		for _, g := range st.Groups {
-			leaders[g.Group] = g.Leader
-			seen[g.Leader] = true
-		}
-		if len(seen) != 3 || seen[""] {
-			return fmt.Errorf("leaders %v", leaders)
-		}
-		return nil
-	})
+	leaders := oneGroupPerNode(t, nodes)
 	// One group's leadership moves on request, through any node: the
 	// request is forwarded to that group's leader.
 	termBefore := groupsStatusOf(t, nodes[0]).Groups[1].Term
@@ -201,19 +209,7 @@ func TestShardedClusterServesTheAPI(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, "one group led by each node again", func() error {
-		st := groupsStatusOf(t, nodes[0])
-		leaders = map[int]string{}
-		seen := map[string]bool{}
-		for _, g := range st.Groups {
-			leaders[g.Group] = g.Leader
-			seen[g.Leader] = true
-		}
-		if len(seen) != 3 || seen[""] {
-			return fmt.Errorf("leaders %v", leaders)
-		}
-		return nil
-	})
+	leaders = oneGroupPerNode(t, nodes)
 	before := groupsStatusOf(t, nodes[1])
 
 	// Kill the leader of group 0: only group 0 elects again.

@@ -510,6 +510,9 @@ func TestShardedClusterReplacesANode(t *testing.T) {
 		return nil
 	})
 
+	// A drain names a node of the cluster.
+	expect(t, do(t, "POST", nodes[2].AdminURL+"/admin/v1/cluster/drain", nodes[2].AdminToken, map[string]any{}), http.StatusUnprocessableEntity, "VALIDATION")
+	expect(t, do(t, "POST", nodes[2].AdminURL+"/admin/v1/cluster/drain", nodes[2].AdminToken, map[string]any{"id": "nobody"}), http.StatusNotFound, "NOT_FOUND")
 	// Drained first, n1 leads nothing when it is killed: no group elects.
 	r = do(t, "POST", nodes[2].AdminURL+"/admin/v1/cluster/drain", nodes[2].AdminToken, map[string]any{"id": "n1"})
 	expect(t, r, http.StatusOK, "")

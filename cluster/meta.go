@@ -220,6 +220,8 @@ type metaGroup struct {
 	fsm       *metaFSM
 	stores    *persistence.Stores
 	transport *raft.NetworkTransport
+	log       *slog.Logger
+	done      chan struct{} // closed by close: stops recordReach
 }
 
 // openMeta starts this node's meta group member under root/groups/meta,
@@ -227,7 +229,8 @@ type metaGroup struct {
 // dir.
 func openMeta(cfg Config, conns *sharedNet, log *slog.Logger) (*metaGroup, error) {
 	hlog := newRaftLogger(log.With("group", "meta"))
-	stores, err := persistence.OpenStores(metaDir(cfg.DataDir), persistence.LogWAL, hlog)
+	stores, err := openCheckedStores(metaDir(cfg.DataDir), persistence.Options{Want: persistence.LogWAL, Logger: hlog, CheckEntry: decodesAsMetaEntry},
+		cfg.RecoverFromSnapshot, log)
 	if err != nil {
 		return nil, err
 	}
@@ -247,14 +250,14 @@ func openMeta(cfg Config, conns *sharedNet, log *slog.Logger) (*metaGroup, error
 		stores.Close()
 		return nil, fmt.Errorf("cluster: start the meta group: %w", err)
 	}
-	m := &metaGroup{raft: r, fsm: f, stores: stores, transport: transport}
+	m := &metaGroup{raft: r, fsm: f, stores: stores, transport: transport, log: log, done: make(chan struct{})}
 	if !existing && !cfg.Join {
-		err := r.BootstrapCluster(raft.Configuration{Servers: initialServers(cfg, transport.LocalAddr())}).Error()
-		if err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+		if err := bootstrapRecorded(r, stores, initialServers(cfg, transport.LocalAddr()), " the meta group"); err != nil {
 			m.close()
-			return nil, fmt.Errorf("cluster: bootstrap the meta group: %w", err)
+			return nil, err
 		}
 	}
+	go recordReach(r, stores, m.done, log)
 	return m, nil
 }
 
@@ -294,7 +297,9 @@ func (m *metaGroup) apply(c metaCommand) (any, error) {
 }
 
 func (m *metaGroup) close() error {
+	close(m.done)
 	err := m.raft.Shutdown().Error()
+	raiseReach(m.raft.AppliedIndex(), m.stores, m.log)
 	m.transport.Close()
 	if cerr := m.stores.Close(); err == nil {
 		err = cerr

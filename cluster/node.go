@@ -142,13 +142,9 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 	if cfg.shared == nil && isSharded(cfg.DataDir) {
 		return nil, fmt.Errorf("cluster: %s is a node of a sharded cluster; start it with the --groups it was made with", cfg.DataDir)
 	}
-	stores, err := persistence.OpenStores(cfg.DataDir, cfg.RaftLog, hlog)
+	stores, err := openCheckedStores(cfg.DataDir, persistence.Options{Want: cfg.RaftLog, Logger: hlog, CheckEntry: decodesAsEntry},
+		cfg.RecoverFromSnapshot, cfg.Logger)
 	if err != nil {
-		return nil, err
-	}
-	cfg.Logger.Info(fmt.Sprintf("raft log: %s (%s)", stores.Kind, stores.Why), "path", stores.LogPath)
-	if err := checkStores(stores, cfg.RecoverFromSnapshot, cfg.Logger); err != nil {
-		stores.Close()
 		return nil, err
 	}
 	existing, err := stores.HasState()
@@ -218,6 +214,7 @@ func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
 		}
 		n.Bootstrapped = true
 	}
+	go recordReach(r, stores, n.done, cfg.Logger)
 	n.proposer = newProposer(r, metrics)
 	return n, nil
 }
@@ -240,9 +237,25 @@ func raftConfig(nodeID string, logger hclog.Logger) *raft.Config {
 // bootstrap writes the initial configuration on a new data dir: this node
 // alone, or every peer of --peers (the same list on every node).
 func (n *Node) bootstrap() error {
-	err := n.raft.BootstrapCluster(raft.Configuration{Servers: initialServers(n.cfg, n.transport.LocalAddr())}).Error()
+	return bootstrapRecorded(n.raft, n.stores, initialServers(n.cfg, n.transport.LocalAddr()), "")
+}
+
+// bootstrapRecorded writes a new group's initial configuration, then
+// records in the data dir that it holds raft state (persistence's
+// record): from then on a missing log is a refusal, not a new node.
+func bootstrapRecorded(r *raft.Raft, stores *persistence.Stores, servers []raft.Server, which string) error {
+	err := r.BootstrapCluster(raft.Configuration{Servers: servers}).Error()
 	if err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
-		return fmt.Errorf("cluster: bootstrap: %w", err)
+		return fmt.Errorf("cluster: bootstrap%s: %w", which, err)
+	}
+	last, err := stores.Log.LastIndex()
+	if err != nil {
+		return fmt.Errorf("cluster: bootstrap%s: %w", which, err)
+	}
+	// The configuration entry: the same on every node of --peers, so no
+	// leader ever replaces it.
+	if err := stores.RaiseReach(max(last, 1)); err != nil {
+		return fmt.Errorf("cluster: bootstrap%s: %w", which, err)
 	}
 	return nil
 }
@@ -481,6 +494,8 @@ func (n *Node) Close() error {
 		n.proposer.close()
 	}
 	err := n.raft.Shutdown().Error()
+	// A clean stop records the whole applied log.
+	raiseReach(n.raft.AppliedIndex(), n.stores, n.log)
 	n.transport.Close()
 	if n.cfg.shared == nil {
 		n.nodes.close()

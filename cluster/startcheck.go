@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -29,7 +28,7 @@ var keyCurrentTerm = []byte("CurrentTerm")
 
 // ErrStateLost means the stores disagree: part of this node's raft state
 // is missing, and starting would silently lose acknowledged writes.
-var ErrStateLost = errors.New("refusing to start")
+var ErrStateLost = persistence.ErrStateLost
 
 // storeState is what the stores hold.
 type storeState struct {
@@ -74,6 +73,10 @@ func readStoreState(stores *persistence.Stores) (storeState, error) {
 
 // checkStores refuses a start that would lose data silently:
 //
+//   - stores that reach less far than the data dir's record says this
+//     node's log reached (checkReach): the log was deleted, cut short or
+//     lost entries to damage. With recoverFromSnapshot set, and something
+//     left to start from, it warns what is lost and lets the node start;
 //   - a snapshot or log entries with no current term: the stable store
 //     (raft.db with the log in it, or the WAL's wal/) was deleted or
 //     emptied. With recoverFromSnapshot set, and a snapshot to start from,
@@ -91,6 +94,9 @@ func checkStores(stores *persistence.Stores, recoverFromSnapshot bool, log *slog
 		return err
 	}
 	if err := s.checkContiguous(); err != nil {
+		return err
+	}
+	if err := s.checkReach(stores, recoverFromSnapshot, log); err != nil {
 		return err
 	}
 	if s.term != 0 || (s.snapshot == nil && s.lastLog == 0) {
@@ -173,4 +179,66 @@ func snapshotTaken(id string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return time.UnixMilli(ms), true
+}
+
+// covers is the last entry the stores hold, in the log or under the
+// newest snapshot.
+func (s storeState) covers() uint64 {
+	if s.snapshot != nil {
+		return max(s.lastLog, s.snapshot.Index)
+	}
+	return s.lastLog
+}
+
+// checkReach compares the stores with the data dir's record of how far
+// its log reached. A data dir without a record (made by an older
+// release) gets one, at its newest snapshot: the end of its log may hold
+// entries that never committed, which a new leader can replace with fewer,
+// and the applied index raises the record soon after start (reach.go).
+func (s storeState) checkReach(stores *persistence.Stores, recoverFromSnapshot bool, log *slog.Logger) error {
+	record := stores.Record()
+	if record == nil {
+		if s.snapshot != nil || s.lastLog > 0 {
+			var at uint64
+			if s.snapshot != nil {
+				at = s.snapshot.Index
+			}
+			if err := stores.RaiseReach(at); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	have := s.covers()
+	if have >= record.Reaches {
+		return nil
+	}
+	what := fmt.Sprintf("the raft log (%s) holds %s", s.logPath, s.describeLog())
+	if s.snapshot != nil {
+		what += fmt.Sprintf(" and the newest snapshot (%s) ends at entry %d", s.describeSnapshot(), s.snapshot.Index)
+	}
+	lost := fmt.Sprintf("this data dir recorded (%s) that its log reached entry %d: entries %d to %d, acknowledged writes among them, are gone (a log deleted, cut short, or damaged)",
+		persistence.RecordFile, record.Reaches, have+1, record.Reaches)
+	switch {
+	case !recoverFromSnapshot:
+		return fmt.Errorf("%w: %s, but %s. Restore the data dir from a backup; or on a cluster empty this node's data dir and start it with --join under the same --node-id and --raft; or start with --recover-from-snapshot to accept the loss and start from what is left",
+			ErrStateLost, what, lost)
+	case have == 0:
+		return fmt.Errorf("%w: %s, but %s, and nothing is left to start from: --recover-from-snapshot needs a snapshot or log entries. Restore the data dir from a backup, or empty it to start a new node",
+			ErrStateLost, what, lost)
+	}
+	if err := stores.ResetReach(have); err != nil {
+		return err
+	}
+	log.Warn("starting from what the stores hold as --recover-from-snapshot asks: "+lost+" on this node (on a cluster, the leader sends this node what it lacks)",
+		"log_reaches", have, "recorded", record.Reaches)
+	return nil
+}
+
+// describeLog says which entries the log holds.
+func (s storeState) describeLog() string {
+	if s.lastLog == 0 {
+		return "no entries"
+	}
+	return fmt.Sprintf("entries %d to %d", s.firstLog, s.lastLog)
 }

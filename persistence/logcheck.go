@@ -6,15 +6,16 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// checkEntries reads every log entry that raft reads when it starts:
-// those after the newest snapshot (all of them when there is none), in
-// which it looks for configuration changes. raft panics on an entry it
-// cannot read there, and neither store checks an entry's bytes when it
-// opens (raft-wal checks the checksum of the last batch only, so a
-// damaged entry before it reads back as a decode error or a panic of its
-// decoder). Read here first, such an entry is a CorruptError that names
-// it, and the node exits saying so instead of crashing.
-func checkEntries(path string, logs raft.LogStore, snaps raft.SnapshotStore) error {
+// checkEntries reads every log entry that raft reads or applies when it
+// starts: those after the newest snapshot (all of them when there is
+// none). raft panics on an entry it cannot read there, the FSM panics on
+// one it cannot decode, and neither store checks an entry's bytes when it
+// opens (raft-wal checks the checksum of the last batch only). Each entry
+// is checked against its checksum (entrysum.go); an entry from before
+// checksums is given to check, when set. Damage is then a CorruptError
+// that names the entry, and the node exits saying so instead of crashing
+// or serving less.
+func checkEntries(path string, logs summedLog, snaps raft.SnapshotStore, check func(*raft.Log) error) error {
 	first, err := logs.FirstIndex()
 	if err != nil {
 		return &CorruptError{Path: path, Err: fmt.Errorf("first log index: %w", err)}
@@ -32,7 +33,16 @@ func checkEntries(path string, logs raft.LogStore, snaps raft.SnapshotStore) err
 	}
 	for index := first; index <= last && index > 0; index++ {
 		var entry raft.Log
-		if err := faultsAsErrors(func() error { return logs.GetLog(index, &entry) }); err != nil {
+		var summed bool
+		err := faultsAsErrors(func() error {
+			var err error
+			summed, err = logs.getLogSummed(index, &entry)
+			return err
+		})
+		if err == nil && !summed && check != nil {
+			err = faultsAsErrors(func() error { return check(&entry) })
+		}
+		if err != nil {
 			return &CorruptError{Path: path, Err: fmt.Errorf("log entry %d (of %d to %d) cannot be read: %w", index, first, last, err)}
 		}
 	}

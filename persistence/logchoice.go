@@ -40,26 +40,26 @@ var ErrTwoLogStores = errors.New("refusing to start")
 // keeps the store it already has, whatever want says, since the other
 // store would start empty beside the state in this one; only a data dir
 // with neither takes want. why says which applied, for the log line at
-// start.
-func chooseLogStore(dir string, want LogStore) (use LogStore, why string, err error) {
+// start; fresh says the data dir holds neither store.
+func chooseLogStore(dir string, want LogStore) (use LogStore, why string, fresh bool, err error) {
 	hasBolt, err := exists(filepath.Join(dir, BoltFile))
 	if err != nil {
-		return "", "", err
+		return "", "", false, err
 	}
 	hasWAL, err := exists(filepath.Join(dir, WALDir))
 	if err != nil {
-		return "", "", err
+		return "", "", false, err
 	}
 	switch {
 	case hasBolt && hasWAL:
-		return "", "", fmt.Errorf("%w: the data dir %s holds both a bolt raft log (%s) and a WAL (%s/): only one of them holds this node's state. Move aside the one that is not this node's current log (the older one, e.g. a bolt file left by a migration) and start again",
+		return "", "", false, fmt.Errorf("%w: the data dir %s holds both a bolt raft log (%s) and a WAL (%s/): only one of them holds this node's state. Move aside the one that is not this node's current log (the older one, e.g. a bolt file left by a migration) and start again",
 			ErrTwoLogStores, dir, BoltFile, WALDir)
 	case hasBolt:
-		return LogBolt, fmt.Sprintf("%s exists in this data dir; --raft-log %s applies to new data dirs", BoltFile, want), nil
+		return LogBolt, fmt.Sprintf("%s exists in this data dir; --raft-log %s applies to new data dirs", BoltFile, want), false, nil
 	case hasWAL:
-		return LogWAL, fmt.Sprintf("%s/ exists in this data dir; --raft-log %s applies to new data dirs", WALDir, want), nil
+		return LogWAL, fmt.Sprintf("%s/ exists in this data dir; --raft-log %s applies to new data dirs", WALDir, want), false, nil
 	}
-	return want, fmt.Sprintf("a new data dir, --raft-log %s", want), nil
+	return want, fmt.Sprintf("a new data dir, --raft-log %s", want), true, nil
 }
 
 func exists(path string) (bool, error) {

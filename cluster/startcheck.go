@@ -96,14 +96,15 @@ func checkStores(stores *persistence.Stores, recoverFromSnapshot bool, log *slog
 	if err := s.checkContiguous(); err != nil {
 		return err
 	}
+	lostTerm := s.term == 0 && (s.snapshot != nil || s.lastLog > 0)
+	if lostTerm && (s.snapshot == nil || !recoverFromSnapshot) {
+		return s.lostStableStore()
+	}
 	if err := s.checkReach(stores, recoverFromSnapshot, log); err != nil {
 		return err
 	}
-	if s.term != 0 || (s.snapshot == nil && s.lastLog == 0) {
+	if !lostTerm {
 		return nil
-	}
-	if s.snapshot == nil || !recoverFromSnapshot {
-		return s.lostStableStore()
 	}
 	// Starting from the snapshot: the term goes on from the newest one the
 	// stores show, so that new entries never carry an older term than the

@@ -107,7 +107,10 @@ func testStartRefusesALostLog(t *testing.T, store string) {
 		if code != 1 {
 			t.Fatalf("%s %s: exit %d, want 1; output:\n%s", logStore, damage, code, out)
 		}
-		for _, want := range []string{"refusing to start", logStore, "no current term, but there is a snapshot", "--recover-from-snapshot"} {
+		// A deleted store is refused by the data dir's record of its raft
+		// state, an empty one for the term the snapshot needs.
+		why := map[string]string{"deleted": "records that it holds raft state", "emptied": "no current term, but there is a snapshot"}[damage]
+		for _, want := range []string{"refusing to start", logStore, why, "--recover-from-snapshot"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s %s: the output does not say %q:\n%s", logStore, damage, want, out)
 			}

@@ -6,7 +6,10 @@
 // Around them: the data dir kept private (modes.go) and locked against a
 // second process (lock_unix.go), and each store's bolt file read through
 // before it is opened, so that a damaged file is an error rather than a
-// crash (boltcheck.go). It knows nothing of raft's control flow.
+// crash (boltcheck.go); a checksum on every entry (entrysum.go); and the
+// data dir's record of how far its log reaches (record.go), which the
+// start checks in cluster compare with the stores. It knows nothing of
+// raft's control flow.
 //
 // A log entry is one format byte, a command count, then per command its
 // kind byte and a length-prefixed JSON body. A decoder that meets an

@@ -113,7 +113,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if err != nil {
 		return c, fmt.Errorf("ADDRWATCH_RECOVER_FROM_SNAPSHOT: %w", err)
 	}
-	fs.BoolVar(&c.RecoverFromSnapshot, "recover-from-snapshot", recoverDefault, "when the raft log and stable store are missing or empty but a snapshot is left, start from that snapshot and lose every write after it (without it the server refuses to start)")
+	fs.BoolVar(&c.RecoverFromSnapshot, "recover-from-snapshot", recoverDefault, "start although the raft log is missing, emptied or shorter than the data dir's record (raft-record.json) says, from what is left (the newest snapshot, or the entries before the cut), losing every write after it, with a warning (without it the server refuses to start)")
 	raftLog := fs.String("raft-log", env("raft-log", string(persistence.LogWAL)), "the raft log and stable store of a NEW data dir: wal (hashicorp/raft-wal, one sync per append) or bolt (raft-boltdb, the store of data dirs made before the WAL). A data dir keeps the store it already has (raft.db or wal/) whatever this says, and says which at start")
 	groupsDefault, err := strconv.Atoi(env("groups", "1"))
 	if err != nil {

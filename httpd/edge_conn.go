@@ -74,17 +74,6 @@ func (c *connCap) admit(remote net.Addr) (release func(), admitted bool) {
 	}, true
 }
 
-// clientKey is the address a client is counted by: IPv4 as is, IPv6 by
-// its /64.
-func clientKey(a netip.Addr) netip.Addr {
-	a = a.Unmap()
-	if a.Is4() {
-		return a
-	}
-	p, _ := a.Prefix(64)
-	return p.Addr()
-}
-
 // edgeListener applies the connection cap and wraps each connection in
 // the line-ending check.
 type edgeListener struct {

@@ -116,6 +116,11 @@ func refuseConn(c net.Conn) {
 	resp.SetStatusCode(StatusOf(actors.CodeRateLimited))
 	resp.Header.SetContentType("application/json")
 	resp.Header.Set(fasthttp.HeaderRetryAfter, "1")
+	if _, overTLS := c.(*tls.Conn); overTLS {
+		// An answer over HTTPS like any other (https.go). Trusted
+		// proxies are not capped, so no other HTTPS reaches here.
+		resp.Header.Set(fasthttp.HeaderStrictTransportSecurity, hstsValue)
+	}
 	resp.SetConnectionClose()
 	resp.SetBody(body)
 	c.SetWriteDeadline(time.Now().Add(refusedConnWriteTimeout))

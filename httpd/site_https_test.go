@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"crypto/tls"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // sessionOf signs o's owner in through the owner API and returns the
@@ -34,6 +37,25 @@ func servePlain(t *testing.T, srv *HTTPServer) string {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Shutdown() })
 	return "http://" + ln.Addr().String()
+}
+
+// askTLS opens a connection to base, kept open to the end of the test,
+// sends raw on it and returns the answer.
+func askTLS(t *testing.T, base string, client *http.Client, raw string) *http.Response {
+	t.Helper()
+	c, err := tls.Dial("tcp", strings.TrimPrefix(base, "https://"), client.Transport.(*http.Transport).TLSClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, raw)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
 }
 
 // panel asks for the API access panel with one cookie and returns the
@@ -81,18 +103,7 @@ func TestOverHTTPSOnlyTheHostCookieSignsInAndHSTSIsSent(t *testing.T) {
 		t.Errorf("the edge's 404 over HTTPS: %d, HSTS %q", resp.StatusCode, hsts)
 	}
 	// So does one to a request fasthttp could not read (a bare LF).
-	conn, err := tls.Dial("tcp", strings.TrimPrefix(base, "https://"), client.Transport.(*http.Transport).TLSClientConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(5 * time.Second))
-	io.WriteString(conn, "GET /v1/me HTTP/1.1\nHost: x\n\n")
-	resp, err = http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp = askTLS(t, base, client, "GET /v1/me HTTP/1.1\nHost: x\n\n")
 	if hsts := resp.Header.Get("Strict-Transport-Security"); resp.StatusCode != http.StatusBadRequest || hsts != hstsValue {
 		t.Errorf("the edge's 400 to an unreadable request over HTTPS: %d, HSTS %q", resp.StatusCode, hsts)
 	}
@@ -101,5 +112,17 @@ func TestOverHTTPSOnlyTheHostCookieSignsInAndHSTSIsSent(t *testing.T) {
 	plainClient := &http.Client{Timeout: client.Timeout, CheckRedirect: client.CheckRedirect}
 	if status, hsts := panel(t, plainClient, plain, sessionCookie, token); status != http.StatusOK || hsts != "" {
 		t.Errorf("over plain HTTP with the plain cookie: %d, HSTS %q; want 200 and no HSTS", status, hsts)
+	}
+}
+
+// The connection cap's 429, written before any request is read, is an
+// answer over HTTPS too.
+func TestConnCapRefusalOverHTTPSCarriesHSTS(t *testing.T) {
+	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil)), connsPerClient: 1}
+	base, client := serveTLS(t, s, func(ctx *fasthttp.RequestCtx) {})
+	for _, want := range []int{http.StatusOK, http.StatusTooManyRequests} {
+		if resp := askTLS(t, base, client, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != want || resp.Header.Get("Strict-Transport-Security") != hstsValue {
+			t.Fatalf("a connection: %d, HSTS %q; want %d with HSTS", resp.StatusCode, resp.Header.Get("Strict-Transport-Security"), want)
+		}
 	}
 }

@@ -40,9 +40,21 @@ func (s *HTTPServer) Serve(ln net.Listener) error {
 }
 
 // NewHTTPServer returns the public listener's server: request bodies up
-// to bodyBytesMax are read before the handler runs.
+// to bodyBytesMax are read before the handler runs. Every answer to a
+// request made over HTTPS, the edge's own included, carries
+// Strict-Transport-Security (https.go).
 func (s *Server) NewHTTPServer(name string, handler fasthttp.RequestHandler) *HTTPServer {
-	return s.newHTTPServer(name, handler, false)
+	out := s.newHTTPServer(name, handler, false)
+	serve, refuse := out.Handler, out.ErrorHandler
+	out.Handler = func(ctx *fasthttp.RequestCtx) {
+		serve(ctx)
+		s.strictTransport(ctx)
+	}
+	out.ErrorHandler = func(ctx *fasthttp.RequestCtx, err error) {
+		refuse(ctx, err)
+		s.strictTransport(ctx)
+	}
+	return out
 }
 
 // NewAdminHTTPServer returns the admin listener's server. Its bodies are

@@ -74,17 +74,6 @@ func (c *connCap) admit(remote net.Addr) (release func(), admitted bool) {
 	}, true
 }
 
-// clientKey is the address a client is counted by: IPv4 as is, IPv6 by
-// its /64.
-func clientKey(a netip.Addr) netip.Addr {
-	a = a.Unmap()
-	if a.Is4() {
-		return a
-	}
-	p, _ := a.Prefix(64)
-	return p.Addr()
-}
-
 // edgeListener applies the connection cap and wraps each connection in
 // the line-ending check.
 type edgeListener struct {
@@ -127,6 +116,11 @@ func refuseConn(c net.Conn) {
 	resp.SetStatusCode(StatusOf(actors.CodeRateLimited))
 	resp.Header.SetContentType("application/json")
 	resp.Header.Set(fasthttp.HeaderRetryAfter, "1")
+	if _, overTLS := c.(*tls.Conn); overTLS {
+		// An answer over HTTPS like any other (https.go). Trusted
+		// proxies are not capped, so no other HTTPS reaches here.
+		resp.Header.Set(fasthttp.HeaderStrictTransportSecurity, hstsValue)
+	}
 	resp.SetConnectionClose()
 	resp.SetBody(body)
 	c.SetWriteDeadline(time.Now().Add(refusedConnWriteTimeout))

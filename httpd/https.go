@@ -7,6 +7,24 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
+// hstsValue is the Strict-Transport-Security of every answer to a request
+// made over HTTPS: for a year the browser goes to this host over HTTPS
+// only, so nobody on the network can take it to a plain-HTTP page of the
+// host, to read its traffic or plant a cookie. It has no
+// includeSubDomains: the server may share its domain with hosts it knows
+// nothing of, which may not serve HTTPS, and the __Host- cookies do not
+// need it. A plain-HTTP answer never carries it (browsers ignore it there).
+const hstsValue = "max-age=31536000"
+
+// strictTransport adds hstsValue to the answer of a request made over
+// HTTPS. It runs after the answer is made, so an answer another node gave
+// (forwarded) gets it too.
+func (s *Server) strictTransport(ctx *fasthttp.RequestCtx) {
+	if s.requestIsHTTPS(ctx) {
+		ctx.Response.Header.Set(fasthttp.HeaderStrictTransportSecurity, hstsValue)
+	}
+}
+
 // requestIsHTTPS reports whether the client reached us over HTTPS: TLS on
 // this listener, or a trusted proxy's X-Forwarded-Proto: https, or (for a
 // request a follower forwarded) what the follower saw.

@@ -62,11 +62,11 @@ func TestRequestIsHTTPSBehindProxies(t *testing.T) {
 	}
 }
 
-// TestRequestIsHTTPSOverTLS serves the handler through the edge on a TLS
-// listener, as addrwatchd does with --tls-cert: the edge's connection
-// wrapper keeps the TLS visible, and a client's X-Forwarded-Proto cannot
-// turn it off.
-func TestRequestIsHTTPSOverTLS(t *testing.T) {
+// serveTLS serves handler through s's public listener edge on a TLS
+// listener, as addrwatchd does with --tls-cert, and returns its base URL
+// and a client that trusts it and does not follow redirects.
+func serveTLS(t *testing.T, s *Server, handler fasthttp.RequestHandler) (string, *http.Client) {
+	t.Helper()
 	// httptest's server carries a ready self-signed certificate for
 	// 127.0.0.1; only its TLS configuration is used.
 	donor := httptest.NewUnstartedServer(nil)
@@ -75,21 +75,30 @@ func TestRequestIsHTTPSOverTLS(t *testing.T) {
 	donor.Close()
 	serverTLS.NextProtos = nil
 
-	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	srv := s.NewHTTPServer("test", ignoreNodeHeaders(answersScheme(s)))
+	srv := s.NewHTTPServer("test", handler)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	go srv.Serve(tls.NewListener(ln, serverTLS))
 	t.Cleanup(func() { srv.Shutdown() })
+	client.Timeout = 5 * time.Second
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return "https://" + ln.Addr().String(), client
+}
 
-	req, err := http.NewRequest("GET", "https://"+ln.Addr().String()+"/v1/me", nil)
+// TestRequestIsHTTPSOverTLS serves the handler through the edge on a TLS
+// listener, as addrwatchd does with --tls-cert: the edge's connection
+// wrapper keeps the TLS visible, and a client's X-Forwarded-Proto cannot
+// turn it off.
+func TestRequestIsHTTPSOverTLS(t *testing.T) {
+	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	base, client := serveTLS(t, s, ignoreNodeHeaders(answersScheme(s)))
+	req, err := http.NewRequest("GET", base+"/v1/me", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("X-Forwarded-Proto", "http")
-	client.Timeout = 5 * time.Second
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -19,8 +19,8 @@ import (
 // owner-secret rotation, and the bearer secrets (owner secret, session
 // token) on every /owner/v1 request. Failures earn a back-off that doubles
 // with each one past a free allowance, and a request in back-off is refused
-// with 429 RATE_LIMITED and Retry-After. Clients are told apart by the edge
-// limiter's client IP. The limits apply whatever --limits says: that flag
+// with 429 RATE_LIMITED and Retry-After. Clients are told apart as the edge
+// limiter tells them: by IPv4 address or IPv6 /64. The limits apply whatever --limits says: that flag
 // is for load tests of the Agent API.
 //
 //   - Passwords, per client: the back-off grows from 1 s to 15 min and is
@@ -193,24 +193,26 @@ func (l *ledger[K]) len() int {
 
 // ownerLimits holds the owner credential ledgers of one node.
 type ownerLimits struct {
-	clients  *ledger[string]      // password failures by client IP
+	clients  *ledger[string]      // password failures by client
 	accounts *ledger[actors.Hash] // password failures by SHA-256 of the account id, so a long id costs no memory
 	logins   *ledger[actors.Hash] // sign-in failures by SHA-256 of the folded login
-	bearers  *ledger[string]      // bearer failures by client IP and account
-	clientIP func(*fasthttp.RequestCtx) string
-	now      func() time.Time
+	bearers  *ledger[string]      // bearer failures by client and account
+	// client is the key of a request's client: its IPv4 address or IPv6 /64.
+	client func(*fasthttp.RequestCtx) string
+	now    func() time.Time
 }
 
 // newOwnerLimits builds the ledgers. Clients are told apart as the edge
-// limits tell them (clientIP: it honours --trusted-proxies and names the
-// original client of a forwarded request), even when those limits are off.
+// limits tell them (clientKeyOf: an IPv4 address or an IPv6 /64; it
+// honours --trusted-proxies and names the original client of a forwarded
+// request), even when those limits are off.
 func newOwnerLimits(trusted []*net.IPNet, now func() time.Time) *ownerLimits {
 	return &ownerLimits{
 		clients:  newLedger[string](clientBackoff, failureKeysMax),
 		accounts: newLedger[actors.Hash](accountBackoff, failureKeysMax),
 		logins:   newLedger[actors.Hash](loginBackoff, failureKeysMax),
 		bearers:  newLedger[string](clientBackoff, failureKeysMax),
-		clientIP: func(ctx *fasthttp.RequestCtx) string { return clientIP(ctx, trusted) },
+		client:   func(ctx *fasthttp.RequestCtx) string { return clientKeyOf(ctx, trusted) },
 		now:      now,
 	}
 }
@@ -256,7 +258,7 @@ func (o *ownerLimits) bearerKey(ctx *fasthttp.RequestCtx) (string, bool) {
 // bearerKeyFor is the bearer ledger's key of ctx's client on account: the
 // owner API's Authorization header and the site's session cookie share it.
 func (o *ownerLimits) bearerKeyFor(ctx *fasthttp.RequestCtx, account string) string {
-	return o.clientIP(ctx) + " " + account
+	return o.client(ctx) + " " + account
 }
 
 // ownerRateLimited is the 429 of a client or account in back-off.
@@ -282,7 +284,7 @@ func (s *Server) checkOwnerPassword(c context.Context, ctx *fasthttp.RequestCtx,
 // check found the password wrong (errWrongAccountOrPassword).
 func (s *Server) behindPasswordBackoff(ctx *fasthttp.RequestCtx, named *ledger[actors.Hash], key actors.Hash, check func() (string, error)) (string, error) {
 	o := s.owner
-	ip, now := o.clientIP(ctx), o.now()
+	ip, now := o.client(ctx), o.now()
 	clientCharge, wait := o.clients.admit(ip, now)
 	if wait > 0 {
 		return "", ownerRateLimited(wait)

@@ -21,6 +21,8 @@ import (
 //	                  they do not spend the regular budget
 //	authentication    240/min per client IP and per key
 //
+// A client IP is an IPv4 address or an IPv6 /64 (clientKeyOf).
+//
 // Validation requests are regular requests. The public documents are not
 // limited. The per-account Sheet-write budget is separate: it lives in the
 // replicated account state (actors/sheet_budget.go).
@@ -138,7 +140,7 @@ func (e *edgeLimits) check(ctx *fasthttp.RequestCtx) error {
 		return nil
 	}
 	now := e.now()
-	ip := e.clientIP(ctx)
+	ip := e.client(ctx)
 	var taken []*rate.Reservation
 	refuse := func(wait time.Duration) error {
 		for _, r := range taken {
@@ -209,5 +211,6 @@ func bearerKeyID(header []byte) string {
 	return "invalid:" + truncate(token)
 }
 
-// clientIP names the request's client (clientip.go).
-func (e *edgeLimits) clientIP(ctx *fasthttp.RequestCtx) string { return clientIP(ctx, e.trusted) }
+// client is the key of the request's client: its IPv4 address or its
+// IPv6 /64 (clientip.go).
+func (e *edgeLimits) client(ctx *fasthttp.RequestCtx) string { return clientKeyOf(ctx, e.trusted) }

@@ -119,17 +119,17 @@ func TestForwardedForOnlyFromTrustedProxies(t *testing.T) {
 	e := newEdgeLimits([]*net.IPNet{proxies}, newClock().now)
 	ctx := limitedReq("/v1/me", "10.1.2.3", "")
 	ctx.Request.Header.Set("X-Forwarded-For", "198.51.100.7, 10.1.9.9")
-	if ip := e.clientIP(ctx); ip != "198.51.100.7" {
+	if ip := e.client(ctx); ip != "198.51.100.7" {
 		t.Fatalf("behind a trusted proxy the client is %s, want 198.51.100.7", ip)
 	}
 	ctx = limitedReq("/v1/me", "203.0.113.1", "")
 	ctx.Request.Header.Set("X-Forwarded-For", "198.51.100.7")
-	if ip := e.clientIP(ctx); ip != "203.0.113.1" {
+	if ip := e.client(ctx); ip != "203.0.113.1" {
 		t.Fatalf("an untrusted peer chose its own IP: %s", ip)
 	}
 	ctx = limitedReq("/v1/me", "10.1.2.3", "")
 	ctx.Request.Header.Set("X-Forwarded-For", "not-an-ip")
-	if ip := e.clientIP(ctx); ip != "10.1.2.3" {
+	if ip := e.client(ctx); ip != "10.1.2.3" {
 		t.Fatalf("a garbage X-Forwarded-For gave %s", ip)
 	}
 }

@@ -57,7 +57,7 @@ func (s *Server) routingAccount(ctx *fasthttp.RequestCtx) string {
 	if token, found := bearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)); found {
 		return accountOfSecret(token)
 	}
-	if token := sessionToken(ctx); token != "" {
+	if token := sessionToken(ctx, s.requestIsHTTPS(ctx)); token != "" {
 		return accountOfSecret(token)
 	}
 	if !ctx.IsPost() {

@@ -16,7 +16,10 @@ import (
 // /owner/v1/sessions returns) kept in a cookie the page's scripts cannot
 // read. Over HTTPS the cookie takes the __Host- prefix, which the browser
 // accepts only with Secure, Path=/ and no Domain, so a sibling subdomain
-// cannot plant or shadow it.
+// cannot plant or shadow it. That holds only if the server, over HTTPS,
+// reads nothing else: a cookie without the prefix can be set by anyone
+// who answers the browser on plain HTTP for this host, or by a sibling
+// host, and would sign the owner in to the attacker's account.
 const (
 	sessionCookie       = "addrwatch_session"
 	secureSessionCookie = "__Host-addrwatch_session"
@@ -38,9 +41,10 @@ type siteSession struct {
 	passive bool
 }
 
-// sessionToken returns the session cookie's value, whichever name it has.
-func sessionToken(ctx *fasthttp.RequestCtx) string {
-	if v := ctx.Request.Header.Cookie(secureSessionCookie); len(v) > 0 {
+// sessionToken returns the session cookie's value: over HTTPS only the
+// __Host- cookie's, over plain HTTP whichever name it has.
+func sessionToken(ctx *fasthttp.RequestCtx, https bool) string {
+	if v := ctx.Request.Header.Cookie(secureSessionCookie); len(v) > 0 || https {
 		return string(v)
 	}
 	return string(ctx.Request.Header.Cookie(sessionCookie))
@@ -49,7 +53,7 @@ func sessionToken(ctx *fasthttp.RequestCtx) string {
 // siteCredential parses the session cookie. Only a session token is
 // accepted: an owner secret or an API key in the cookie is no sign-in.
 func (s *Server) siteCredential(ctx *fasthttp.RequestCtx) (actors.Credential, string, bool) {
-	token := sessionToken(ctx)
+	token := sessionToken(ctx, s.requestIsHTTPS(ctx))
 	if token == "" {
 		return actors.Credential{}, "", false
 	}

@@ -106,8 +106,9 @@ func doTLS(t *testing.T, client *http.Client, method, url, bearer string, body a
 }
 
 // TestPublicListenerServesHTTPS starts a node with --tls-cert and
-// --tls-key: the owner API and the agent API answer over HTTPS (TLS 1.2 or
-// later, never older), and plain HTTP to that port gets no API answer.
+// --tls-key: the owner API and the agent API answer over HTTPS (TLS 1.2
+// with an AEAD suite or later, never older or CBC), and plain HTTP to that
+// port gets no API answer.
 func TestPublicListenerServesHTTPS(t *testing.T) {
 	certPath, keyPath, cert := selfSignedCert(t, t.TempDir(), "public")
 	s := startServer(t, "--tls-cert", certPath, "--tls-key", keyPath)
@@ -132,6 +133,15 @@ func TestPublicListenerServesHTTPS(t *testing.T) {
 	if err == nil {
 		old.Close()
 		t.Fatal("a TLS 1.1 handshake succeeded")
+	}
+
+	// Nor is a TLS 1.2 client that offers only a CBC suite (the
+	// certificate is ECDSA, so this is the ECDSA form of
+	// ECDHE-RSA-AES128-SHA).
+	cbc, err := tls.Dial("tcp", s.httpAddr, &tls.Config{RootCAs: client.Transport.(*http.Transport).TLSClientConfig.RootCAs, MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA}})
+	if err == nil {
+		cbc.Close()
+		t.Fatal("a TLS 1.2 handshake with only ECDHE-ECDSA-AES128-SHA succeeded")
 	}
 
 	// Plain HTTP to the HTTPS port: whatever comes back (a TLS alert, a

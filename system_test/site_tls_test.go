@@ -12,7 +12,8 @@ import (
 // Over HTTPS (--tls-cert) the site's cookies are Secure and take the
 // __Host- prefix, which a browser accepts only from a secure origin with
 // Path=/ and no Domain; a form from the plain-HTTP origin of the same host
-// is refused.
+// is refused, a session cookie without the prefix is not read, and the
+// answers carry HSTS.
 func TestSiteCookiesAreSecureOverHTTPS(t *testing.T) {
 	t.Parallel()
 	certPath, keyPath, cert := selfSignedCert(t, t.TempDir(), "site")
@@ -77,5 +78,21 @@ func TestSiteCookiesAreSecureOverHTTPS(t *testing.T) {
 	panel.Body.Close()
 	if panel.StatusCode != http.StatusOK || !strings.Contains(string(body), "API keys") {
 		t.Fatalf("the panel over HTTPS: %d", panel.StatusCode)
+	}
+	if hsts := panel.Header.Get("Strict-Transport-Security"); hsts != "max-age=31536000" {
+		t.Fatalf("the panel over HTTPS has Strict-Transport-Security %q", hsts)
+	}
+
+	// The same session under the plain name, as a network attacker or a
+	// sibling host could plant it, signs nobody in over HTTPS.
+	req, _ = http.NewRequest("GET", base+"/access", nil)
+	req.AddCookie(&http.Cookie{Name: "addrwatch_session", Value: session.Value})
+	planted, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted.Body.Close()
+	if planted.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the panel over HTTPS with a plain addrwatch_session cookie: %d, want 303 to the sign-in page", planted.StatusCode)
 	}
 }

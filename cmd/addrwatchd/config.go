@@ -80,8 +80,8 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&clusterTLS.Key, "cluster-key", env("cluster-key", ""), "PEM file of this node's private key (keep it 0600: it lets its holder act as a node)")
 	fs.StringVar(&c.Upstream, "upstream", env("upstream", "sim"), "history upstream: sim (embedded simulated chain) or an Esplora base URL")
 	fs.StringVar(&c.Limits, "limits", env("limits", "spec"), "spec enforces the spec's rate limits and caps each client address at 64 connections per listener; off disables edge, connection and Sheet-write limits; account keeps only the per-account Sheet-write budget (edge limits left to a proxy in front); the owner credential limits apply whatever this says")
-	fs.StringVar(&proxies, "trusted-proxies", env("trusted-proxies", ""), "CIDRs whose X-Forwarded-For names the client IP for rate limits, and whose X-Forwarded-Proto: https marks the site's session cookie Secure; their connections are not capped")
-	fs.StringVar(&publicTLS.Cert, "tls-cert", env("tls-cert", ""), "PEM file of the public listener's certificate (chain): with --tls-key, the site, /v1 and /owner/v1 are served over HTTPS only (TLS 1.2 or later), so a small deployment needs no proxy")
+	fs.StringVar(&proxies, "trusted-proxies", env("trusted-proxies", ""), "CIDRs whose X-Forwarded-For names the client IP for rate limits, and whose X-Forwarded-Proto: https makes a request HTTPS (Secure __Host- cookies only, HSTS); their connections are not capped")
+	fs.StringVar(&publicTLS.Cert, "tls-cert", env("tls-cert", ""), "PEM file of the public listener's certificate (chain): with --tls-key, the site, /v1 and /owner/v1 are served over HTTPS only (TLS 1.3, or 1.2 with ECDHE AEAD suites; HSTS; only __Host- cookies), so a small deployment needs no proxy")
 	fs.StringVar(&publicTLS.Key, "tls-key", env("tls-key", ""), "PEM file of the private key of --tls-cert (keep it 0600)")
 	sessionIdleDefault, err := time.ParseDuration(env("session-idle", httpd.SessionIdleDefault.String()))
 	if err != nil {

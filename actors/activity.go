@@ -121,6 +121,11 @@ type ActivityPage struct {
 	// Oldest is the time of the oldest entry kept: older activity has left
 	// the bounded record.
 	Oldest int64 `json:"oldest,omitempty"`
+	// KeyKnown, on a query of one key, says whether the account knows the
+	// key: it holds it, or a kept line of activity or an audit event names
+	// it (a revoked key leaves no other trace). The site tells an ID that
+	// is no key of the account from a revoked key by it.
+	KeyKnown bool `json:"-"`
 }
 
 func (q ActivityQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
@@ -139,6 +144,9 @@ func (q ActivityQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
 	if len(a.Activity) > 0 {
 		page.Oldest = a.Activity[0].First
 	}
+	if q.KeyID != "" {
+		page.KeyKnown = a.knowsKey(q.KeyID)
+	}
 	for i := end - 1; i >= 0; i-- {
 		e := a.Activity[i]
 		if !q.matches(e) {
@@ -151,6 +159,25 @@ func (q ActivityQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
 		page.Entries = append(page.Entries, e)
 	}
 	return ok(page)
+}
+
+// knowsKey reports whether id is a key of the account, live or revoked
+// with a trace kept.
+func (a *Account) knowsKey(id string) bool {
+	if a.key(id) != nil {
+		return true
+	}
+	for _, e := range a.Activity {
+		if e.KeyID == id {
+			return true
+		}
+	}
+	for _, e := range a.Audit {
+		if e.Principal.KeyID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func (q ActivityQuery) matches(e ActivityEntry) bool {

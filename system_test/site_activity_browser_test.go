@@ -3,6 +3,7 @@ package system_test
 import (
 	"maps"
 	"net/http"
+	"net/url"
 	"strconv"
 	"testing"
 	"time"
@@ -19,7 +20,8 @@ func (b *browserTab) rows(selector string) [][]string {
 // Agent activity in a real browser: a key's reads, its change and its
 // refusal are listed on the account's page and on the key's own page
 // (reached from the API access panel), newest first, with the key's
-// hostile name as text, and the filter narrows them to one card.
+// hostile name as text, and the filter narrows them to one card; an ID
+// that is no key of the account is called unknown, a revoked key revoked.
 func TestSiteActivityInABrowser(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
@@ -87,6 +89,21 @@ func TestSiteActivityInABrowser(t *testing.T) {
 	b.submit(`#activity-filter button[type=submit]`)
 	if rows := b.rows("#activity tbody tr"); len(rows) != 1 || rows[0][4] != "404 NOT_FOUND" {
 		t.Fatalf("filtered by card: %q", rows)
+	}
+
+	// An ID that is no key of the account is unknown, not revoked, and a
+	// hostile one is shown as text.
+	if status := b.open(s.URL + "/activity?key=" + url.QueryEscape(siteHostileImg)); status != http.StatusNotFound {
+		t.Fatalf("an unknown key's page: status %d", status)
+	}
+	if h := b.text("h1"); h != "Unknown key "+siteHostileImg || b.hasText("(revoked)") {
+		t.Fatalf("an unknown key's page reads %q", b.text("body"))
+	}
+	// A revoked key's page still says revoked, over its kept lines.
+	expect(t, do(t, "DELETE", s.URL+"/owner/v1/keys/"+keyID, o.OwnerSecret, nil), http.StatusNoContent, "")
+	b.open(s.URL + "/activity?key=" + keyID)
+	if h := b.text("h1"); h != "Activity of key "+keyID+" (revoked)" || len(b.rows("#activity tbody tr")) == 0 {
+		t.Fatalf("a revoked key's page reads %q", h)
 	}
 	b.assertNoConsoleErrors()
 }

@@ -96,6 +96,7 @@ func TestSiteActivityInABrowser(t *testing.T) {
 	if status := b.open(s.URL + "/activity?key=" + url.QueryEscape(siteHostileImg)); status != http.StatusNotFound {
 		t.Fatalf("an unknown key's page: status %d", status)
 	}
+	b.expectConsoleError("status of 404")
 	if h := b.text("h1"); h != "Unknown key "+siteHostileImg || b.hasText("(revoked)") {
 		t.Fatalf("an unknown key's page reads %q", b.text("body"))
 	}

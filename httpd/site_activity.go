@@ -163,7 +163,7 @@ func newActivityRow(e actors.ActivityEntry, names, resources map[string]string) 
 		r.Resource = string(e.Resource.Kind) + " " + e.Resource.ID
 	}
 	switch {
-	case e.Op == actors.ActivityOther:
+	case e.Op == actors.ActivityOther, e.Op == actors.ActivityOtherChanges:
 		r.Outcome = "several outcomes"
 	case e.Code != "":
 		r.Outcome = strconv.Itoa(e.Status) + " " + string(e.Code)

@@ -18,7 +18,9 @@ import (
 // Agent activity (actors/activity.go): the node that serves an agent
 // request counts it, once the request is answered, by key, operation,
 // resource and outcome; about once a second the counts of each key go to
-// the log as one RecordActivity. Only requests whose key authenticated
+// the log as one RecordKeyActivity (activity_record.go). A window's
+// refusals of unknown resources are one line, so probing made-up IDs
+// costs the record a line a second. Only requests whose key authenticated
 // are counted (a query answered for the key, not UNAUTHORIZED): a
 // request with a made-up secret cannot write into an account's activity.
 // Like the key's last use (credential_use.go), this is a coarse write in
@@ -30,7 +32,8 @@ const (
 	// activityFlushEvery is the window a key's requests are counted in.
 	activityFlushEvery = time.Second
 	// activityPendingMax bounds the entries a node holds between flushes;
-	// past it, a request's line is counted in its key's "other requests".
+	// past it, a request's line is counted in its key's "other requests"
+	// (or "other changes").
 	activityPendingMax = 100_000
 	// activityFlushesInFlight bounds the records proposed at once.
 	activityFlushesInFlight = 16

@@ -41,6 +41,19 @@ func script() []*Command {
 	add(ownerP, &SetGrant{Resource: ResourcePortfolioCard, ID: "cw2", Level: LevelRead}, nil)
 	add(w, &UpdatePortfolioCard{CardID: "cw2", ExpectedVersion: "v8", CardFields: CardFields{Name: ptr("read only")}}, nil)
 	add(ownerP, &SetPlan{Plan: PlanExtended}, nil)
+	// Activity past a key's share: which lines go is decided in apply.
+	line := func(key, op string, status, i int) ActivityEntry {
+		return ActivityEntry{KeyID: key, Op: op, Status: status, Count: 1 + i%3, First: at - int64(i), Last: at,
+			Resource: ResourceRef{Kind: ResourcePortfolioCard, ID: fmt.Sprint("c", i)}}
+	}
+	add(w, &RecordKeyActivity{Entries: []ActivityEntry{line("kw", "POST /v1/portfolio/cards", 201, 0), line("kw", ActivityUnknown, 404, 1)}}, nil)
+	for n := range 9 {
+		entries := make([]ActivityEntry, ActivityFlushMax)
+		for i := range entries {
+			entries[i] = line("kr", "GET /v1/portfolio/cards/{card_id}", 200, n*ActivityFlushMax+i)
+		}
+		add(r, &RecordKeyActivity{Entries: entries}, nil)
+	}
 	add(ownerP, &RevokeKey{KeyID: "kr"}, nil)
 	add(r, &CreatePortfolioCard{CardID: "late", Address: addrs[8]}, nil)
 	add(sess, &ChangePassword{ExpectedPasswordHash: "pw", NewPasswordHash: "pw2"}, nil)

@@ -12,13 +12,16 @@ import "strconv"
 // load part of it (persistence/snapshot.go).
 //
 // Version 1 is every kind up to TouchSession (issue 15 and before);
-// version 2 adds RecordActivity (issue 16).
+// version 2 adds RecordActivity (issue 16); version 3 adds
+// RecordKeyActivity (issue 28), whose apply keeps each key's share of the
+// activity lines: applied by an older node as RecordActivity it would
+// keep other lines, so it needs a kind of its own.
 
 // FeatureVersion numbers what the log and snapshots may hold.
 type FeatureVersion uint32
 
 // CurrentFeatureVersion is the highest version this release knows.
-const CurrentFeatureVersion FeatureVersion = 2
+const CurrentFeatureVersion FeatureVersion = 3
 
 // featureVersionOverride, set at link time with
 // -ldflags "-X github.com/addrwatch/addrwatch/actors.featureVersionOverride=1",
@@ -37,8 +40,11 @@ func SupportedFeatureVersion() FeatureVersion {
 
 // FeatureVersion is the version that introduced kind k.
 func (k Kind) FeatureVersion() FeatureVersion {
-	if k == KindRecordActivity {
+	switch k {
+	case KindRecordActivity:
 		return 2
+	case KindRecordKeyActivity:
+		return 3
 	}
 	return 1
 }
@@ -49,4 +55,4 @@ func (k Kind) FeatureVersion() FeatureVersion {
 // different cards, grants or keys. (Consul's FSM marks such records the
 // same way.) The flag travels in the record, so that a node older than the
 // kind can read it (persistence.EncodeCommand).
-func (k Kind) Ignorable() bool { return k == KindRecordActivity }
+func (k Kind) Ignorable() bool { return k == KindRecordActivity || k == KindRecordKeyActivity }

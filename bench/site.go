@@ -47,7 +47,7 @@ func setupSiteAccounts(e *env) (func(), error) {
 		forEachWorker(len(e.site), func(i int) error {
 			if a := e.site[i]; a != nil {
 				// Best effort: a leftover account only takes disk space.
-				e.client.call("DELETE", a.target+"/owner/v1/account", a.ownerSecret, map[string]bool{"confirm": true}, 204, nil)
+				e.client.call("DELETE", a.target+"/owner/v1/account", a.ownerSecret, map[string]any{"confirm": true, "current_password": a.password}, 204, nil)
 			}
 			return nil
 		})

@@ -42,6 +42,22 @@ func TestVoterVersionsAdmitOnlyWhatEveryVoterSupports(t *testing.T) {
 	}
 }
 
+// While a voter runs a release of version 2, RecordKeyActivity is refused
+// before the log with an *actors.Error, which tells the edge to record
+// with RecordActivity instead (httpd/activity_record.go); that is admitted.
+func TestGateSendsActivityBackToTheOlderKind(t *testing.T) {
+	v := newVoterVersions()
+	v.set("n2", 2)
+	others := []raft.ServerID{"n2"}
+	var refusal *actors.Error
+	if err := v.admit(others, actors.KindRecordKeyActivity.FeatureVersion()); !errors.As(err, &refusal) {
+		t.Fatalf("RecordKeyActivity with a voter at version 2: %v", err)
+	}
+	if err := v.admit(others, actors.KindRecordActivity.FeatureVersion()); err != nil {
+		t.Fatalf("RecordActivity with a voter at version 2: %v", err)
+	}
+}
+
 // A node answers the version stream with its supported version, over the
 // same node connection the other streams use.
 func TestNodeAnswersItsFeatureVersion(t *testing.T) {

@@ -18,7 +18,9 @@ import (
 // Agent activity (actors/activity.go): the node that serves an agent
 // request counts it, once the request is answered, by key, operation,
 // resource and outcome; about once a second the counts of each key go to
-// the log as one RecordActivity. Only requests whose key authenticated
+// the log as one RecordKeyActivity (activity_record.go). A window's
+// refusals of unknown resources are one line, so probing made-up IDs
+// costs the record a line a second. Only requests whose key authenticated
 // are counted (a query answered for the key, not UNAUTHORIZED): a
 // request with a made-up secret cannot write into an account's activity.
 // Like the key's last use (credential_use.go), this is a coarse write in
@@ -30,7 +32,8 @@ const (
 	// activityFlushEvery is the window a key's requests are counted in.
 	activityFlushEvery = time.Second
 	// activityPendingMax bounds the entries a node holds between flushes;
-	// past it, a request's line is counted in its key's "other requests".
+	// past it, a request's line is counted in its key's "other requests"
+	// (or "other changes").
 	activityPendingMax = 100_000
 	// activityFlushesInFlight bounds the records proposed at once.
 	activityFlushesInFlight = 16
@@ -158,14 +161,26 @@ func printableASCII(s string) bool {
 // add counts one request, and starts the flusher if it is not running.
 func (l *activityLog) add(line activityLine) {
 	now := l.now().UnixNano()
+	if line.status == fasthttp.StatusNotFound && line.code == actors.CodeNotFound {
+		// Refusals of unknown resources are one line a window, whatever
+		// the route and the ID: a key probing made-up IDs must not fill
+		// the record (and push out older lines) one ID at a time.
+		line = activityLine{account: line.account, keyID: line.keyID, op: actors.ActivityUnknown, status: line.status, code: line.code}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ref := activityKeyRef{line.account, line.keyID}
 	e := l.pending[line]
 	if e == nil && (l.perKey[ref] >= actors.ActivityFlushMax || len(l.pending) >= activityPendingMax) {
 		// Past the distinct lines a record may hold, the rest of the
-		// window is counted, not itemised.
-		line = activityLine{account: line.account, keyID: line.keyID, op: actors.ActivityOther}
+		// window is counted, not itemised: changes apart from the rest, so
+		// that distinct reads first cannot turn a change into a line that
+		// the record drops first (actors/activity_shares.go).
+		op := actors.ActivityOther
+		if actors.ActivityIsChange(line.op, line.status) {
+			op = actors.ActivityOtherChanges
+		}
+		line = activityLine{account: line.account, keyID: line.keyID, op: op}
 		e = l.pending[line]
 	}
 	if e != nil {
@@ -173,7 +188,7 @@ func (l *activityLog) add(line activityLine) {
 		e.Last = max(e.Last, now)
 		return
 	}
-	if line.op != actors.ActivityOther {
+	if line.op != actors.ActivityOther && line.op != actors.ActivityOtherChanges {
 		l.perKey[ref]++
 	}
 	l.pending[line] = &actors.ActivityEntry{KeyID: line.keyID, Op: line.op, Resource: line.resource, Status: line.status, Code: line.code, Count: 1, First: now, Last: now}
@@ -218,20 +233,11 @@ func (l *activityLog) flush() bool {
 	at := l.now().UnixNano()
 	for ref, entries := range records {
 		sort.Slice(entries, func(i, j int) bool { return entries[i].First < entries[j].First })
-		cmd := &actors.Command{Account: ref.account, At: at, Principal: actors.Principal{Kind: actors.PrincipalAgent, KeyID: ref.keyID},
-			Payload: &actors.RecordActivity{Entries: entries}}
 		slots <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			ctx, cancel := context.WithTimeout(context.Background(), activityFlushTimeout)
-			defer cancel()
-			res, err := l.store.Propose(ctx, cmd)
-			if err == nil && res.Err != nil && res.Err.Code != actors.CodeUnauthorized {
-				// A revoked key's last lines are refused; anything else is
-				// a bug in the edge's entries.
-				l.log.Warn("activity record refused", "code", res.Err.Code, "error", res.Err.Message)
-			}
+			l.record(ref, at, entries)
 		}()
 	}
 	wg.Wait()

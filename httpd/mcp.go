@@ -87,6 +87,10 @@ type mcpEndpoint struct {
 }
 
 func (e *mcpEndpoint) serve(ctx *fasthttp.RequestCtx) {
+	if err := e.server.mcpOrigin(ctx); err != nil {
+		writeError(ctx, err)
+		return
+	}
 	// An unknown caller learns nothing of the server beyond the 401: the
 	// credential's shape is checked before anything else, and the key
 	// itself before anything reaches the SDK or the API.
@@ -110,6 +114,23 @@ func (e *mcpEndpoint) serve(ctx *fasthttp.RequestCtx) {
 	e.sdk(ctx)
 }
 
+// errMCPOrigin refuses a request from a page of another origin.
+var errMCPOrigin = actors.Errorf(actors.CodeForbidden, "Origin is not this server's own origin; a page of another site may not call /v1/mcp (send no Origin from an agent that is not a browser)")
+
+// mcpOrigin refuses, before anything else, a request whose Origin is not
+// this server's own: MCP's Streamable HTTP transport requires it against
+// DNS rebinding, where a page of another site reaches a server through a
+// name it rebound to the server's address. The key would stop such a page
+// anyway, but the answer must not depend on that. A request without
+// Origin comes from an agent that is not a browser and is served.
+func (s *Server) mcpOrigin(ctx *fasthttp.RequestCtx) error {
+	origin := ctx.Request.Header.Peek("Origin")
+	if len(origin) == 0 || s.ourOrigin(ctx, origin) {
+		return nil
+	}
+	return errMCPOrigin
+}
+
 // mcpSDKHandler is the SDK's Streamable HTTP transport for server, behind
 // the SDK's bearer-token check, which finds the caller serve verified.
 func (s *Server) mcpSDKHandler(server *mcpserver.Server) fasthttp.RequestHandler {
@@ -117,9 +138,10 @@ func (s *Server) mcpSDKHandler(server *mcpserver.Server) fasthttp.RequestHandler
 		Stateless:    true,
 		JSONResponse: true,
 		// The SDK's DNS-rebinding guard refuses a loopback listener a
-		// foreign Host; here every request must carry an API key, which a
-		// page rebound to this address does not have, and the guard would
-		// refuse the usual reverse proxy on the same machine.
+		// foreign Host, which would refuse the usual reverse proxy on the
+		// same machine. Rebinding is stopped by serve's Origin check
+		// (mcpOrigin) instead, and every request must carry an API key,
+		// which a page rebound to this address does not have.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        int64(bodyBytesMax),
 		Logger:                     mcpLogger(s.log),

@@ -50,20 +50,7 @@ func (s *Server) registerOwner(r routeAdder) {
 	r.POST(ownerPrefix+"/password", handle(s.changePassword))
 	r.POST(ownerPrefix+"/owner-secret", handle(s.rotateOwnerSecret))
 	s.registerLogin(r)
-	r.DELETE(ownerPrefix+"/account", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, audienceOwner, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
-			var req struct {
-				Confirm *bool `json:"confirm"`
-			}
-			if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
-				return nil, err
-			}
-			if req.Confirm == nil || !*req.Confirm {
-				return nil, actors.Errorf(actors.CodeValidation, `deleting the account needs {"confirm": true}`)
-			}
-			return &actors.DeleteAccount{}, nil
-		}})
-	})
+	r.DELETE(ownerPrefix+"/account", handle(s.deleteAccount))
 	s.registerResources(r, ownerPrefix, audienceOwner)
 	s.registerHistoryCSV(r)
 	s.registerLabels(r)

@@ -20,16 +20,18 @@ const activityTimeLayout = "2006-01-02T15:04"
 
 // activityData is the activity page's.
 type activityData struct {
-	Rows     []activityRow
-	Keys     []actors.KeyView
-	Key      string // the key filtered on
-	KeyName  string
-	Resource string
-	Since    string
-	Until    string
-	Older    string // the link to the next page, "" on the last
-	Oldest   string
-	Problem  string
+	Rows    []activityRow
+	Keys    []actors.KeyView
+	Key     string // the key filtered on
+	KeyName string
+	// UnknownKey: Key is no key of the account, live or revoked.
+	UnknownKey bool
+	Resource   string
+	Since      string
+	Until      string
+	Older      string // the link to the next page, "" on the last
+	Oldest     string
+	Problem    string
 }
 
 // activityRow is one entry as the page shows it.
@@ -92,8 +94,17 @@ func (s *Server) activityPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	}
 	if d.Key != "" {
 		d.KeyName = names[d.Key]
-		if d.KeyName == "" {
+		switch {
+		case d.KeyName != "":
+		case view.KeyKnown:
 			d.KeyName = "key " + d.Key + " (revoked)"
+		default:
+			// An ID that was never a key here, or one revoked so long ago
+			// that nothing of it is kept: either way no key of this
+			// account, and the page must not call it revoked.
+			d.KeyName, d.UnknownKey = "", true
+			status = fasthttp.StatusNotFound
+			page.Problem = "This account has no key " + d.Key + ", and keeps no activity of one."
 		}
 	}
 	if view.Next != 0 {
@@ -109,8 +120,11 @@ func (s *Server) activityPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		d.Oldest = activityWhen(view.Oldest)
 	}
 	page.Title, page.Data = "Agent activity", d
-	if d.KeyName != "" {
+	switch {
+	case d.KeyName != "":
 		page.Title = "Activity of " + d.KeyName
+	case d.UnknownKey:
+		page.Title = "Unknown key " + d.Key
 	}
 	s.renderPage(ctx, status, "activity", page)
 }
@@ -149,7 +163,7 @@ func newActivityRow(e actors.ActivityEntry, names, resources map[string]string) 
 		r.Resource = string(e.Resource.Kind) + " " + e.Resource.ID
 	}
 	switch {
-	case e.Op == actors.ActivityOther:
+	case e.Op == actors.ActivityOther, e.Op == actors.ActivityOtherChanges:
 		r.Outcome = "several outcomes"
 	case e.Code != "":
 		r.Outcome = strconv.Itoa(e.Status) + " " + string(e.Code)

@@ -1,7 +1,9 @@
 package httpd
 
 import (
+	"html"
 	"maps"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -53,7 +55,7 @@ func TestSiteActivityShowsWhatEachKeyDid(t *testing.T) {
 	want := map[string]int{
 		"&lt;b&gt;reader&lt;/b&gt; | GET /v1/portfolio/cards/{card_id} | Account card Cold | 200 OK":          3,
 		"&lt;b&gt;reader&lt;/b&gt; | PATCH /v1/portfolio/cards/{card_id} | Account card Cold | 403 FORBIDDEN": 1,
-		"writer | GET /v1/portfolio/cards/{card_id} | portfolio_card nosuchcard | 404 NOT_FOUND":              1,
+		"writer | unknown resources |  | 404 NOT_FOUND":                                                       1,
 	}
 	if page.status != 200 || !maps.Equal(got, want) {
 		t.Fatalf("activity: %d, lines %v: %.4000s", page.status, got, page.body)
@@ -109,5 +111,32 @@ func TestOwnerActivityRefusesBadFilters(t *testing.T) {
 	}
 	if status, _, _ := o.send("192.0.2.1", "GET", "/owner/v1/activity", reader, nil); status != fasthttp.StatusUnauthorized {
 		t.Fatalf("an agent key: %d", status)
+	}
+}
+
+// The activity page of one key names it: a live key by its name, a
+// revoked key whose lines are kept as revoked, and an ID that is no key
+// of the account as unknown, not as a revoked key.
+func TestSiteActivitySaysWhenAKeyIsUnknown(t *testing.T) {
+	o := newOwnerTest(t)
+	c := newSiteClient(o)
+	c.mustSignIn()
+	gone, goneID := o.key("read", "gone")
+	o.send("192.0.2.7", "GET", "/v1/me", gone, nil)
+	o.server.activity.wait()
+	o.ownerJSON("DELETE", "/owner/v1/keys/"+goneID, nil, fasthttp.StatusNoContent)
+
+	page := c.do("GET", "/activity?key="+goneID, nil)
+	if page.status != 200 || !strings.Contains(page.body, "<h1>Activity of key "+goneID+" (revoked)</h1>") || len(activityRows.FindAllStringSubmatch(page.body, -1)) != 1 {
+		t.Fatalf("a revoked key's page: %d %.3000s", page.status, page.body)
+	}
+	for _, id := range []string{"nosuchkey", `<img src=x onerror=alert(1)>`} {
+		page = c.do("GET", "/activity?key="+url.QueryEscape(id), nil)
+		escaped := html.EscapeString(id)
+		if page.status != fasthttp.StatusNotFound || strings.Contains(page.body, "(revoked)") ||
+			!strings.Contains(page.body, "<h1>Unknown key "+escaped+"</h1>") || !strings.Contains(page.body, "This account has no key "+escaped) ||
+			strings.Contains(page.body, "<img src=x") {
+			t.Fatalf("an unknown key %q: %d %.3000s", id, page.status, page.body)
+		}
 	}
 }

@@ -88,10 +88,18 @@ func (s *Server) sameOrigin(ctx *fasthttp.RequestCtx) bool {
 	if len(from) == 0 {
 		from = ctx.Request.Header.Peek(fasthttp.HeaderReferer)
 	}
-	if len(from) == 0 || bytes.Equal(from, []byte("null")) {
+	return len(from) != 0 && s.ourOrigin(ctx, from)
+}
+
+// ourOrigin reports whether origin (an Origin header, or a Referer) is
+// this server's own origin as the request reached it: the host it was
+// sent to, over the scheme it was sent with. This is the one origin the
+// site's forms and /v1/mcp allow; "null" (an opaque origin) is never ours.
+func (s *Server) ourOrigin(ctx *fasthttp.RequestCtx, origin []byte) bool {
+	if bytes.Equal(origin, []byte("null")) {
 		return false
 	}
-	u, err := url.Parse(string(from))
+	u, err := url.Parse(string(origin))
 	if err != nil || u.Host == "" {
 		return false
 	}

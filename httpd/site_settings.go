@@ -136,19 +136,31 @@ func (s *Server) renderDelete(ctx *fasthttp.RequestCtx, sess *siteSession, statu
 	s.renderPage(ctx, status, "delete", page)
 }
 
-// deleteForm deletes the account once the owner typed the phrase.
+// deleteForm deletes the account once the owner typed the phrase and the
+// current password.
 func (s *Server) deleteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	_, page, err := s.panel(sess, "settings")
 	if err != nil {
 		s.siteError(ctx, err)
 		return
 	}
-	if !strings.EqualFold(strings.TrimSpace(string(ctx.PostArgs().Peek("confirm"))), deletePhrase(page)) {
+	args := ctx.PostArgs()
+	if !strings.EqualFold(strings.TrimSpace(string(args.Peek("confirm"))), deletePhrase(page)) {
 		s.renderDelete(ctx, sess, fasthttp.StatusUnprocessableEntity, "What you typed does not match. Nothing was deleted.")
 		return
 	}
-	if _, err := s.siteWrite(sess, &actors.DeleteAccount{}); err != nil {
-		s.siteError(ctx, err)
+	current := string(args.Peek("current_password"))
+	if current == "" {
+		s.renderDelete(ctx, sess, fasthttp.StatusUnprocessableEntity, "Type your current password to delete the account. Nothing was deleted.")
+		return
+	}
+	if err := s.removeAccount(ctx, sess.cred, current); err != nil {
+		failure := specError(err)
+		problem := failure.Message
+		if failure.Code == actors.CodeUnauthorized {
+			problem = "The current password is wrong. Nothing was deleted."
+		}
+		s.renderDelete(ctx, sess, StatusOf(failure.Code), problem)
 		return
 	}
 	clearSessionCookies(ctx, sess.https)

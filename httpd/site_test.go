@@ -331,18 +331,32 @@ func TestSitePasswordChangeRevokesKeys(t *testing.T) {
 	}
 }
 
-// Deleting the account needs the typed phrase.
-func TestSiteDeleteNeedsTheTypedPhrase(t *testing.T) {
+// Deleting the account needs the typed phrase and the current password:
+// a session left open on a shared machine is not enough.
+func TestSiteDeleteNeedsThePhraseAndThePassword(t *testing.T) {
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
-	if a := c.post("/settings/delete", "/settings/delete", url.Values{"confirm": {"yes"}}); a.status != fasthttp.StatusUnprocessableEntity {
-		t.Fatalf("a wrong phrase: %d", a.status)
+	if page := c.do("GET", "/settings/delete", nil); !strings.Contains(page.body, `name="current_password"`) {
+		t.Fatalf("the delete form asks for no password: %.2000s", page.body)
 	}
-	if status, _, _ := o.send("192.0.2.1", "GET", "/owner/v1/keys", o.account.OwnerSecret, nil); status != 200 {
-		t.Fatalf("the account is gone after a wrong phrase: %d", status)
+	for _, refused := range []struct {
+		form   url.Values
+		status int
+		says   string
+	}{
+		{url.Values{"confirm": {"yes"}, "current_password": {o.password}}, fasthttp.StatusUnprocessableEntity, "What you typed does not match"},
+		{url.Values{"confirm": {o.account.AccountID}}, fasthttp.StatusUnprocessableEntity, "Type your current password"},
+		{url.Values{"confirm": {o.account.AccountID}, "current_password": {"not the password"}}, fasthttp.StatusUnauthorized, "The current password is wrong. Nothing was deleted."},
+	} {
+		if a := c.post("/settings/delete", "/settings/delete", refused.form); a.status != refused.status || !strings.Contains(a.body, refused.says) {
+			t.Fatalf("%v: %d %.2000s", refused.form, a.status, a.body)
+		}
+		if status, _, _ := o.send("192.0.2.1", "GET", "/owner/v1/keys", o.account.OwnerSecret, nil); status != 200 {
+			t.Fatalf("the account is gone after %v: %d", refused.form, status)
+		}
 	}
-	if a := c.post("/settings/delete", "/settings/delete", url.Values{"confirm": {o.account.AccountID}}); a.status != 200 || !strings.Contains(a.body, "Account deleted") {
+	if a := c.post("/settings/delete", "/settings/delete", url.Values{"confirm": {o.account.AccountID}, "current_password": {o.password}}); a.status != 200 || !strings.Contains(a.body, "Account deleted") {
 		t.Fatalf("delete: %d", a.status)
 	}
 	if status, _, _ := o.send("192.0.2.1", "GET", "/owner/v1/keys", o.account.OwnerSecret, nil); status != fasthttp.StatusUnauthorized {

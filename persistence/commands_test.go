@@ -18,7 +18,7 @@ import (
 // commandKindsMax is the highest Kind this build knows. The round-trip test
 // asserts that NewPayload knows every kind up to it and none after it, so a
 // new kind that is not added here fails loudly instead of going untested.
-const commandKindsMax = actors.KindRecordActivity
+const commandKindsMax = actors.KindRecordKeyActivity
 
 // at0 is the leader time of the first test command.
 var at0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano()
@@ -166,6 +166,12 @@ func samplePayload(t testing.TB, k actors.Kind) actors.Payload {
 		p.Entries = []actors.ActivityEntry{
 			{KeyID: "k3j5x7m2q4w6e8r0t2y", Op: "GET /v1/portfolio/cards/{card_id}", Resource: actors.ResourceRef{Kind: actors.ResourcePortfolioCard, ID: "c1a2b3c4d5e6f7g8h9i"}, Status: 200, Count: 12, First: at0, Last: at0 + int64(900*time.Millisecond)},
 			{KeyID: "k3j5x7m2q4w6e8r0t2y", Op: "PATCH /v1/bookmark-spaces/{space_id}/sheet", Resource: actors.ResourceRef{Kind: actors.ResourceSpace, ID: "sp7kq2m4x5n6p7q8r9s"}, Status: 409, Code: actors.CodeStaleVersion, Count: 1, First: at0 + 5, Last: at0 + 5},
+		}
+	case *actors.RecordKeyActivity:
+		p.Entries = []actors.ActivityEntry{
+			{KeyID: "k3j5x7m2q4w6e8r0t2y", Op: "POST /v1/portfolio/cards", Resource: actors.ResourceRef{Kind: actors.ResourcePortfolioCard, ID: "c1a2b3c4d5e6f7g8h9i"}, Status: 201, Count: 1, First: at0, Last: at0},
+			{KeyID: "k3j5x7m2q4w6e8r0t2y", Op: actors.ActivityUnknown, Status: 404, Code: actors.CodeNotFound, Count: 4000, First: at0 + 3, Last: at0 + int64(990*time.Millisecond)},
+			{KeyID: "k3j5x7m2q4w6e8r0t2y", Op: actors.ActivityOtherChanges, Count: 2, First: at0 + 7, Last: at0 + 9},
 		}
 	default:
 		t.Fatalf("kind %d (%T) has no sample: add one", k, p)
@@ -509,8 +515,10 @@ func TestDecodeCommandsSkipsUnknownIgnorableRecords(t *testing.T) {
 	if _, err := DecodeCommands(entry(2, actors.KindRevokeKey, revoke, future, `{}`)); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("an unmarked unknown kind: %v", err)
 	}
-	if r, err := EncodeCommand(&actors.Command{Account: "a", At: 1, Principal: actors.Principal{Kind: actors.PrincipalAgent, KeyID: "k"}, Payload: &actors.RecordActivity{}}); err != nil || r[0] != byte(actors.KindRecordActivity)|ignorableKind {
-		t.Fatalf("RecordActivity's record starts %x, %v: want the ignorable bit", r[0], err)
+	for _, p := range []actors.Payload{&actors.RecordActivity{}, &actors.RecordKeyActivity{}} {
+		if r, err := EncodeCommand(&actors.Command{Account: "a", At: 1, Principal: actors.Principal{Kind: actors.PrincipalAgent, KeyID: "k"}, Payload: p}); err != nil || r[0] != byte(p.Kind())|ignorableKind {
+			t.Fatalf("%T's record starts %x, %v: want the ignorable bit", p, r[0], err)
+		}
 	}
 }
 

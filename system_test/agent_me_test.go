@@ -248,7 +248,7 @@ func TestAgentMe(t *testing.T) {
 		// Deleting the account revokes every key.
 		key, _ = apCreateKey(t, s, e.acct, "write")
 		apMe(t, s, key)
-		expect(t, do(t, "DELETE", s.URL+"/owner/v1/account", e.acct.OwnerSecret, map[string]any{"confirm": true}), http.StatusNoContent, "")
+		expect(t, do(t, "DELETE", s.URL+"/owner/v1/account", e.acct.OwnerSecret, map[string]any{"confirm": true, "current_password": "another good password"}), http.StatusNoContent, "")
 		expect(t, do(t, "GET", s.URL+"/v1/me", key, nil), http.StatusUnauthorized, "UNAUTHORIZED")
 		expect(t, do(t, "POST", s.URL+"/v1/portfolio/cards", key, map[string]any{"address": apAddress("after-delete")}), http.StatusUnauthorized, "UNAUTHORIZED")
 	})

@@ -430,7 +430,9 @@ func TestContractAgentAPI(t *testing.T) {
 		owner.do(t, ctReq{method: "DELETE", path: "/sessions/current", bearer: secret, status: 422, code: "VALIDATION"})
 		owner.do(t, ctReq{method: "DELETE", path: "/account", bearer: secret, body: map[string]any{"confirm": false}, status: 422, code: "VALIDATION", invalid: true})
 		owner.do(t, ctReq{method: "DELETE", path: "/sessions/current", bearer: session, status: 204})
-		owner.do(t, ctReq{method: "DELETE", path: "/account", bearer: secret, body: map[string]any{"confirm": true}, status: 204})
+		owner.do(t, ctReq{method: "DELETE", path: "/account", bearer: secret, body: map[string]any{"confirm": true}, status: 422, code: "VALIDATION", invalid: true})
+		owner.do(t, ctReq{method: "DELETE", path: "/account", bearer: secret, body: map[string]any{"confirm": true, "current_password": "wrong password"}, status: 401, code: "UNAUTHORIZED"})
+		owner.do(t, ctReq{method: "DELETE", path: "/account", bearer: secret, body: map[string]any{"confirm": true, "current_password": "another long one"}, status: 204})
 		owner.do(t, ctReq{method: "GET", path: "/keys", bearer: secret, status: 401, code: "UNAUTHORIZED"})
 	})
 

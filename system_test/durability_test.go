@@ -438,7 +438,7 @@ func testDurabilityRestartAndSnapshot(t *testing.T, store string) {
 	e := owNewTenant(t, s, "E", "base")
 	eKey := e.addKey(t, s, "write")
 	owAgentCard(t, s, eKey, owAddress(140), "e card")
-	owExpectNoContent(t, do(t, "DELETE", s.URL+"/owner/v1/account", e.acct.OwnerSecret, map[string]any{"confirm": true}))
+	owExpectNoContent(t, do(t, "DELETE", s.URL+"/owner/v1/account", e.acct.OwnerSecret, map[string]any{"confirm": true, "current_password": e.acct.Password}))
 	e.deleted, e.keys, e.dead = true, nil, append(e.dead, eKey, e.acct.OwnerSecret)
 
 	// Enough log that replaying it takes the restarted node a while.

@@ -509,7 +509,7 @@ func TestEdgeRestoreThroughAFollower(t *testing.T) {
 	key := leader.createKey(t, a, "write")
 	backup := do(t, "GET", leader.AdminURL+"/admin/v1/backup", leader.AdminToken, nil)
 	expect(t, backup, http.StatusOK, "")
-	expect(t, do(t, "DELETE", leader.URL+"/owner/v1/account", a.OwnerSecret, map[string]any{"confirm": true}), http.StatusNoContent, "")
+	expect(t, do(t, "DELETE", leader.URL+"/owner/v1/account", a.OwnerSecret, map[string]any{"confirm": true, "current_password": a.Password}), http.StatusNoContent, "")
 	expect(t, do(t, "GET", leader.URL+"/v1/me", key, nil), http.StatusUnauthorized, "UNAUTHORIZED")
 
 	// An io.Reader without a length goes out chunked.

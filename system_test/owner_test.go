@@ -344,7 +344,7 @@ func TestOwnerAPIEndToEnd(t *testing.T) {
 			{"POST", "/owner/v1/password", map[string]any{"current_password": a.Password, "new_password": "another password"}},
 			{"GET", "/owner/v1/portfolio/cards", nil},
 			{"DELETE", "/owner/v1/sessions/current", nil},
-			{"DELETE", "/owner/v1/account", map[string]any{"confirm": true}},
+			{"DELETE", "/owner/v1/account", map[string]any{"confirm": true, "current_password": a.Password}},
 		} {
 			owExpectUnauthorized(t, do(t, rt.method, s.URL+rt.path, key, rt.body))
 		}
@@ -658,14 +658,17 @@ func TestOwnerAPIEndToEnd(t *testing.T) {
 		owExpectError(t, do(t, "DELETE", s.URL+"/owner/v1/account", a.OwnerSecret, map[string]any{}), http.StatusUnprocessableEntity, "VALIDATION", "")
 		owExpectError(t, do(t, "DELETE", s.URL+"/owner/v1/account", a.OwnerSecret, map[string]any{"confirm": false}), http.StatusUnprocessableEntity, "VALIDATION", "")
 		owExpectError(t, do(t, "DELETE", s.URL+"/owner/v1/account", a.OwnerSecret, map[string]any{"confirm": "yes"}), http.StatusUnprocessableEntity, "VALIDATION", "")
+		// The current password too: without it 422, a wrong one 401.
+		owExpectError(t, do(t, "DELETE", s.URL+"/owner/v1/account", a.OwnerSecret, map[string]any{"confirm": true}), http.StatusUnprocessableEntity, "VALIDATION", "")
+		owExpectError(t, do(t, "DELETE", s.URL+"/owner/v1/account", session, map[string]any{"confirm": true, "current_password": "not it"}), http.StatusUnauthorized, "UNAUTHORIZED", "")
 		owMe(t, s, key) // still there
 
-		owExpectNoContent(t, do(t, "DELETE", s.URL+"/owner/v1/account", a.OwnerSecret, map[string]any{"confirm": true}))
+		owExpectNoContent(t, do(t, "DELETE", s.URL+"/owner/v1/account", a.OwnerSecret, map[string]any{"confirm": true, "current_password": a.Password}))
 		owExpectUnauthorized(t, do(t, "GET", s.URL+"/v1/me", key, nil))
 		owExpectUnauthorized(t, do(t, "GET", s.URL+"/v1/portfolio/cards", key, nil))
 		owExpectUnauthorized(t, do(t, "GET", s.URL+"/owner/v1/keys", a.OwnerSecret, nil))
 		owExpectUnauthorized(t, do(t, "GET", s.URL+"/owner/v1/keys", session, nil))
-		owExpectUnauthorized(t, do(t, "DELETE", s.URL+"/owner/v1/account", a.OwnerSecret, map[string]any{"confirm": true}))
+		owExpectUnauthorized(t, do(t, "DELETE", s.URL+"/owner/v1/account", a.OwnerSecret, map[string]any{"confirm": true, "current_password": a.Password}))
 		owExpectError(t, owSignIn(t, s, a.ID, a.Password), http.StatusUnauthorized, "UNAUTHORIZED", "")
 	})
 }

@@ -13,13 +13,14 @@ import (
 // The rolling upgrade (cluster/versions.go): a three-node cluster of the
 // older release, under the fault test's load, has its nodes replaced by the
 // new release one at a time. No acknowledged write may be lost, the history
-// must be linearizable (porcupine), no node may stop, and the command kind
-// the new release adds (RecordActivity, feature version 2) must stay out of
-// the log until the last node runs the new release, then work.
+// must be linearizable (porcupine), no node may stop, and the command kinds
+// the new release adds over version 1 (RecordActivity, feature version 2,
+// and RecordKeyActivity, version 3) must stay out of the log until the
+// last node runs the new release, then work.
 
 // olderRelease builds addrwatchd as the older release: the same code
-// linked to support only feature version 1, so it refuses version 2's
-// commands and snapshots as a release from before them would.
+// linked to support only feature version 1, so it refuses the later
+// versions' commands and snapshots as a release from before them would.
 func olderRelease(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "addrwatchd-v1")
@@ -29,6 +30,10 @@ func olderRelease(t *testing.T) string {
 	}
 	return bin
 }
+
+// currentFeatureVersion is actors.CurrentFeatureVersion, the version of
+// the release under test.
+const currentFeatureVersion = 3
 
 // upgradeStatus is what the rolling upgrade reads of /admin/v1/cluster.
 type upgradeStatus struct {
@@ -125,8 +130,8 @@ func TestRollingUpgrade(t *testing.T) {
 		}
 	}
 	for _, n := range st.Nodes {
-		if n.FeatureVersion != 2 {
-			t.Errorf("the leader reports %s at feature version %d, want 2: %+v", n.ID, n.FeatureVersion, st)
+		if n.FeatureVersion != currentFeatureVersion {
+			t.Errorf("the leader reports %s at feature version %d, want %d: %+v", n.ID, n.FeatureVersion, currentFeatureVersion, st)
 		}
 	}
 
@@ -138,6 +143,6 @@ func TestRollingUpgrade(t *testing.T) {
 	stale := ftCheckStaleReads(t, ops, &ftFaults{})
 	result, took, vis := ftCheckLinearizable(t, ftWithout(ops, stale))
 	s := rec.stats()
-	t.Logf("rolling upgrade of 3 nodes from feature version 1 to 2 under load (%d clients): %d writes acknowledged, %d unknown outcome, %d stale (409); %d reads", ftClientCount, s.acked, s.unknown, s.stale, s.reads)
+	t.Logf("rolling upgrade of 3 nodes from feature version 1 to %d under load (%d clients): %d writes acknowledged, %d unknown outcome, %d stale (409); %d reads", currentFeatureVersion, ftClientCount, s.acked, s.unknown, s.stale, s.reads)
 	t.Logf("  lost acknowledged writes: %d; linearizability (porcupine, %d operations): %s in %s%s", lost, len(ops)-len(stale), result, took.Round(time.Millisecond), vis)
 }

@@ -30,7 +30,9 @@ they match the server's version. A read key is offered the read tools only.
 
 Rate-limited calls (429) are retried after Retry-After; an answer the server
 could not give (503) is retried when retrying cannot apply a change twice.
-The key is never written to the output or the log. Diagnostics go to stderr.
+The key is never written to the output or the log, nor is a password in
+ADDRWATCH_URL (user:password@host prints as user:xxxxx@host). Diagnostics
+go to stderr.
 ADDRWATCH_URL must be https, or http to this machine: plain http elsewhere
 would show the key to the network, and needs --insecure-http.
 
@@ -65,7 +67,7 @@ func serveMCP(ctx context.Context, a *app, in io.Reader, out io.Writer, insecure
 		return err
 	}
 	if !insecureHTTP && !keySafeAt(root) {
-		return usagef("ADDRWATCH_URL %s is plain http to another machine, which would send the API key in clear text: use https, or pass --insecure-http to accept that", root)
+		return usagef("ADDRWATCH_URL %s is plain http to another machine, which would send the API key in clear text: use https, or pass --insecure-http to accept that", redacted(root))
 	}
 	agent, err := agentclient.New(root, key, &http.Client{Transport: &agentclient.RetryTransport{Key: key, MaxAttempts: 4}})
 	if err != nil {
@@ -101,12 +103,23 @@ func serveMCP(ctx context.Context, a *app, in io.Reader, out io.Writer, insecure
 	if err != nil {
 		return fmt.Errorf("the server's /v1/openapi.json: %w", err)
 	}
-	fmt.Fprintf(a.stderr, "addrwatch mcp: serving account %s with a %s key from %s\n", me.AccountId, me.Capability, root)
+	fmt.Fprintf(a.stderr, "addrwatch mcp: serving account %s with a %s key from %s\n", me.AccountId, me.Capability, redacted(root))
 	err = server.MCP.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}
 	return err
+}
+
+// redacted is root as it may be printed: a password in its user
+// information (a proxy's, say) is a secret like the key, and becomes
+// "xxxxx". net/http leaves it out of its own errors already.
+func redacted(root string) string {
+	u, err := url.Parse(root)
+	if err != nil {
+		return "(an unreadable URL)"
+	}
+	return u.Redacted()
 }
 
 // keySafeAt reports whether a key sent to root stays private on the way:

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -56,5 +60,48 @@ func TestMCPInsecureHTTPIsAnExplicitChoice(t *testing.T) {
 	r := runCLI(t, env, "mcp", "--insecure-http")
 	if r.code != exitFailure || !strings.Contains(r.stderr, "the server refused ADDRWATCH_API_KEY") || strings.Contains(r.stderr, "secretpart") || asked.Load() != 2 {
 		t.Fatalf("exit %d, %d requests, stderr %q", r.code, asked.Load(), r.stderr)
+	}
+}
+
+// A password in ADDRWATCH_URL's user information (a proxy's, say) is
+// never printed: not in the refusal of plain http, not in the line that
+// says which server the command serves, not in an error reaching it.
+func TestMCPRedactsTheURLPassword(t *testing.T) {
+	r := runCLI(t, map[string]string{"ADDRWATCH_URL": "http://proxyuser:urlsecret@addrwatch.example", "ADDRWATCH_API_KEY": "awk.a.b.secretpart"}, "mcp")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "proxyuser:xxxxx@addrwatch.example") || strings.Contains(r.stderr, "urlsecret") {
+		t.Errorf("the refusal of plain http: exit %d, stderr %q", r.code, r.stderr)
+	}
+
+	doc, err := os.ReadFile("../../httpd/openapi/agent.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/openapi.json" {
+			w.Write(doc)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"account_id":"acc1","key_id":"k1","capability":"read","plan":"base"}`))
+	}))
+	defer srv.Close()
+	withPassword := strings.Replace(srv.URL, "http://", "http://proxyuser:urlsecret@", 1)
+	var stderr bytes.Buffer
+	a := &app{getenv: func(k string) string {
+		return map[string]string{"ADDRWATCH_URL": withPassword, "ADDRWATCH_API_KEY": "awk.a.b.secretpart"}[k]
+	}, stderr: &stderr}
+	if err := serveMCP(context.Background(), a, strings.NewReader(""), io.Discard, false); err != nil {
+		t.Fatalf("serve: %v (stderr %q)", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "serving account acc1") || !strings.Contains(stderr.String(), "proxyuser:xxxxx@127.0.0.1") || strings.Contains(stderr.String(), "urlsecret") {
+		t.Errorf("the start line: %q", stderr.String())
+	}
+
+	// An error on the way names the URL without the password too.
+	srv.Close()
+	stderr.Reset()
+	err = serveMCP(context.Background(), a, strings.NewReader(""), io.Discard, false)
+	if err == nil || strings.Contains(err.Error(), "urlsecret") || strings.Contains(stderr.String(), "urlsecret") {
+		t.Errorf("a server that is gone: %v (stderr %q)", err, stderr.String())
 	}
 }

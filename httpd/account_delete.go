@@ -1,0 +1,55 @@
+package httpd
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// Deleting the account: DELETE /owner/v1/account and the site's delete
+// form. Like a password change or an owner-secret rotation it needs the
+// current password, so that an owner secret or a session alone (stolen,
+// or left open on a shared machine) cannot destroy the account; a wrong
+// password earns the same back-off.
+
+// deleteAccount answers DELETE /owner/v1/account
+// {"confirm": true, "current_password"} with 204.
+func (s *Server) deleteAccount(ctx *fasthttp.RequestCtx) error {
+	cred, err := s.credential(ctx, audienceOwner)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Confirm *bool   `json:"confirm"`
+		Current *string `json:"current_password"`
+	}
+	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
+		return err
+	}
+	if req.Confirm == nil || !*req.Confirm {
+		return actors.Errorf(actors.CodeValidation, `deleting the account needs {"confirm": true}`)
+	}
+	if req.Current == nil {
+		return required("current_password")
+	}
+	if err := s.removeAccount(ctx, cred, *req.Current); err != nil {
+		return err
+	}
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+	return nil
+}
+
+// removeAccount deletes cred's account once the current password is
+// checked, for the owner API and the site. The command carries no
+// password hash: the check at the edge is what proves the owner asked,
+// and DeleteAccount keeps the shape older releases apply.
+func (s *Server) removeAccount(ctx *fasthttp.RequestCtx, cred actors.Credential, current string) error {
+	c, cancel := s.context()
+	defer cancel()
+	who, _, err := s.authorizeWithPassword(c, ctx, cred, current)
+	if err != nil {
+		return err
+	}
+	_, err = s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal, Payload: &actors.DeleteAccount{}})
+	return err
+}

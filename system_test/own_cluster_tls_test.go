@@ -66,9 +66,36 @@ func TestDefaultNodeServesNoPlainNodeStream(t *testing.T) {
 	}
 }
 
+// TestInsecureClusterHoldsNodeStreamsToTheToken: with --insecure-cluster
+// any local process can open the raft port and speak a node stream, so a
+// request on the admin stream needs the node's admin token like one on
+// the admin listener (before, a backup without one answered 200), and
+// the restore stream of a sharded cluster is not served at all.
+func TestInsecureClusterHoldsNodeStreamsToTheToken(t *testing.T) {
+	s := startServer(t, "--insecure-cluster")
+	got := plainAdminBackup(t, s.raftAddr)
+	if !bytes.HasPrefix(got, []byte("AHTTP/1.1 401 ")) {
+		t.Fatalf("the admin stream without a token answered:\n%.200q", got)
+	}
+	if got := plainAdminBackup(t, s.raftAddr, "Authorization: Bearer "+s.AdminToken); !bytes.HasPrefix(got, []byte("AHTTP/1.1 200 ")) {
+		t.Fatalf("the admin stream with the token answered:\n%.200q", got)
+	}
+	c, err := net.DialTimeout("tcp", s.raftAddr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(15 * time.Second))
+	c.Write([]byte("S"))
+	if ack, _ := io.ReadAll(c); len(ack) > 0 {
+		t.Fatalf("the restore stream over plain TCP was taken (answered %q)", ack)
+	}
+}
+
 // plainAdminBackup writes the admin stream's byte and a backup request
-// without a token over plain TCP, and returns whatever comes back.
-func plainAdminBackup(t *testing.T, raftAddr string) []byte {
+// with the given headers (none: no token) over plain TCP, and returns
+// whatever comes back.
+func plainAdminBackup(t *testing.T, raftAddr string, headers ...string) []byte {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", raftAddr, 5*time.Second)
 	if err != nil {
@@ -76,7 +103,11 @@ func plainAdminBackup(t *testing.T, raftAddr string) []byte {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(15 * time.Second))
-	c.Write([]byte("A" + "GET /admin/v1/backup HTTP/1.1\r\nHost: node\r\nConnection: close\r\n\r\n"))
+	var extra string
+	for _, h := range headers {
+		extra += h + "\r\n"
+	}
+	c.Write([]byte("A" + "GET /admin/v1/backup HTTP/1.1\r\nHost: node\r\nConnection: close\r\n" + extra + "\r\n"))
 	got, _ := io.ReadAll(c) // a refusal is a close or a reset
 	return got
 }

@@ -61,7 +61,7 @@ func TestOwnNodeTLSNeedsANodeAlone(t *testing.T) {
 	olderCluster := t.TempDir()
 	accounts := actors.NewRegistry(quietLogger())
 	defer accounts.Shutdown()
-	node, err := cluster.Open(cluster.Config{NodeID: "n1", RaftAddr: "127.0.0.1:0", DataDir: olderCluster, Logger: quietLogger(),
+	node, err := cluster.Open(cluster.Config{NodeID: "n1", RaftAddr: "127.0.0.1:0", DataDir: olderCluster, Logger: quietLogger(), Insecure: true,
 		Peers: []cluster.Peer{{ID: "n1", RaftAddr: "127.0.0.1:7101"}, {ID: "n2", RaftAddr: "127.0.0.1:7102"}}}, accounts)
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestOwnNodeTLSNeedsANodeAlone(t *testing.T) {
 
 	// A one-node data dir of an older release gets its CA.
 	alone := t.TempDir()
-	node, err = cluster.Open(cluster.Config{NodeID: "node1", RaftAddr: "127.0.0.1:0", DataDir: alone, Logger: quietLogger()}, accounts)
+	node, err = cluster.Open(cluster.Config{NodeID: "node1", RaftAddr: "127.0.0.1:0", DataDir: alone, Logger: quietLogger(), Insecure: true}, accounts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/cluster/nodecert"
+	"github.com/addrwatch/addrwatch/persistence"
 )
 
 // ownCertsDir is where, in its data dir, a node started without the
@@ -51,7 +52,7 @@ func ownNodeTLS(cfg config, logger *slog.Logger) (*cluster.NodeTLS, error) {
 			return nil, fmt.Errorf("certify %s with this data dir's cluster CA: %w", cfg.NodeID, err)
 		}
 	}
-	if err := checkPrivate(dir, key, filepath.Join(dir, nodecert.CAKeyFile)); err != nil {
+	if err := makePrivate(dir, logger); err != nil {
 		return nil, err
 	}
 	nodeTLS, err := cluster.LoadNodeTLS(ca, cert, key)
@@ -96,31 +97,30 @@ func checkAlone(cfg config, logger *slog.Logger) error {
 		"or --insecure-cluster (labs only: any process that can reach the raft port, on this machine too, can then act as a node)", why, ownCertsDir)
 }
 
-// checkPrivate refuses a certificate directory, or keys in it, that other
-// users may read or replace: a key lets its holder act as a node. A key
-// that is not there is left to the loading to report (the CA key need not
-// be: a node given its files by the node that made the CA has none).
-func checkPrivate(dir string, keys ...string) error {
-	for _, path := range append([]string{dir}, keys...) {
-		info, err := os.Stat(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+// makePrivate makes dir 0700 and every file in it 0600, as the rest of a
+// data dir is made at every start, and warns when they were open to
+// others: whoever read a key there may act as a node.
+func makePrivate(dir string, logger *slog.Logger) error {
+	var open []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if perm := info.Mode().Perm(); perm&0o077 != 0 {
-			return fmt.Errorf("%s is open to other users (mode %#o), and it holds what lets a process act as a node: chmod %s it", path, perm, privateMode(info))
+		info, err := d.Info()
+		if err != nil {
+			return err
 		}
+		if info.Mode().Perm()&0o077 != 0 {
+			open = append(open, fmt.Sprintf("%s (%#o)", path, info.Mode().Perm()))
+		}
+		return nil
+	})
+	if err != nil || len(open) == 0 {
+		return err
 	}
-	return nil
-}
-
-func privateMode(info fs.FileInfo) string {
-	if info.IsDir() {
-		return "700"
-	}
-	return "600"
+	logger.Warn("the data dir's cluster certificates were open to other users; made them private. Whoever read a key there can act as a node: if that may have happened, move "+dir+" away (a node without peers then makes a new CA; give the other nodes of a cluster new certificates)",
+		"open", strings.Join(open, ", "))
+	return persistence.TightenModes(dir)
 }
 
 func exists(path string) bool {

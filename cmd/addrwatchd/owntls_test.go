@@ -18,7 +18,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 
 // TestOwnNodeTLSIsMadeOnceAndPrivate: a node without peers makes its
 // cluster CA and certificate at the first start, 0600 in a 0700 dir, and
-// keeps them; a directory others may read is refused.
+// keeps them; a directory others may read is made private again.
 func TestOwnNodeTLSIsMadeOnceAndPrivate(t *testing.T) {
 	cfg := config{Data: t.TempDir(), NodeID: "node1"}
 	if _, err := ownNodeTLS(cfg, quietLogger()); err != nil {
@@ -48,9 +48,17 @@ func TestOwnNodeTLSIsMadeOnceAndPrivate(t *testing.T) {
 			t.Fatalf("the second start replaced %s", name)
 		}
 	}
+	// Opened by hand, or copied in loosely: made private again, with a
+	// warning.
 	os.Chmod(dir, 0o755)
-	if _, err := ownNodeTLS(cfg, quietLogger()); err == nil || !strings.Contains(err.Error(), "open to other users") {
-		t.Fatalf("a certificate dir others can read: %v", err)
+	os.Chmod(filepath.Join(dir, "node1.key"), 0o644)
+	var logs bytes.Buffer
+	if _, err := ownNodeTLS(cfg, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
+		t.Fatal(err)
+	}
+	read()
+	if info, _ := os.Stat(dir); info.Mode().Perm() != 0o700 || !strings.Contains(logs.String(), "level=WARN msg=\"the data dir's cluster certificates were open to other users") {
+		t.Fatalf("an open certificate dir: %v\n%s", info.Mode(), logs.String())
 	}
 }
 

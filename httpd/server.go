@@ -79,12 +79,13 @@ type Server struct {
 	activity       *activityLog
 	mcp            *mcpEndpoint // /v1/mcp, once the public routes are built
 	openMetrics    bool
+	spoolDir       string
+	connsPerClient int               // 0: no connection cap
+	connCapExempt  func(net.IP) bool // addresses whose connections are not counted
+	trustedProxies []*net.IPNet      // whose X-Forwarded-For and X-Forwarded-Proto are believed
+
 	// nodesUnauthenticated: Config.NodesUnauthenticated.
 	nodesUnauthenticated bool
-	spoolDir             string
-	connsPerClient       int               // 0: no connection cap
-	connCapExempt        func(net.IP) bool // addresses whose connections are not counted
-	trustedProxies       []*net.IPNet      // whose X-Forwarded-For and X-Forwarded-Proto are believed
 
 	// The owner credential limits apply whatever --limits says.
 	owner   *ownerLimits

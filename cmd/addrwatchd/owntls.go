@@ -44,7 +44,7 @@ func ownNodeTLS(cfg config, logger *slog.Logger) (*cluster.NodeTLS, error) {
 		if _, err := nodecert.Issue(dir, []nodecert.Node{{ID: cfg.NodeID}}); err != nil {
 			return nil, fmt.Errorf("make this data dir's cluster CA: %w", err)
 		}
-		logger.Info("made a cluster CA and a node certificate for this data dir; addrwatch cluster certs --out "+dir+" makes certificates of the same CA for more nodes",
+		logger.Info("made a cluster CA and a node certificate for this data dir; 'addrwatch cluster certs --out DIR --nodes ID' makes certificates of the same CA for more nodes",
 			"dir", dir)
 	case !exists(cert) && exists(filepath.Join(dir, nodecert.CAKeyFile)):
 		// A node id this data dir's CA has not certified yet.
@@ -103,8 +103,8 @@ func checkAlone(cfg config, logger *slog.Logger) error {
 func makePrivate(dir string, logger *slog.Logger) error {
 	var open []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+		if err != nil || d.Type()&fs.ModeSymlink != 0 {
+			return err // a link has no mode of its own, and TightenModes leaves it
 		}
 		info, err := d.Info()
 		if err != nil {
@@ -118,8 +118,8 @@ func makePrivate(dir string, logger *slog.Logger) error {
 	if err != nil || len(open) == 0 {
 		return err
 	}
-	logger.Warn("the data dir's cluster certificates were open to other users; made them private. Whoever read a key there can act as a node: if that may have happened, move "+dir+" away (a node without peers then makes a new CA; give the other nodes of a cluster new certificates)",
-		"open", strings.Join(open, ", "))
+	logger.Warn("the data dir's cluster certificates were open to other users; made them private. Whoever read a key there can act as a node: if that may have happened, move the directory away (a node without peers then makes a new CA; give the other nodes of a cluster new certificates)",
+		"dir", dir, "open", strings.Join(open, ", "))
 	return persistence.TightenModes(dir)
 }
 

@@ -26,7 +26,7 @@ type member struct {
 	id       string
 	raftAddr string
 	dir      string
-	tls      *NodeTLS // nil: plain node connections
+	tls      *NodeTLS
 	dial     DialFunc // nil: dial directly
 	node     *Node
 	accounts *actors.Registry
@@ -57,8 +57,9 @@ type testCluster struct {
 
 // clusterOptions vary how a test cluster's nodes reach each other.
 type clusterOptions struct {
-	// certs, when set, is a directory for nodecert files: every member
-	// gets a certificate from its CA and talks mutual TLS.
+	// certs is a directory for nodecert files (empty: one made for the
+	// cluster): every member gets a certificate from its CA and talks
+	// mutual TLS, as every node does.
 	certs string
 	// dial, when set, gives each member its Config.Dial.
 	dial func(from *member) DialFunc
@@ -71,9 +72,10 @@ type clusterOptions struct {
 func (c *testCluster) newMember(id string) *member {
 	c.t.Helper()
 	m := &member{id: id, raftAddr: freeRaftAddr(c.t), dir: c.t.TempDir()}
-	if c.opts.certs != "" {
-		m.tls = issueNodeTLS(c.t, c.opts.certs, id)
+	if c.opts.certs == "" {
+		c.opts.certs = certDir(c.t)
 	}
+	m.tls = issueNodeTLS(c.t, c.opts.certs, id)
 	if c.opts.dial != nil {
 		m.dial = c.opts.dial(m)
 	}

@@ -101,7 +101,7 @@ func startNode(t testing.TB, dir, addr string) *testNode {
 func startNodeWith(t testing.TB, cfg Config) *testNode {
 	t.Helper()
 	accounts := actors.NewRegistry(discardLogger())
-	n, err := Open(cfg, accounts)
+	n, err := Open(withTestTLS(t, cfg), accounts)
 	if err != nil {
 		accounts.Shutdown()
 		t.Fatalf("Open: %v", err)
@@ -518,7 +518,7 @@ func TestNodeReadsAfterRestartSeeTheLog(t *testing.T) {
 	tn.close()
 
 	accounts := actors.NewRegistry(discardLogger())
-	n, err := Open(Config{NodeID: "node1", RaftAddr: addr, DataDir: dir, Logger: discardLogger()}, accounts)
+	n, err := Open(withTestTLS(t, Config{NodeID: "node1", RaftAddr: addr, DataDir: dir, Logger: discardLogger()}), accounts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -544,12 +544,12 @@ func TestNodeReadsAfterRestartSeeTheLog(t *testing.T) {
 func TestNodeOpenFailures(t *testing.T) {
 	accounts := actors.NewRegistry(discardLogger())
 	defer accounts.Shutdown()
-	if _, err := Open(Config{NodeID: "node1", RaftAddr: "not-an-address", DataDir: t.TempDir(), Logger: discardLogger()}, accounts); err == nil {
+	if _, err := Open(withTestTLS(t, Config{NodeID: "node1", RaftAddr: "not-an-address", DataDir: t.TempDir(), Logger: discardLogger()}), accounts); err == nil {
 		t.Fatal("Open with a bad raft address succeeded")
 	}
 	// The stores were closed on that failure: the same dir opens again.
 	dir := t.TempDir()
-	if _, err := Open(Config{NodeID: "node1", RaftAddr: "127.0.0.1:bad", DataDir: dir, Logger: discardLogger()}, accounts); err == nil {
+	if _, err := Open(withTestTLS(t, Config{NodeID: "node1", RaftAddr: "127.0.0.1:bad", DataDir: dir, Logger: discardLogger()}), accounts); err == nil {
 		t.Fatal("Open with a bad port succeeded")
 	}
 	tn := startNode(t, dir, freeRaftAddr(t))

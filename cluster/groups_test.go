@@ -30,6 +30,17 @@ type shardedCluster struct {
 	count   int
 	peers   []Peer
 	members []*shardedMember
+	certs   string // the directory of the cluster's CA
+}
+
+// tls is node id's TLS, with a certificate of the cluster's CA made on
+// first use and kept for restarts.
+func (c *shardedCluster) tls(id string) *NodeTLS {
+	c.t.Helper()
+	if c.certs == "" {
+		c.certs = certDir(c.t)
+	}
+	return issueNodeTLS(c.t, c.certs, id)
 }
 
 // startSharded opens three nodes that run count data groups.
@@ -58,7 +69,7 @@ func startSharded(t testing.TB, count int) *shardedCluster {
 
 func (c *shardedCluster) open(m *shardedMember) {
 	c.t.Helper()
-	g, err := OpenGroups(Config{NodeID: m.id, RaftAddr: m.raftAddr, DataDir: m.dir, Peers: c.peers, Logger: discardLogger()}, c.count)
+	g, err := OpenGroups(Config{NodeID: m.id, RaftAddr: m.raftAddr, DataDir: m.dir, Peers: c.peers, Logger: discardLogger(), TLS: c.tls(m.id)}, c.count)
 	if err != nil {
 		c.t.Fatalf("OpenGroups %s: %v", m.id, err)
 	}
@@ -331,13 +342,13 @@ func TestShardingIsForNewDataDirs(t *testing.T) {
 	plain := startNode(t, t.TempDir(), freeRaftAddr(t))
 	populate(t, plain)
 	plain.close()
-	_, err := OpenGroups(Config{NodeID: "node1", RaftAddr: freeRaftAddr(t), DataDir: plain.dir, Logger: discardLogger()}, 3)
+	_, err := OpenGroups(withTestTLS(t, Config{NodeID: "node1", RaftAddr: freeRaftAddr(t), DataDir: plain.dir, Logger: discardLogger()}), 3)
 	if err == nil || !strings.Contains(err.Error(), "new cluster only") {
 		t.Fatalf("OpenGroups on a one-group data dir: %v", err)
 	}
 
 	dir := t.TempDir()
-	g, err := OpenGroups(Config{NodeID: "node1", RaftAddr: freeRaftAddr(t), DataDir: dir, Logger: discardLogger()}, 2)
+	g, err := OpenGroups(withTestTLS(t, Config{NodeID: "node1", RaftAddr: freeRaftAddr(t), DataDir: dir, Logger: discardLogger()}), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +357,7 @@ func TestShardingIsForNewDataDirs(t *testing.T) {
 	}
 	accounts := actors.NewRegistry(discardLogger())
 	defer accounts.Shutdown()
-	if n, err := Open(Config{NodeID: "node1", RaftAddr: freeRaftAddr(t), DataDir: dir, Logger: discardLogger()}, accounts); err == nil {
+	if n, err := Open(withTestTLS(t, Config{NodeID: "node1", RaftAddr: freeRaftAddr(t), DataDir: dir, Logger: discardLogger()}), accounts); err == nil {
 		n.Close()
 		t.Fatal("a sharded node's data dir opened as one group")
 	} else if !strings.Contains(err.Error(), "--groups") {

@@ -71,9 +71,13 @@ type Config struct {
 	DataDir  string
 	Peers    []Peer // empty: bootstrap a one-voter cluster of this node
 	Logger   *slog.Logger
-	// TLS, when set, makes every node connection mutual TLS with the
-	// cluster CA; nil means plain TCP (loopback only, or --insecure-cluster).
+	// TLS makes every node connection mutual TLS with the cluster CA. A
+	// node without it opens only with Insecure.
 	TLS *NodeTLS
+	// Insecure, with no TLS, runs node connections over plain TCP
+	// (--insecure-cluster): whoever reaches RaftAddr is taken for a node,
+	// so a restore between groups (streamRestore) is not served at all.
+	Insecure bool
 	// Dial, when set, opens the TCP connection under every connection this
 	// node makes to another (raft's and forwarded requests'), so a test can
 	// put a proxy between each pair of nodes. nil dials directly.

@@ -19,10 +19,12 @@ import (
 )
 
 // Node connections: the only way nodes talk to each other. Every node
-// listens on its raft address for the other nodes. With NodeTLS a
-// connection is accepted only after a TLS 1.3 handshake in which both sides
-// prove, with a certificate from the cluster CA, that they are nodes;
-// without it (loopback, tests) any connection is.
+// listens on its raft address for the other nodes. A connection is
+// accepted only after a TLS 1.3 handshake in which both sides prove, with a
+// certificate from the cluster CA, that they are nodes: on loopback too,
+// where any local user could otherwise speak a node stream. Only
+// Config.Insecure (--insecure-cluster) accepts plain connections, and
+// then serves no restore stream.
 //
 // After the handshake the dialling node writes one byte naming the stream
 // it wants: raft's RPCs, a public or admin API request forwarded to the
@@ -224,6 +226,11 @@ func (m *nodeMux) setUp(c net.Conn) (net.Conn, *streamListener, error) {
 	}
 	if l == nil {
 		return nil, nil, fmt.Errorf("unknown stream byte %#x", header[0])
+	}
+	if m.tls == nil && stream(header[0]) == streamRestore {
+		// A plain peer may be anyone, and a group's restore replaces its
+		// accounts on the peer's word alone.
+		return nil, nil, errors.New("a restore stream over plain TCP (--insecure-cluster)")
 	}
 	if _, err := c.Write(header); err != nil {
 		return nil, nil, fmt.Errorf("acknowledge the stream: %w", err)
@@ -434,6 +441,9 @@ type sharedNet struct {
 // listenShared listens on cfg.RaftAddr for node connections, advertising
 // addr.
 func listenShared(cfg Config, addr net.Addr) (*sharedNet, error) {
+	if cfg.TLS == nil && !cfg.Insecure {
+		return nil, errors.New("cluster: node connections need the cluster's TLS (or Insecure, for plain TCP)")
+	}
 	mux, err := listenNodes(cfg.RaftAddr, addr, cfg.TLS, cfg.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: raft transport: %w", err)

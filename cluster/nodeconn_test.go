@@ -23,21 +23,34 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/cluster/nodecert"
 )
 
-// issueNodeTLS gives node id a certificate from the CA in dir (made on
-// first use) and loads it.
+// issueNodeTLS gives node id, unless it has one, a certificate from the
+// CA in dir (made on first use) and loads it.
 func issueNodeTLS(t testing.TB, dir, id string) *NodeTLS {
 	t.Helper()
-	if _, err := nodecert.Issue(dir, []nodecert.Node{{ID: id}}); err != nil {
-		t.Fatalf("issue a certificate for %s: %v", id, err)
+	if _, err := os.Stat(filepath.Join(dir, nodecert.CertFile(id))); err != nil {
+		if _, err := nodecert.Issue(dir, []nodecert.Node{{ID: id}}); err != nil {
+			t.Fatalf("issue a certificate for %s: %v", id, err)
+		}
 	}
 	nt, err := LoadNodeTLS(filepath.Join(dir, nodecert.CAFile), filepath.Join(dir, nodecert.CertFile(id)), filepath.Join(dir, nodecert.KeyFile(id)))
 	if err != nil {
 		t.Fatalf("load the certificate of %s: %v", id, err)
 	}
 	return nt
+}
+
+// withTestTLS gives cfg, unless it says how nodes talk, a certificate of a
+// CA made for the test: a node opens only with TLS or Insecure.
+func withTestTLS(t testing.TB, cfg Config) Config {
+	t.Helper()
+	if cfg.TLS == nil && !cfg.Insecure {
+		cfg.TLS = issueNodeTLS(t, certDir(t), cfg.NodeID)
+	}
+	return cfg
 }
 
 // certDir is a new directory for nodecert files (t.TempDir itself is open
@@ -53,6 +66,20 @@ func startTLSNode(t *testing.T, certs string) *testNode {
 }
 
 var allStreams = []stream{streamRaft, streamPublic, streamAdmin, streamFrames}
+
+// TestNodeOpensOnlyWithTLSOrInsecure: plain node connections are a choice
+// (Config.Insecure, --insecure-cluster), never what a Config without TLS
+// gets.
+func TestNodeOpensOnlyWithTLSOrInsecure(t *testing.T) {
+	accounts := actors.NewRegistry(discardLogger())
+	defer accounts.Shutdown()
+	n, err := Open(Config{NodeID: "node1", RaftAddr: freeRaftAddr(t), DataDir: t.TempDir(), Logger: discardLogger()}, accounts)
+	if err == nil {
+		n.Close()
+		t.Fatal("a node without TLS opened")
+	}
+	startNodeWith(t, Config{NodeID: "node1", RaftAddr: freeRaftAddr(t), DataDir: t.TempDir(), Logger: discardLogger(), Insecure: true})
+}
 
 // TestNodeConnectionsRefuseStrangers: a node with the cluster's TLS takes a
 // connection, for raft or for forwarded requests, only from a peer with a

@@ -42,8 +42,8 @@ func openWith(t *testing.T, dir, addr string, recoverFromSnapshot bool, logs *by
 func openStore(t *testing.T, dir, addr string, kind persistence.LogStore, recoverFromSnapshot bool, logs *bytes.Buffer) (*Node, *actors.Registry, error) {
 	t.Helper()
 	accounts := actors.NewRegistry(discardLogger())
-	n, err := Open(Config{NodeID: "node1", RaftAddr: addr, DataDir: dir, Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		RecoverFromSnapshot: recoverFromSnapshot, RaftLog: kind}, accounts)
+	n, err := Open(withTestTLS(t, Config{NodeID: "node1", RaftAddr: addr, DataDir: dir, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		RecoverFromSnapshot: recoverFromSnapshot, RaftLog: kind}), accounts)
 	if err != nil {
 		accounts.Shutdown()
 		return nil, nil, err

@@ -72,12 +72,14 @@ func (s *Server) registerAdmin(r routeAdder) {
 // and method the router serves, health probes aside) before anything else
 // happens to it, forwarding included. OPTIONS, 405 and 307 answers need no
 // token. A request another node forwarded over a node connection was
-// checked there (nodes may have different admin tokens); nothing else
-// stands in for the token.
+// checked there (nodes may have different admin tokens), unless node
+// connections are plain TCP, on which any process can claim to be a node;
+// nothing else stands in for the token.
 func (s *Server) adminGate(r *router.Router, next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		path := string(ctx.Path())
-		if path == "/healthz" || path == "/readyz" || forwarded(ctx) || !strings.HasPrefix(path, adminPrefix+"/") {
+		checkedByNode := forwarded(ctx) && !s.nodesUnauthenticated
+		if path == "/healthz" || path == "/readyz" || checkedByNode || !strings.HasPrefix(path, adminPrefix+"/") {
 			next(ctx)
 			return
 		}

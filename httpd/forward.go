@@ -365,7 +365,8 @@ func (s *Server) ForwardedPublicHandler() fasthttp.RequestHandler {
 
 // ForwardedAdminHandler serves admin requests other nodes forward (on the
 // node's forwarded admin listener): the same routes as AdminHandler; the
-// forwarding node checked the caller's admin token.
+// forwarding node checked the caller's admin token (and this one checks it
+// again when nodes are not authenticated, Config.NodesUnauthenticated).
 func (s *Server) ForwardedAdminHandler() fasthttp.RequestHandler {
 	return receiveForwarded(s.adminRoutes())
 }

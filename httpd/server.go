@@ -52,6 +52,11 @@ type Config struct {
 	// SessionIdle is how long an unused owner session lives on (each use
 	// extends it, up to sessionLifetime); zero means SessionIdleDefault.
 	SessionIdle time.Duration
+	// NodesUnauthenticated says node connections are plain TCP
+	// (--insecure-cluster), open to any process that reaches the raft
+	// port: a forwarded admin request then needs this node's admin token
+	// too, as one on the admin listener does.
+	NodesUnauthenticated bool
 }
 
 // Server holds the public and admin handlers.
@@ -78,6 +83,9 @@ type Server struct {
 	connsPerClient int               // 0: no connection cap
 	connCapExempt  func(net.IP) bool // addresses whose connections are not counted
 	trustedProxies []*net.IPNet      // whose X-Forwarded-For and X-Forwarded-Proto are believed
+
+	// nodesUnauthenticated: Config.NodesUnauthenticated.
+	nodesUnauthenticated bool
 
 	// The owner credential limits apply whatever --limits says.
 	owner   *ownerLimits
@@ -107,6 +115,7 @@ func New(cfg Config) *Server {
 		}
 	}
 	s.openMetrics, s.spoolDir, s.trustedProxies = cfg.OpenMetrics, cfg.SpoolDir, cfg.TrustedProxies
+	s.nodesUnauthenticated = cfg.NodesUnauthenticated
 	s.owner, s.hashing = newOwnerLimits(cfg.TrustedProxies, s.now), newHashSlots(runtime.GOMAXPROCS(0))
 	s.dummyPasswordHash = dummyPasswordHash(s.bcryptCost())
 	if cfg.Cluster != nil {

@@ -6,7 +6,7 @@
 # request (user + system, from /proc) and, for node 1, the fsync and
 # fdatasync calls per request (counted by strace with a seccomp filter, so
 # only those calls stop the process). Run from the repository root after
-# make build:
+# make build (it needs bin/addrwatchd and bin/addrwatch):
 #
 #   scripts/write-cost.sh 1 10 64              # NODES SECONDS CONNECTIONS
 #   scripts/write-cost.sh 3 10 64
@@ -25,10 +25,16 @@ for i in $(seq 1 "$NODES"); do
   peers="$peers${peers:+,}n$i=$raft"
   targets="$targets${targets:+,}http://${ports[$(( (i-1)*3 ))]}"
 done
+if [ "$NODES" -gt 1 ]; then
+  bin/addrwatch cluster certs --out "$work/certs" --nodes "$(seq -s, -f 'n%g' 1 "$NODES")" >/dev/null
+fi
 for i in $(seq 1 "$NODES"); do
   http=${ports[$(( (i-1)*3 ))]} admin=${ports[$(( (i-1)*3 + 1 ))]} raft=${ports[$(( (i-1)*3 + 2 ))]}
   args=(--limits off --data "$work/n$i" --http "$http" --admin "$admin" --raft "$raft" --admin-token write-cost)
-  [ "$NODES" -gt 1 ] && args+=(--node-id "n$i" --peers "$peers")
+  # Nodes of a cluster prove themselves with certificates of one CA (a
+  # lone node makes its own in its data dir).
+  [ "$NODES" -gt 1 ] && args+=(--node-id "n$i" --peers "$peers"
+    --cluster-ca "$work/certs/ca.crt" --cluster-cert "$work/certs/n$i.crt" --cluster-key "$work/certs/n$i.key")
   [ "$RAFT_GROUPS" -gt 1 ] && args+=(--groups "$RAFT_GROUPS")
   if [ "$i" = 1 ]; then
     strace -f --seccomp-bpf -c -e trace=fsync,fdatasync -o "$work/strace" bin/addrwatchd "${args[@]}" >"$work/n$i.log" 2>&1 &

@@ -43,14 +43,22 @@ func newClusterNodes(t *testing.T, n int) []*server {
 
 // launchCluster starts nodes as one cluster bootstrapped from the same
 // --peers list, node i with extra(i), and waits until every one serves.
+// Unless extra(i) says how nodes talk, they get certificates of a CA made
+// for the cluster (nodeCertArgs).
 func launchCluster(t *testing.T, nodes []*server, extra func(i int) []string) {
 	t.Helper()
 	var peers []string
 	for i, s := range nodes {
 		peers = append(peers, fmt.Sprintf("n%d=%s", i+1, s.raftAddr))
 	}
+	certs := newCertDir(t)
 	for i, s := range nodes {
-		s.extra = append([]string{"--node-id", fmt.Sprintf("n%d", i+1), "--peers", strings.Join(peers, ",")}, extra(i)...)
+		id, args := fmt.Sprintf("n%d", i+1), extra(i)
+		if !choosesNodeTraffic(args) {
+			args = append(nodeCertArgs(t, certs, id), args...)
+		}
+		s.certs = certs
+		s.extra = append([]string{"--node-id", id, "--peers", strings.Join(peers, ",")}, args...)
 		s.launch(s.extra...)
 		t.Cleanup(s.stop)
 	}

@@ -57,6 +57,7 @@ type server struct {
 	cmd        *exec.Cmd
 	logs       *syncBuffer // the process's stdout and stderr
 	extra      []string    // arguments a restart repeats (cluster tests)
+	certs      string      // the directory of its cluster's CA (cluster tests)
 	binary     string      // the addrwatchd to run; "" is serverBinary
 	env        []string    // added to the test's environment ("NAME=value")
 	exited     chan struct{}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -179,7 +180,10 @@ func TestJoinedNodesBecomeVoters(t *testing.T) {
 		s := &server{t: t, Dir: t.TempDir(), AdminToken: fmt.Sprintf("join-admin-token-%d", i+2)}
 		s.httpAddr, s.adminAddr, s.raftAddr = freeAddr(t), freeAddr(t), freeAddr(t)
 		s.URL, s.AdminURL = "http://"+s.httpAddr, "http://"+s.adminAddr
-		s.extra = []string{"--node-id", fmt.Sprintf("n%d", i+2), "--join"}
+		// A cluster grown from one node uses the CA the first node made in
+		// its data dir, as the README says.
+		id := fmt.Sprintf("n%d", i+2)
+		s.extra = append([]string{"--node-id", id, "--join"}, nodeCertArgs(t, filepath.Join(first.Dir, "cluster-tls"), id)...)
 		s.launch(s.extra...)
 		t.Cleanup(s.stop)
 		joined[i] = s

@@ -487,7 +487,7 @@ func TestShardedClusterReplacesANode(t *testing.T) {
 	n4 := &server{t: t, Dir: t.TempDir(), AdminToken: "replace-admin-token-4"}
 	n4.httpAddr, n4.adminAddr, n4.raftAddr = freeAddr(t), freeAddr(t), freeAddr(t)
 	n4.URL, n4.AdminURL = "http://"+n4.httpAddr, "http://"+n4.adminAddr
-	n4.extra = []string{"--node-id", "n4", "--join", "--groups", "2"}
+	n4.extra = append([]string{"--node-id", "n4", "--join", "--groups", "2"}, nodeCertArgs(t, nodes[0].certs, "n4")...)
 	n4.launch(n4.extra...)
 	t.Cleanup(n4.stop)
 	r := do(t, "POST", nodes[1].AdminURL+"/admin/v1/cluster/nodes", nodes[1].AdminToken, map[string]any{"id": "n4", "raft_addr": n4.raftAddr})

@@ -31,6 +31,10 @@ other against (raft dials nodes by address, which may change), and the node
 ID; --hosts adds host names or IP addresses to a node's certificate, for
 other tools that check them.
 
+A node started without --cluster-ca, --cluster-cert and --cluster-key keeps
+a CA of its own in DATA/cluster-tls, in this layout: --out DATA/cluster-tls
+makes certificates of that CA, for nodes to join that node's cluster.
+
 Copy to each node its own ID.crt and ID.key and the CA's ca.crt; keep ca.key
 on the machine that makes certificates, not on the nodes. Anyone with a
 node's key, or the CA key, can act as a node: rewrite the raft log and use

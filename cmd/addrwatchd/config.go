@@ -73,9 +73,9 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&c.Data, "data", env("data", "./data"), "directory for the raft log, stable store and snapshots (and a backup upload while it is restored)")
 	fs.StringVar(&c.AdminToken, "admin-token", env("admin-token", ""), "operator bearer token; when unset it is generated on first start and written to <data>/admin-token")
 	fs.StringVar(&c.NodeID, "node-id", env("node-id", "node1"), "this node's raft id")
-	fs.StringVar(&c.Raft, "raft", env("raft", "127.0.0.1:7000"), "raft transport address: where other nodes reach this one, for raft and for the requests followers forward to the leader; a non-loopback address needs --cluster-ca, --cluster-cert and --cluster-key (or --insecure-cluster)")
+	fs.StringVar(&c.Raft, "raft", env("raft", "127.0.0.1:7000"), "raft transport address: where other nodes reach this one, for raft and for the requests followers forward to the leader; only a node that proves itself with a certificate of the cluster CA is served, on loopback too (see --cluster-ca)")
 	fs.StringVar(&peers, "peers", env("peers", ""), "id=raftaddr,... of all voters when bootstrapping a cluster; empty means a one-node cluster")
-	fs.StringVar(&clusterTLS.CA, "cluster-ca", env("cluster-ca", ""), "PEM file of the cluster CA: nodes talk mutual TLS and accept only peers with a certificate from it (addrwatch cluster certs makes one); with --cluster-cert and --cluster-key, required when --raft or a peer is not a loopback address")
+	fs.StringVar(&clusterTLS.CA, "cluster-ca", env("cluster-ca", ""), "PEM file of the cluster CA: nodes talk mutual TLS and accept only peers with a certificate from it (addrwatch cluster certs makes one). Without --cluster-ca, --cluster-cert and --cluster-key a node uses the CA and certificate in <data>/cluster-tls, which a node without peers makes at its first start (a node with peers, by --peers, --join or its data dir, then refuses to start)")
 	fs.StringVar(&clusterTLS.Cert, "cluster-cert", env("cluster-cert", ""), "PEM file of this node's certificate from the cluster CA")
 	fs.StringVar(&clusterTLS.Key, "cluster-key", env("cluster-key", ""), "PEM file of this node's private key (keep it 0600: it lets its holder act as a node)")
 	fs.StringVar(&c.Upstream, "upstream", env("upstream", "sim"), "history upstream: sim (embedded simulated chain) or an Esplora base URL")
@@ -108,7 +108,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if err != nil {
 		return c, fmt.Errorf("ADDRWATCH_INSECURE_CLUSTER: %w", err)
 	}
-	fs.BoolVar(&c.InsecureCluster, "insecure-cluster", insecureDefault, "labs only: allow plain TCP between nodes on a non-loopback --raft without the --cluster-* files; anyone who can reach the raft port can then rewrite the raft log, install a snapshot and act as any node, admin API included")
+	fs.BoolVar(&c.InsecureCluster, "insecure-cluster", insecureDefault, "labs only: plain, unauthenticated TCP between nodes instead of mutual TLS; any process that can reach the raft port, on this machine too, can then rewrite the raft log, install a snapshot and act as any node. A node then serves no forwarded admin request without its own admin token (give every node the same --admin-token) and no restore between groups")
 	recoverDefault, err := parseBool(env("recover-from-snapshot", "false"))
 	if err != nil {
 		return c, fmt.Errorf("ADDRWATCH_RECOVER_FROM_SNAPSHOT: %w", err)
@@ -168,16 +168,17 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if c.PublicTLS, err = checkPublicTLS(publicTLS); err != nil {
 		return c, err
 	}
-	if c.ClusterTLS, err = checkNodeTraffic(clusterTLS, c.InsecureCluster, c.Raft, c.Peers); err != nil {
+	if c.ClusterTLS, err = checkNodeTraffic(clusterTLS, c.InsecureCluster); err != nil {
 		return c, err
 	}
 	return c, nil
 }
 
-// checkNodeTraffic applies "secure by default" to node-to-node traffic: it
-// is mutual TLS when the three files are given, and plain TCP only on
-// loopback unless --insecure-cluster accepts it elsewhere.
-func checkNodeTraffic(files clusterTLSFiles, insecure bool, raft string, peers []cluster.Peer) (*clusterTLSFiles, error) {
+// checkNodeTraffic checks the flags of node-to-node traffic: mutual TLS
+// with the three --cluster-* files, or with the data dir's own CA when
+// none is given (owntls.go), or plain TCP when --insecure-cluster gives up
+// authenticating nodes.
+func checkNodeTraffic(files clusterTLSFiles, insecure bool) (*clusterTLSFiles, error) {
 	given := 0
 	for _, f := range []string{files.CA, files.Cert, files.Key} {
 		if f != "" {
@@ -191,35 +192,8 @@ func checkNodeTraffic(files clusterTLSFiles, insecure bool, raft string, peers [
 		return &files, nil
 	case given > 0:
 		return nil, fmt.Errorf("--cluster-ca, --cluster-cert and --cluster-key go together: give all three or none")
-	case insecure:
-		return nil, nil
-	}
-	addrs := []string{raft}
-	for _, p := range peers {
-		addrs = append(addrs, p.RaftAddr)
-	}
-	for _, addr := range addrs {
-		if !isLoopback(addr) {
-			return nil, fmt.Errorf("raft address %s is not a loopback address, and node-to-node traffic must then be authenticated: "+
-				"give --cluster-ca, --cluster-cert and --cluster-key (addrwatch cluster certs makes them), "+
-				"or --insecure-cluster to run it over plain TCP (labs only: anyone who can reach the raft port can rewrite the log and act as any node)", addr)
-		}
 	}
 	return nil, nil
-}
-
-// isLoopback reports whether host:port names this machine only: a
-// loopback IP or "localhost". An empty host listens on every interface.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // sessionIdleMin is the shortest --session-idle: a session is extended at

@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	clusterCfg := cluster.Config{NodeID: cfg.NodeID, RaftAddr: cfg.Raft, DataDir: cfg.Data, Peers: cfg.Peers, Logger: logger,
-		TLS: nodeTLS, Dial: nodeDial, Join: cfg.Join, RecoverFromSnapshot: cfg.RecoverFromSnapshot, RaftLog: cfg.RaftLog}
+		TLS: nodeTLS, Insecure: cfg.InsecureCluster, Dial: nodeDial, Join: cfg.Join, RecoverFromSnapshot: cfg.RecoverFromSnapshot, RaftLog: cfg.RaftLog}
 	var store backend
 	var demo demoNode
 	if cfg.Groups > 1 {
@@ -119,7 +119,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken,
 		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, TrustedProxies: cfg.TrustedProxies,
-		Cluster: store, Metrics: metrics, SpoolDir: cfg.Data, OpenMetrics: cfg.OpenMetrics, SessionIdle: cfg.SessionIdle})
+		Cluster: store, Metrics: metrics, SpoolDir: cfg.Data, OpenMetrics: cfg.OpenMetrics, SessionIdle: cfg.SessionIdle,
+		NodesUnauthenticated: cfg.InsecureCluster})
 	public, err := serve(cfg.HTTP, publicTLS, api.NewHTTPServer("addrwatch", api.PublicHandler()))
 	if err != nil {
 		return err

@@ -1146,8 +1146,9 @@ func TestHistoryUpstreamOutage(t *testing.T) {
 	sim.SetFault(chain.SimFault{Malformed: true})
 	degraded(t, "malformed", 25)
 
-	// Recovery: the outage opened the client's circuit breaker, which lets
-	// a call through again within chain.DefaultBreakerOpen; from then the
+	// Recovery: the outage cooled the card's address down (one account
+	// cannot open the client's circuit breaker), which lets a call through
+	// again within chain.DefaultBreakerOpen; from then the
 	// same page answers, and paging goes on to the end of the window
 	// without gaps or repeats.
 	sim.SetFault(chain.SimFault{})

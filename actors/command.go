@@ -35,6 +35,7 @@ const (
 	KindTouchKey            Kind = 28
 	KindTouchSession        Kind = 29
 	KindRecordActivity      Kind = 30
+	KindImportLabels        Kind = 31
 )
 
 // Command is one replicated change to one account. Everything apply needs
@@ -126,6 +127,8 @@ func NewPayload(k Kind) (Payload, bool) {
 		return &TouchSession{}, true
 	case KindRecordActivity:
 		return &RecordActivity{}, true
+	case KindImportLabels:
+		return &ImportLabels{}, true
 	}
 	return nil, false
 }

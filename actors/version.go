@@ -1,6 +1,9 @@
 package actors
 
-import "strconv"
+import (
+	"errors"
+	"strconv"
+)
 
 // Feature versions let a cluster run two releases at once, as it does
 // through every rolling upgrade. Each command kind belongs to the feature
@@ -12,13 +15,21 @@ import "strconv"
 // load part of it (persistence/snapshot.go).
 //
 // Version 1 is every kind up to TouchSession (issue 15 and before);
-// version 2 adds RecordActivity (issue 16).
+// version 2 adds RecordActivity (issue 16); version 3 adds ImportLabels
+// (issue 28), which a leader proposes only once every voter applies it:
+// until then a label import sends one command a line, as before.
+
+// ErrFeatureNotAdmitted marks a command the leader refused before it
+// entered the log because a voter does not apply its kind yet. The
+// refusal also carries the 503 a client sees; a caller that can say the
+// same with older kinds may do so instead.
+var ErrFeatureNotAdmitted = errors.New("actors: a voter does not apply this command kind yet")
 
 // FeatureVersion numbers what the log and snapshots may hold.
 type FeatureVersion uint32
 
 // CurrentFeatureVersion is the highest version this release knows.
-const CurrentFeatureVersion FeatureVersion = 2
+const CurrentFeatureVersion FeatureVersion = 3
 
 // featureVersionOverride, set at link time with
 // -ldflags "-X github.com/addrwatch/addrwatch/actors.featureVersionOverride=1",
@@ -37,8 +48,11 @@ func SupportedFeatureVersion() FeatureVersion {
 
 // FeatureVersion is the version that introduced kind k.
 func (k Kind) FeatureVersion() FeatureVersion {
-	if k == KindRecordActivity {
+	switch k {
+	case KindRecordActivity:
 		return 2
+	case KindImportLabels:
+		return 3
 	}
 	return 1
 }

@@ -391,23 +391,34 @@ func (s *Server) saveNote(c context.Context, cred actors.Credential, who *actors
 		}
 		who = &nc.Principal
 	}
-	// The upstream is asked on behalf of this account: its failures for
-	// another account's addresses must not refuse this write (chain's
-	// breaker).
-	up := chain.WithAccount(c, cred.AccountID)
-	tx, uerr := s.history.Tx(up, txid)
-	switch {
-	case errors.Is(uerr, chain.ErrNotFound):
-		return actors.Result{}, actors.Errorf(actors.CodeNotFound, "unknown transaction")
-	case uerr != nil:
-		return actors.Result{}, upstreamUnavailable(uerr)
-	}
-	eligible, err := s.noteEligible(up, tx, nc)
+	note, err := s.verifiedNote(c, cred.AccountID, nc, txid, text)
 	if err != nil {
 		return actors.Result{}, err
 	}
-	return s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: *who,
-		Payload: &actors.PutNote{TxID: txid, Text: text, Addresses: tx.Addresses(), Eligible: eligible}})
+	return s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: *who, Payload: note})
+}
+
+// verifiedNote asks the upstream about txid and builds the note write of
+// account with what it learned: NOT_FOUND for a transaction the upstream
+// does not know, HTTP_ERROR when it cannot say, and whether a base plan
+// may start a note on it (nc is the account's note context).
+func (s *Server) verifiedNote(c context.Context, account string, nc actors.NoteContextView, txid, text string) (*actors.PutNote, error) {
+	// The upstream is asked on behalf of this account: its failures for
+	// another account's addresses must not refuse this write (chain's
+	// breaker).
+	up := chain.WithAccount(c, account)
+	tx, uerr := s.history.Tx(up, txid)
+	switch {
+	case errors.Is(uerr, chain.ErrNotFound):
+		return nil, actors.Errorf(actors.CodeNotFound, "unknown transaction")
+	case uerr != nil:
+		return nil, upstreamUnavailable(uerr)
+	}
+	eligible, err := s.noteEligible(up, tx, nc)
+	if err != nil {
+		return nil, err
+	}
+	return &actors.PutNote{TxID: txid, Text: text, Addresses: tx.Addresses(), Eligible: eligible}, nil
 }
 
 // upstreamUnavailable is the 503 of a note write whose transaction the

@@ -87,6 +87,8 @@ type Server struct {
 	dummyPasswordHash string
 	// use records when keys and sessions are used (credential_use.go).
 	use *credentialUse
+	// labelImports are the accounts importing labels (labels_import.go).
+	labelImports labelImportsRunning
 }
 
 // New builds a Server.

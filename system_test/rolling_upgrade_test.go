@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/addrwatch/addrwatch/actors"
 )
 
 // The rolling upgrade (cluster/versions.go): a three-node cluster of the
@@ -125,8 +127,8 @@ func TestRollingUpgrade(t *testing.T) {
 		}
 	}
 	for _, n := range st.Nodes {
-		if n.FeatureVersion != 2 {
-			t.Errorf("the leader reports %s at feature version %d, want 2: %+v", n.ID, n.FeatureVersion, st)
+		if n.FeatureVersion != int(actors.CurrentFeatureVersion) {
+			t.Errorf("the leader reports %s at feature version %d, want %d: %+v", n.ID, n.FeatureVersion, actors.CurrentFeatureVersion, st)
 		}
 	}
 
@@ -138,6 +140,6 @@ func TestRollingUpgrade(t *testing.T) {
 	stale := ftCheckStaleReads(t, ops, &ftFaults{})
 	result, took, vis := ftCheckLinearizable(t, ftWithout(ops, stale))
 	s := rec.stats()
-	t.Logf("rolling upgrade of 3 nodes from feature version 1 to 2 under load (%d clients): %d writes acknowledged, %d unknown outcome, %d stale (409); %d reads", ftClientCount, s.acked, s.unknown, s.stale, s.reads)
+	t.Logf("rolling upgrade of 3 nodes from feature version 1 to %d under load (%d clients): %d writes acknowledged, %d unknown outcome, %d stale (409); %d reads", actors.CurrentFeatureVersion, ftClientCount, s.acked, s.unknown, s.stale, s.reads)
 	t.Logf("  lost acknowledged writes: %d; linearizability (porcupine, %d operations): %s in %s%s", lost, len(ops)-len(stale), result, took.Round(time.Millisecond), vis)
 }

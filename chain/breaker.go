@@ -17,7 +17,8 @@ import (
 //     answer within the attempt's timeout, a 5xx or a 429. Such failures
 //     open the circuit breaker once, since the last call that succeeded,
 //     they were seen for BreakerFailures distinct addresses (or
-//     transactions) asked for by at least breakerAccountsMin accounts.
+//     transactions), of which one account's count for at most half
+//     (rounded up): the rest must be other accounts'.
 //     While open, every call fails at once, so a History of many cards is
 //     reported degraded in one step instead of after every card's
 //     attempts and backoff; then one call is let through, and its success
@@ -42,10 +43,6 @@ const (
 )
 
 const (
-	// breakerAccountsMin is how many accounts must have seen the upstream
-	// down before the breaker opens. Calls made for no account (no
-	// WithAccount) count as one account among them.
-	breakerAccountsMin = 2
 	// subjectFailuresMax is how many failures in a row cool an address
 	// (or transaction) down. Its page's three calls run at once, so one
 	// History view of a failing address is enough.
@@ -88,10 +85,13 @@ type health struct {
 	mu        sync.Mutex
 	openUntil time.Time // zero while closed
 	probing   bool      // after openUntil: the one call let through is out
-	// Since the last success: the subjects and accounts whose calls found
-	// the upstream down, each set kept no larger than it needs to be.
+	// Since the last success: the subjects whose calls found the upstream
+	// down (at most failures), and how many of them each account asked
+	// about (at most accountShare). Calls made for no account (no
+	// WithAccount) count as one account.
 	downSubjects map[string]struct{}
-	downAccounts map[string]struct{}
+	downAccounts map[string]int
+	accountShare int
 	subjects     *lru.Cache[string, subjectHealth]
 }
 
@@ -103,8 +103,8 @@ type subjectHealth struct {
 
 func newHealth(failures int, open time.Duration) *health {
 	subjects, _ := lru.New[string, subjectHealth](subjectsCoolingMax)
-	return &health{failures: failures, open: open, subjects: subjects,
-		downSubjects: map[string]struct{}{}, downAccounts: map[string]struct{}{}}
+	return &health{failures: failures, open: open, subjects: subjects, accountShare: (failures + 1) / 2,
+		downSubjects: map[string]struct{}{}, downAccounts: map[string]int{}}
 }
 
 // admit says whether a call for subject may ask the upstream now, and
@@ -157,13 +157,12 @@ func (h *health) record(ctx context.Context, subject string, probe bool, err err
 		h.openUntil = now.Add(h.open)
 		return
 	}
-	if len(h.downSubjects) < h.failures {
+	account := accountOf(ctx)
+	if _, counted := h.downSubjects[subject]; !counted && h.downAccounts[account] < h.accountShare {
 		h.downSubjects[subject] = struct{}{}
+		h.downAccounts[account]++
 	}
-	if len(h.downAccounts) < breakerAccountsMin {
-		h.downAccounts[accountOf(ctx)] = struct{}{}
-	}
-	if len(h.downSubjects) >= h.failures && len(h.downAccounts) >= breakerAccountsMin {
+	if len(h.downSubjects) >= h.failures && len(h.downAccounts) >= 2 {
 		h.openUntil = now.Add(h.open)
 		clear(h.downSubjects)
 		clear(h.downAccounts)

@@ -113,9 +113,9 @@ type ClientOptions struct {
 	// connection pool sized to MaxConcurrent.
 	HTTPClient *http.Client
 	// BreakerFailures is for how many distinct addresses (or
-	// transactions), asked for by at least two accounts, calls must find
-	// the upstream down (each after its retries) before the circuit
-	// breaker opens (breaker.go). 0 means DefaultBreakerFailures; a
+	// transactions), at most half of them (rounded up) one account's,
+	// calls must find the upstream down (each after its retries) before
+	// the circuit breaker opens (breaker.go). 0 means DefaultBreakerFailures; a
 	// negative value means no breaker and no cooldowns.
 	BreakerFailures int
 	// BreakerOpen is how long an open breaker fails calls at once before

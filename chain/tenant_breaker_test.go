@@ -3,6 +3,7 @@ package chain
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -82,3 +83,41 @@ func TestBreakerOpensWhenSeveralAccountsSeeTheUpstreamDown(t *testing.T) {
 		t.Fatal("the open breaker asked the upstream")
 	}
 }
+
+// One account's failing addresses count for at most half of what opens
+// the breaker: with them, one failure of another account's does not open
+// it; a second of another address does, since then the upstream fails
+// for more than one account's addresses.
+func TestOneAccountCountsForHalfOfWhatOpensTheBreaker(t *testing.T) {
+	f := newFakeEsplora(t)
+	f.setHook(func(w http.ResponseWriter, r *http.Request) bool {
+		http.Error(w, "down", http.StatusBadGateway)
+		return true
+	})
+	c, _ := f.client(t, ClientOptions{Retries: -1})
+	attacker := WithAccount(context.Background(), "attacker")
+	for i := range 6 {
+		c.AddressStats(attacker, someAddress(i))
+	}
+	open := func() bool {
+		c.health.mu.Lock()
+		defer c.health.mu.Unlock()
+		return !c.health.openUntil.IsZero()
+	}
+	other := WithAccount(context.Background(), "other")
+	c.AddressStats(other, fakeAddr)
+	if open() {
+		t.Fatal("the breaker opened on six of one account's addresses and one of another's")
+	}
+	c.AddressStats(other, badAddr)
+	if !open() {
+		t.Fatal("the breaker stayed closed after 3 of one account's addresses and 2 of another's failed")
+	}
+	if _, err := c.AddressStats(WithAccount(context.Background(), "third"), someAddress(10)); !errors.Is(err, ErrCircuitOpen) {
+		t.Fatalf("a call while open: %v", err)
+	}
+}
+
+// someAddress is a distinct address string for each n (the fake does not
+// check them).
+func someAddress(n int) string { return fmt.Sprintf("bc1qsomeaddress%027d", n) }

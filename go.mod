@@ -21,7 +21,6 @@ require (
 	github.com/hashicorp/raft-wal v0.4.0
 	github.com/oapi-codegen/runtime v1.9.0
 	github.com/prometheus/client_golang v1.17.0
-	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/valyala/bytebufferpool v1.0.0
 	github.com/valyala/fasthttp v1.73.0
 	go.etcd.io/bbolt v1.5.0

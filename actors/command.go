@@ -36,6 +36,7 @@ const (
 	KindTouchSession        Kind = 29
 	KindRecordActivity      Kind = 30
 	KindRecordKeyActivity   Kind = 31
+	KindImportLabels        Kind = 32
 )
 
 // Command is one replicated change to one account. Everything apply needs
@@ -129,6 +130,8 @@ func NewPayload(k Kind) (Payload, bool) {
 		return &RecordActivity{}, true
 	case KindRecordKeyActivity:
 		return &RecordKeyActivity{}, true
+	case KindImportLabels:
+		return &ImportLabels{}, true
 	}
 	return nil, false
 }

@@ -37,7 +37,8 @@ const (
 type Error struct {
 	Code    Code   `json:"code"`
 	Message string `json:"error"`
-	// RetryAfter, in seconds, goes out as the Retry-After header of a 429.
+	// RetryAfter, in seconds, goes out as the Retry-After header of a 429
+	// or a 503 (httpd gives a 503 without one a default).
 	RetryAfter int `json:"-"`
 }
 

@@ -19,8 +19,14 @@ type LabelsView struct {
 	Bookmarks []LabeledCard
 	// Notes is every transaction note, in stored order.
 	Notes []NoteLabel
-	// PortfolioRoom is how many more Account cards the plan allows.
+	// PortfolioRoom is how many more Account cards the plan allows, and
+	// PortfolioFull the refusal of one more.
 	PortfolioRoom int
+	PortfolioFull *Error
+	// NoteRoom is how many more notes the account may hold, and NotesFull
+	// the refusal of one more.
+	NoteRoom  int
+	NotesFull *Error
 }
 
 // LabeledCard is a card as a label: its address (canonical) and name.
@@ -41,7 +47,9 @@ func (LabelsQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
 	if who.isAgent() {
 		return fail(Errorf(CodeForbidden, "API keys cannot export or import labels; the owner can"))
 	}
-	v := LabelsView{PortfolioRoom: max(0, a.Plan.limits().portfolioCardsMax-len(a.Portfolio))}
+	limit := a.Plan.limits().portfolioCardsMax
+	v := LabelsView{PortfolioRoom: max(0, limit-len(a.Portfolio)), PortfolioFull: errOverviewFull(limit),
+		NoteRoom: max(0, notesMax-len(a.Notes)), NotesFull: errNotesFull()}
 	for _, c := range a.Portfolio {
 		v.Portfolio = append(v.Portfolio, labeledCard(c))
 	}

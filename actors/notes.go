@@ -112,6 +112,12 @@ type PutNote struct {
 
 func (*PutNote) Kind() Kind { return KindPutNote }
 
+// errNotesFull refuses a new note past the account's limit: the note's
+// rule, and a label import that knows beforehand it has no room.
+func errNotesFull() *Error {
+	return Errorf(CodeConflict, "the account holds its limit of %d notes", notesMax)
+}
+
 func (p *PutNote) apply(a *Account, c *Command, capability Level) Result {
 	who := c.Principal
 	if who.isAgent() && capability < LevelWrite {
@@ -141,7 +147,7 @@ func (p *PutNote) apply(a *Account, c *Command, capability Level) Result {
 			return fail(Errorf(CodeForbidden, "on the base plan, new notes are for transactions of the latest calendar year, the mempool, or a card's fallback History page"))
 		}
 		if len(a.Notes) >= notesMax {
-			return fail(Errorf(CodeConflict, "the account holds its limit of %d notes", notesMax))
+			return fail(errNotesFull())
 		}
 	}
 	n := &Note{TxID: p.TxID, Text: p.Text, Addresses: addresses, UpdatedAt: c.At}

@@ -50,6 +50,12 @@ type CreatePortfolioCard struct {
 
 func (*CreatePortfolioCard) Kind() Kind { return KindCreatePortfolioCard }
 
+// errOverviewFull refuses an Account card past the plan's limit: the
+// create's rule, and a label import that knows beforehand it has no room.
+func errOverviewFull(limit int) *Error {
+	return Errorf(CodeOverviewFull, "the account holds its limit of %d Account cards", limit)
+}
+
 // check runs every rule of an Account card create without changing
 // anything; the validate endpoint and the create share it, so a blocked
 // validation answers exactly like the blocked write.
@@ -70,7 +76,7 @@ func (p *CreatePortfolioCard) check(a *Account, who Principal, capability Level)
 		return "", errDuplicateAddress
 	}
 	if limit := a.Plan.limits().portfolioCardsMax; len(a.Portfolio) >= limit {
-		return "", Errorf(CodeOverviewFull, "the account holds its limit of %d Account cards", limit)
+		return "", errOverviewFull(limit)
 	}
 	return canonical, nil
 }

@@ -1,6 +1,9 @@
 package actors
 
-import "strconv"
+import (
+	"errors"
+	"strconv"
+)
 
 // Feature versions let a cluster run two releases at once, as it does
 // through every rolling upgrade. Each command kind belongs to the feature
@@ -15,7 +18,15 @@ import "strconv"
 // version 2 adds RecordActivity (issue 16); version 3 adds
 // RecordKeyActivity (issue 28), whose apply keeps each key's share of the
 // activity lines: applied by an older node as RecordActivity it would
-// keep other lines, so it needs a kind of its own.
+// keep other lines, so it needs a kind of its own; and ImportLabels
+// (issue 28), which a leader proposes only once every voter applies it:
+// until then a label import sends one command a line, as before.
+
+// ErrFeatureNotAdmitted marks a command the leader refused before it
+// entered the log because a voter does not apply its kind yet. The
+// refusal also carries the 503 a client sees; a caller that can say the
+// same with older kinds may do so instead.
+var ErrFeatureNotAdmitted = errors.New("actors: a voter does not apply this command kind yet")
 
 // FeatureVersion numbers what the log and snapshots may hold.
 type FeatureVersion uint32
@@ -43,7 +54,7 @@ func (k Kind) FeatureVersion() FeatureVersion {
 	switch k {
 	case KindRecordActivity:
 		return 2
-	case KindRecordKeyActivity:
+	case KindRecordKeyActivity, KindImportLabels:
 		return 3
 	}
 	return 1

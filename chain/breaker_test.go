@@ -10,9 +10,10 @@ import (
 	"time"
 )
 
-// After BreakerFailures failed calls in a row (each with its retries), the
-// next calls fail at once without asking the upstream; once BreakerOpen
-// has passed, one call is let through, and its success closes the breaker.
+// Once calls for BreakerFailures distinct addresses, of at least two
+// accounts, have found the upstream down (each after its retries), the
+// next calls fail at once without asking it; once BreakerOpen has passed,
+// one call is let through, and its success closes the breaker.
 func TestBreakerOpensAfterFailuresAndClosesOnSuccess(t *testing.T) {
 	f := newFakeEsplora(t)
 	var down atomic.Bool
@@ -25,9 +26,10 @@ func TestBreakerOpensAfterFailuresAndClosesOnSuccess(t *testing.T) {
 		return false
 	})
 	c, _ := f.client(t, ClientOptions{Retries: 2, BreakerFailures: 3, BreakerOpen: 200 * time.Millisecond})
-	ctx := context.Background()
-	for i := range 3 {
-		if _, err := c.MempoolTxs(ctx, fakeAddr); !errors.Is(err, ErrUpstream) || errors.Is(err, ErrCircuitOpen) {
+	addrs := []string{fakeAddr, badAddr, "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"}
+	for i, addr := range addrs {
+		ctx := WithAccount(context.Background(), []string{"a", "b", "a"}[i])
+		if _, err := c.MempoolTxs(ctx, addr); !errors.Is(err, ErrUpstream) || errors.Is(err, ErrCircuitOpen) {
 			t.Fatalf("failing call %d: %v", i, err)
 		}
 	}
@@ -35,11 +37,12 @@ func TestBreakerOpensAfterFailuresAndClosesOnSuccess(t *testing.T) {
 		t.Fatalf("%d requests for 3 calls of 3 attempts", n)
 	}
 	// Open: many calls, no request, each an upstream error at once.
+	ctx := context.Background()
 	start := time.Now()
 	for range 20 {
 		_, err := c.AddressStats(ctx, fakeAddr)
 		var ue *UpstreamError
-		if !errors.As(err, &ue) || !errors.Is(err, ErrCircuitOpen) || ue.Op != "address" {
+		if !errors.As(err, &ue) || !errors.Is(err, ErrCircuitOpen) || ue.Op != "address" || ue.RetryAfter <= 0 {
 			t.Fatalf("a call while open: %v", err)
 		}
 	}
@@ -56,6 +59,29 @@ func TestBreakerOpensAfterFailuresAndClosesOnSuccess(t *testing.T) {
 	}
 	if _, err := c.MempoolTxs(ctx, fakeAddr); err != nil {
 		t.Fatalf("a call once closed: %v", err)
+	}
+}
+
+// One account's addresses, however many and however down the upstream
+// looks for them, cool down one by one but never open the breaker.
+func TestBreakerNeedsMoreThanOneAccount(t *testing.T) {
+	f := newFakeEsplora(t)
+	f.setHook(func(w http.ResponseWriter, r *http.Request) bool {
+		if strings.Contains(r.URL.Path, "/address/") {
+			w.WriteHeader(http.StatusBadGateway)
+			return true
+		}
+		return false
+	})
+	c, _ := f.client(t, ClientOptions{Retries: -1, BreakerFailures: 2})
+	one := WithAccount(context.Background(), "one")
+	for _, addr := range []string{fakeAddr, badAddr, "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", "bc1q9vza2e8x573nczrlzms0wvx3gsqjx7vavgkx0l"} {
+		for range 3 {
+			c.AddressStats(one, addr)
+		}
+	}
+	if _, err := c.Tx(WithAccount(context.Background(), "two"), strings.Repeat("ab", 32)); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("another account's call after one account's addresses failed: %v, want the upstream's answer", err)
 	}
 }
 

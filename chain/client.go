@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sony/gobreaker/v2"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -113,12 +112,15 @@ type ClientOptions struct {
 	// HTTPClient sends the requests. nil means a client of its own with a
 	// connection pool sized to MaxConcurrent.
 	HTTPClient *http.Client
-	// BreakerFailures is how many calls in a row must fail (each after its
-	// retries) before the circuit breaker opens (breaker.go). 0 means
-	// DefaultBreakerFailures; a negative value means no breaker.
+	// BreakerFailures is for how many distinct addresses (or
+	// transactions), at most half of them (rounded up) one account's,
+	// calls must find the upstream down (each after its retries) before
+	// the circuit breaker opens (breaker.go). 0 means DefaultBreakerFailures; a
+	// negative value means no breaker and no cooldowns.
 	BreakerFailures int
 	// BreakerOpen is how long an open breaker fails calls at once before
-	// it lets one through. 0 means DefaultBreakerOpen.
+	// it lets one through, and how long an address that failed repeatedly
+	// cools down. 0 means DefaultBreakerOpen.
 	BreakerOpen time.Duration
 }
 
@@ -131,9 +133,11 @@ type Client struct {
 	retries     int
 	backoffBase time.Duration
 	backoffMax  time.Duration
-	slots       chan struct{}                       // a semaphore: one token per request in flight
-	breaker     *gobreaker.CircuitBreaker[struct{}] // nil: none (breaker.go)
+	slots       chan struct{} // a semaphore: one token per request in flight
+	health      *health       // the breaker and cooldowns; nil: none (breaker.go)
 
+	// now is the breaker's and the cooldowns' clock; tests replace it.
+	now func() time.Time
 	// sleep waits d or until ctx is done. Tests replace it to see the
 	// backoff delays without waiting them out.
 	sleep func(ctx context.Context, d time.Duration) error
@@ -189,12 +193,12 @@ func newClient(base string, opts ClientOptions) *Client {
 	if opts.BreakerOpen <= 0 {
 		opts.BreakerOpen = DefaultBreakerOpen
 	}
-	var breaker *gobreaker.CircuitBreaker[struct{}]
+	var h *health
 	if opts.BreakerFailures > 0 {
-		breaker = newBreaker(opts.BreakerFailures, opts.BreakerOpen)
+		h = newHealth(opts.BreakerFailures, opts.BreakerOpen)
 	}
 	return &Client{
-		breaker:     breaker,
+		health:      h,
 		base:        base,
 		http:        hc,
 		timeout:     opts.Timeout,
@@ -203,6 +207,7 @@ func newClient(base string, opts ClientOptions) *Client {
 		backoffMax:  opts.BackoffMax,
 		slots:       make(chan struct{}, opts.MaxConcurrent),
 		sleep:       sleepCtx,
+		now:         time.Now,
 	}
 }
 
@@ -212,7 +217,7 @@ func (c *Client) AddressStats(ctx context.Context, addr string) (AddressStats, e
 		return AddressStats{}, err
 	}
 	var w esploraAddress
-	if err := c.get(ctx, "address", "/address/"+url.PathEscape(addr), false, &w); err != nil {
+	if err := c.get(ctx, "address", addr, "/address/"+url.PathEscape(addr), false, &w); err != nil {
 		return AddressStats{}, err
 	}
 	s, err := w.toStats()
@@ -240,7 +245,7 @@ func (c *Client) ChainTxs(ctx context.Context, addr, lastSeenTxID string) ([]Tx,
 		}
 		path += "/" + txid
 	}
-	return c.listing(ctx, "chain txs", path, true)
+	return c.listing(ctx, "chain txs", addr, path, true)
 }
 
 // MempoolTxs is GET /address/{addr}/txs/mempool: the address's unconfirmed
@@ -249,7 +254,7 @@ func (c *Client) MempoolTxs(ctx context.Context, addr string) ([]Tx, error) {
 	if err := checkAddress(addr); err != nil {
 		return nil, err
 	}
-	return c.listing(ctx, "mempool txs", "/address/"+url.PathEscape(addr)+"/txs/mempool", false)
+	return c.listing(ctx, "mempool txs", addr, "/address/"+url.PathEscape(addr)+"/txs/mempool", false)
 }
 
 // Tx is GET /tx/{txid}. It returns ErrNotFound when the upstream answers 404
@@ -260,7 +265,7 @@ func (c *Client) Tx(ctx context.Context, txid string) (Tx, error) {
 		return Tx{}, ErrNotFound
 	}
 	var w esploraTx
-	if err := c.get(ctx, "tx", "/tx/"+id, true, &w); err != nil {
+	if err := c.get(ctx, "tx", id, "/tx/"+id, true, &w); err != nil {
 		return Tx{}, err
 	}
 	t, err := w.toTx()
@@ -273,9 +278,9 @@ func (c *Client) Tx(ctx context.Context, txid string) (Tx, error) {
 	return t, nil
 }
 
-func (c *Client) listing(ctx context.Context, op, path string, confirmed bool) ([]Tx, error) {
+func (c *Client) listing(ctx context.Context, op, addr, path string, confirmed bool) ([]Tx, error) {
 	var ws []esploraTx
-	if err := c.get(ctx, op, path, false, &ws); err != nil {
+	if err := c.get(ctx, op, addr, path, false, &ws); err != nil {
 		return nil, err
 	}
 	txs, err := toTxs(ws, confirmed)
@@ -294,9 +299,10 @@ func checkAddress(addr string) error {
 
 // get fetches base+path and decodes the 2xx JSON body into out, retrying
 // 429, 5xx and transport errors with backoff. With notFoundIsAnswer a 404
-// is ErrNotFound rather than an upstream failure.
-func (c *Client) get(ctx context.Context, op, path string, notFoundIsAnswer bool, out any) error {
-	return c.guarded(op, func() error { return c.getRetrying(ctx, op, path, notFoundIsAnswer, out) })
+// is ErrNotFound rather than an upstream failure. subject is the address
+// or transaction asked about, for the breaker and its cooldown.
+func (c *Client) get(ctx context.Context, op, subject, path string, notFoundIsAnswer bool, out any) error {
+	return c.guarded(ctx, op, subject, func() error { return c.getRetrying(ctx, op, path, notFoundIsAnswer, out) })
 }
 
 // getRetrying is get without the breaker: the attempts and their backoff.
@@ -398,14 +404,17 @@ func retryable(ctx context.Context, e *UpstreamError) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	switch {
-	case e.Status == http.StatusTooManyRequests || e.Status >= 500:
-		return true
-	case e.Status != 0:
-		return false
+	if e.Status != 0 {
+		return statusSaysDown(e.Status)
 	}
 	return !errors.Is(e.Err, context.DeadlineExceeded) && !errors.Is(e.Err, context.Canceled) &&
 		!errors.Is(e.Err, errMalformed)
+}
+
+// statusSaysDown: a 429 or a 5xx says the upstream as a whole is
+// overloaded or failing; any other status is about what was asked.
+func statusSaysDown(status int) bool {
+	return status == http.StatusTooManyRequests || status >= 500
 }
 
 // backoff is the delay before retry number `attempt` (1-based): base·2^(n-1)

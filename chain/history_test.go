@@ -36,6 +36,7 @@ func newTestCache(t *testing.T, f *fakeEsplora, maxAddresses int) (*HistoryCache
 	t.Helper()
 	clock := &testClock{now: simNow}
 	c, _ := f.client(t, ClientOptions{})
+	c.now = clock.Now
 	return NewHistoryCache(c, historyTTL, clock.Now, maxAddresses), clock
 }
 
@@ -418,7 +419,10 @@ func TestHistoryUpstreamErrorsAreReturned(t *testing.T) {
 	if _, err := h.Page(ctx, fakeAddr, 0, 25, false); !errors.Is(err, ErrUpstream) {
 		t.Fatalf("first fetch failing: %v", err)
 	}
+	// The address's failed calls cooled it down; once that is over, it
+	// is asked again.
 	f.setHook(nil)
+	clock.Advance(DefaultBreakerOpen)
 	if _, err := h.Page(ctx, fakeAddr, 0, 25, false); err != nil {
 		t.Fatalf("after recovery: %v", err)
 	}
@@ -432,6 +436,7 @@ func TestHistoryUpstreamErrorsAreReturned(t *testing.T) {
 
 	// A deep page whose fetch fails is an error, not a short page.
 	f.setHook(nil)
+	clock.Advance(DefaultBreakerOpen)
 	if _, err := h.Page(ctx, fakeAddr, 0, 25, false); err != nil {
 		t.Fatal(err)
 	}

@@ -416,7 +416,15 @@ func TestSimFaults(t *testing.T) {
 		t.Fatalf("slow: %v", err)
 	}
 
+	// The address failed twice in a row, so it cools down: asked again
+	// at once, the client does not bother the upstream; once the cooldown
+	// is over it does.
 	s.SetFault(SimFault{})
+	before = s.Requests()
+	if _, err := c.AddressStats(ctx, addr); !errors.Is(err, ErrCoolingDown) || RetryAfter(err) <= 0 || s.Requests() != before {
+		t.Fatalf("right after two failures: %v", err)
+	}
+	c.now = func() time.Time { return time.Now().Add(DefaultBreakerOpen) }
 	if _, err := c.AddressStats(ctx, addr); err != nil {
 		t.Fatalf("after clearing the fault: %v", err)
 	}

@@ -9799,6 +9799,11 @@ type ListSpacesResponse429Headers struct {
 	RetryAfter *int
 }
 
+// ListSpacesResponse503Headers the declared response headers of an HTTP 503 response for ListSpaces
+type ListSpacesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListSpacesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9820,6 +9825,8 @@ type ListSpacesResponse struct {
 	Headers405 *ListSpacesResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListSpacesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSpacesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9896,6 +9903,11 @@ type CreateSpaceResponse429Headers struct {
 	RetryAfter *int
 }
 
+// CreateSpaceResponse503Headers the declared response headers of an HTTP 503 response for CreateSpace
+type CreateSpaceResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CreateSpaceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9925,6 +9937,8 @@ type CreateSpaceResponse struct {
 	Headers405 *CreateSpaceResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateSpaceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateSpaceResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -10021,6 +10035,11 @@ type DeleteSpaceResponse429Headers struct {
 	RetryAfter *int
 }
 
+// DeleteSpaceResponse503Headers the declared response headers of an HTTP 503 response for DeleteSpace
+type DeleteSpaceResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteSpaceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10050,6 +10069,8 @@ type DeleteSpaceResponse struct {
 	Headers405 *DeleteSpaceResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteSpaceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteSpaceResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10146,6 +10167,11 @@ type GetSpaceResponse429Headers struct {
 	RetryAfter *int
 }
 
+// GetSpaceResponse503Headers the declared response headers of an HTTP 503 response for GetSpace
+type GetSpaceResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetSpaceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10169,6 +10195,8 @@ type GetSpaceResponse struct {
 	Headers405 *GetSpaceResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetSpaceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSpaceResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10250,6 +10278,11 @@ type UpdateSpaceResponse429Headers struct {
 	RetryAfter *int
 }
 
+// UpdateSpaceResponse503Headers the declared response headers of an HTTP 503 response for UpdateSpace
+type UpdateSpaceResponse503Headers struct {
+	RetryAfter *int
+}
+
 type UpdateSpaceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10279,6 +10312,8 @@ type UpdateSpaceResponse struct {
 	Headers405 *UpdateSpaceResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpdateSpaceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateSpaceResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10375,6 +10410,11 @@ type ListBookmarkCardsResponse429Headers struct {
 	RetryAfter *int
 }
 
+// ListBookmarkCardsResponse503Headers the declared response headers of an HTTP 503 response for ListBookmarkCards
+type ListBookmarkCardsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListBookmarkCardsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10398,6 +10438,8 @@ type ListBookmarkCardsResponse struct {
 	Headers405 *ListBookmarkCardsResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListBookmarkCardsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListBookmarkCardsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10479,6 +10521,11 @@ type CreateBookmarkCardResponse429Headers struct {
 	RetryAfter *int
 }
 
+// CreateBookmarkCardResponse503Headers the declared response headers of an HTTP 503 response for CreateBookmarkCard
+type CreateBookmarkCardResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CreateBookmarkCardResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10508,6 +10555,8 @@ type CreateBookmarkCardResponse struct {
 	Headers405 *CreateBookmarkCardResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateBookmarkCardResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateBookmarkCardResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -10604,6 +10653,11 @@ type ValidateBookmarkCardResponse429Headers struct {
 	RetryAfter *int
 }
 
+// ValidateBookmarkCardResponse503Headers the declared response headers of an HTTP 503 response for ValidateBookmarkCard
+type ValidateBookmarkCardResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ValidateBookmarkCardResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10633,6 +10687,8 @@ type ValidateBookmarkCardResponse struct {
 	Headers405 *ValidateBookmarkCardResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ValidateBookmarkCardResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ValidateBookmarkCardResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10729,6 +10785,11 @@ type DeleteBookmarkCardResponse429Headers struct {
 	RetryAfter *int
 }
 
+// DeleteBookmarkCardResponse503Headers the declared response headers of an HTTP 503 response for DeleteBookmarkCard
+type DeleteBookmarkCardResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteBookmarkCardResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10758,6 +10819,8 @@ type DeleteBookmarkCardResponse struct {
 	Headers405 *DeleteBookmarkCardResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteBookmarkCardResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteBookmarkCardResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10854,6 +10917,11 @@ type GetBookmarkCardResponse429Headers struct {
 	RetryAfter *int
 }
 
+// GetBookmarkCardResponse503Headers the declared response headers of an HTTP 503 response for GetBookmarkCard
+type GetBookmarkCardResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetBookmarkCardResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10877,6 +10945,8 @@ type GetBookmarkCardResponse struct {
 	Headers405 *GetBookmarkCardResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetBookmarkCardResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBookmarkCardResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10958,6 +11028,11 @@ type UpdateBookmarkCardResponse429Headers struct {
 	RetryAfter *int
 }
 
+// UpdateBookmarkCardResponse503Headers the declared response headers of an HTTP 503 response for UpdateBookmarkCard
+type UpdateBookmarkCardResponse503Headers struct {
+	RetryAfter *int
+}
+
 type UpdateBookmarkCardResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10987,6 +11062,8 @@ type UpdateBookmarkCardResponse struct {
 	Headers405 *UpdateBookmarkCardResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpdateBookmarkCardResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateBookmarkCardResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11083,6 +11160,11 @@ type DeleteSheetRowResponse429Headers struct {
 	RetryAfter *int
 }
 
+// DeleteSheetRowResponse503Headers the declared response headers of an HTTP 503 response for DeleteSheetRow
+type DeleteSheetRowResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteSheetRowResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11112,6 +11194,8 @@ type DeleteSheetRowResponse struct {
 	Headers405 *DeleteSheetRowResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteSheetRowResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteSheetRowResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11208,6 +11292,11 @@ type GetSheetResponse429Headers struct {
 	RetryAfter *int
 }
 
+// GetSheetResponse503Headers the declared response headers of an HTTP 503 response for GetSheet
+type GetSheetResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetSheetResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11233,6 +11322,8 @@ type GetSheetResponse struct {
 	Headers405 *GetSheetResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetSheetResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSheetResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11319,6 +11410,11 @@ type PatchSheetResponse429Headers struct {
 	RetryAfter *int
 }
 
+// PatchSheetResponse503Headers the declared response headers of an HTTP 503 response for PatchSheet
+type PatchSheetResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PatchSheetResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11348,6 +11444,8 @@ type PatchSheetResponse struct {
 	Headers405 *PatchSheetResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PatchSheetResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchSheetResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11444,6 +11542,11 @@ type CompactSheetResponse429Headers struct {
 	RetryAfter *int
 }
 
+// CompactSheetResponse503Headers the declared response headers of an HTTP 503 response for CompactSheet
+type CompactSheetResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CompactSheetResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11473,6 +11576,8 @@ type CompactSheetResponse struct {
 	Headers405 *CompactSheetResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CompactSheetResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CompactSheetResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11569,6 +11674,11 @@ type PutSheetRowResponse429Headers struct {
 	RetryAfter *int
 }
 
+// PutSheetRowResponse503Headers the declared response headers of an HTTP 503 response for PutSheetRow
+type PutSheetRowResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PutSheetRowResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11598,6 +11708,8 @@ type PutSheetRowResponse struct {
 	Headers405 *PutSheetRowResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PutSheetRowResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutSheetRowResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11694,6 +11806,11 @@ type MoveCardResponse429Headers struct {
 	RetryAfter *int
 }
 
+// MoveCardResponse503Headers the declared response headers of an HTTP 503 response for MoveCard
+type MoveCardResponse503Headers struct {
+	RetryAfter *int
+}
+
 type MoveCardResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11723,6 +11840,8 @@ type MoveCardResponse struct {
 	Headers405 *MoveCardResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *MoveCardResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MoveCardResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11819,6 +11938,11 @@ type ValidateMoveResponse429Headers struct {
 	RetryAfter *int
 }
 
+// ValidateMoveResponse503Headers the declared response headers of an HTTP 503 response for ValidateMove
+type ValidateMoveResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ValidateMoveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11848,6 +11972,8 @@ type ValidateMoveResponse struct {
 	Headers405 *ValidateMoveResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ValidateMoveResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ValidateMoveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12012,6 +12138,11 @@ type ListEventsResponse429Headers struct {
 	RetryAfter *int
 }
 
+// ListEventsResponse503Headers the declared response headers of an HTTP 503 response for ListEvents
+type ListEventsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12035,6 +12166,8 @@ type ListEventsResponse struct {
 	Headers405 *ListEventsResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListEventsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListEventsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12116,6 +12249,11 @@ type GetHistoryResponse429Headers struct {
 	RetryAfter *int
 }
 
+// GetHistoryResponse503Headers the declared response headers of an HTTP 503 response for GetHistory
+type GetHistoryResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetHistoryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12139,6 +12277,8 @@ type GetHistoryResponse struct {
 	Headers405 *GetHistoryResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetHistoryResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetHistoryResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12220,6 +12360,11 @@ type ListHistoryCardsResponse429Headers struct {
 	RetryAfter *int
 }
 
+// ListHistoryCardsResponse503Headers the declared response headers of an HTTP 503 response for ListHistoryCards
+type ListHistoryCardsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListHistoryCardsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12243,6 +12388,8 @@ type ListHistoryCardsResponse struct {
 	Headers405 *ListHistoryCardsResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListHistoryCardsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListHistoryCardsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12324,6 +12471,11 @@ type ListCardTransactionsResponse429Headers struct {
 	RetryAfter *int
 }
 
+// ListCardTransactionsResponse503Headers the declared response headers of an HTTP 503 response for ListCardTransactions
+type ListCardTransactionsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListCardTransactionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12349,6 +12501,8 @@ type ListCardTransactionsResponse struct {
 	Headers405 *ListCardTransactionsResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListCardTransactionsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCardTransactionsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12435,6 +12589,11 @@ type ReadNotesResponse429Headers struct {
 	RetryAfter *int
 }
 
+// ReadNotesResponse503Headers the declared response headers of an HTTP 503 response for ReadNotes
+type ReadNotesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ReadNotesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12458,6 +12617,8 @@ type ReadNotesResponse struct {
 	Headers405 *ReadNotesResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ReadNotesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReadNotesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12539,6 +12700,11 @@ type DeleteNoteResponse429Headers struct {
 	RetryAfter *int
 }
 
+// DeleteNoteResponse503Headers the declared response headers of an HTTP 503 response for DeleteNote
+type DeleteNoteResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteNoteResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12568,6 +12734,8 @@ type DeleteNoteResponse struct {
 	Headers405 *DeleteNoteResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteNoteResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteNoteResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12664,6 +12832,11 @@ type PutNoteResponse429Headers struct {
 	RetryAfter *int
 }
 
+// PutNoteResponse503Headers the declared response headers of an HTTP 503 response for PutNote
+type PutNoteResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PutNoteResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12693,6 +12866,8 @@ type PutNoteResponse struct {
 	Headers405 *PutNoteResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PutNoteResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutNoteResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12789,6 +12964,11 @@ type GetMeResponse429Headers struct {
 	RetryAfter *int
 }
 
+// GetMeResponse503Headers the declared response headers of an HTTP 503 response for GetMe
+type GetMeResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetMeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12810,6 +12990,8 @@ type GetMeResponse struct {
 	Headers405 *GetMeResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetMeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetMeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12927,6 +13109,11 @@ type ListPortfolioCardsResponse429Headers struct {
 	RetryAfter *int
 }
 
+// ListPortfolioCardsResponse503Headers the declared response headers of an HTTP 503 response for ListPortfolioCards
+type ListPortfolioCardsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListPortfolioCardsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12948,6 +13135,8 @@ type ListPortfolioCardsResponse struct {
 	Headers405 *ListPortfolioCardsResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListPortfolioCardsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPortfolioCardsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13024,6 +13213,11 @@ type CreatePortfolioCardResponse429Headers struct {
 	RetryAfter *int
 }
 
+// CreatePortfolioCardResponse503Headers the declared response headers of an HTTP 503 response for CreatePortfolioCard
+type CreatePortfolioCardResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CreatePortfolioCardResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13053,6 +13247,8 @@ type CreatePortfolioCardResponse struct {
 	Headers405 *CreatePortfolioCardResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreatePortfolioCardResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreatePortfolioCardResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -13149,6 +13345,11 @@ type ValidatePortfolioCardResponse429Headers struct {
 	RetryAfter *int
 }
 
+// ValidatePortfolioCardResponse503Headers the declared response headers of an HTTP 503 response for ValidatePortfolioCard
+type ValidatePortfolioCardResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ValidatePortfolioCardResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13176,6 +13377,8 @@ type ValidatePortfolioCardResponse struct {
 	Headers405 *ValidatePortfolioCardResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ValidatePortfolioCardResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ValidatePortfolioCardResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13267,6 +13470,11 @@ type DeletePortfolioCardResponse429Headers struct {
 	RetryAfter *int
 }
 
+// DeletePortfolioCardResponse503Headers the declared response headers of an HTTP 503 response for DeletePortfolioCard
+type DeletePortfolioCardResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeletePortfolioCardResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13296,6 +13504,8 @@ type DeletePortfolioCardResponse struct {
 	Headers405 *DeletePortfolioCardResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeletePortfolioCardResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeletePortfolioCardResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13392,6 +13602,11 @@ type GetPortfolioCardResponse429Headers struct {
 	RetryAfter *int
 }
 
+// GetPortfolioCardResponse503Headers the declared response headers of an HTTP 503 response for GetPortfolioCard
+type GetPortfolioCardResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetPortfolioCardResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13415,6 +13630,8 @@ type GetPortfolioCardResponse struct {
 	Headers405 *GetPortfolioCardResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPortfolioCardResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPortfolioCardResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13496,6 +13713,11 @@ type UpdatePortfolioCardResponse429Headers struct {
 	RetryAfter *int
 }
 
+// UpdatePortfolioCardResponse503Headers the declared response headers of an HTTP 503 response for UpdatePortfolioCard
+type UpdatePortfolioCardResponse503Headers struct {
+	RetryAfter *int
+}
+
 type UpdatePortfolioCardResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13525,6 +13747,8 @@ type UpdatePortfolioCardResponse struct {
 	Headers405 *UpdatePortfolioCardResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpdatePortfolioCardResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdatePortfolioCardResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14461,6 +14685,16 @@ func ParseListSpacesResponse(rsp *http.Response) (*ListSpacesResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSpacesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14583,6 +14817,16 @@ func ParseCreateSpaceResponse(rsp *http.Response) (*CreateSpaceResponse, error) 
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateSpaceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14705,6 +14949,16 @@ func ParseDeleteSpaceResponse(rsp *http.Response) (*DeleteSpaceResponse, error) 
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteSpaceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14806,6 +15060,16 @@ func ParseGetSpaceResponse(rsp *http.Response) (*GetSpaceResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSpaceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14928,6 +15192,16 @@ func ParseUpdateSpaceResponse(rsp *http.Response) (*UpdateSpaceResponse, error) 
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateSpaceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15029,6 +15303,16 @@ func ParseListBookmarkCardsResponse(rsp *http.Response) (*ListBookmarkCardsRespo
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListBookmarkCardsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15151,6 +15435,16 @@ func ParseCreateBookmarkCardResponse(rsp *http.Response) (*CreateBookmarkCardRes
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateBookmarkCardResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15273,6 +15567,16 @@ func ParseValidateBookmarkCardResponse(rsp *http.Response) (*ValidateBookmarkCar
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ValidateBookmarkCardResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15395,6 +15699,16 @@ func ParseDeleteBookmarkCardResponse(rsp *http.Response) (*DeleteBookmarkCardRes
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteBookmarkCardResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15496,6 +15810,16 @@ func ParseGetBookmarkCardResponse(rsp *http.Response) (*GetBookmarkCardResponse,
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBookmarkCardResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15618,6 +15942,16 @@ func ParseUpdateBookmarkCardResponse(rsp *http.Response) (*UpdateBookmarkCardRes
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateBookmarkCardResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15740,6 +16074,16 @@ func ParseDeleteSheetRowResponse(rsp *http.Response) (*DeleteSheetRowResponse, e
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteSheetRowResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15848,6 +16192,16 @@ func ParseGetSheetResponse(rsp *http.Response) (*GetSheetResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSheetResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15970,6 +16324,16 @@ func ParsePatchSheetResponse(rsp *http.Response) (*PatchSheetResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchSheetResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -16092,6 +16456,16 @@ func ParseCompactSheetResponse(rsp *http.Response) (*CompactSheetResponse, error
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CompactSheetResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -16214,6 +16588,16 @@ func ParsePutSheetRowResponse(rsp *http.Response) (*PutSheetRowResponse, error) 
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutSheetRowResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -16336,6 +16720,16 @@ func ParseMoveCardResponse(rsp *http.Response) (*MoveCardResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers MoveCardResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -16458,6 +16852,16 @@ func ParseValidateMoveResponse(rsp *http.Response) (*ValidateMoveResponse, error
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ValidateMoveResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -16591,6 +16995,16 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListEventsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -16692,6 +17106,16 @@ func ParseGetHistoryResponse(rsp *http.Response) (*GetHistoryResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetHistoryResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -16793,6 +17217,16 @@ func ParseListHistoryCardsResponse(rsp *http.Response) (*ListHistoryCardsRespons
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListHistoryCardsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -16901,6 +17335,16 @@ func ParseListCardTransactionsResponse(rsp *http.Response) (*ListCardTransaction
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCardTransactionsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17002,6 +17446,16 @@ func ParseReadNotesResponse(rsp *http.Response) (*ReadNotesResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReadNotesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17124,6 +17578,16 @@ func ParseDeleteNoteResponse(rsp *http.Response) (*DeleteNoteResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteNoteResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17246,6 +17710,16 @@ func ParsePutNoteResponse(rsp *http.Response) (*PutNoteResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutNoteResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17340,6 +17814,16 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetMeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17460,6 +17944,16 @@ func ParseListPortfolioCardsResponse(rsp *http.Response) (*ListPortfolioCardsRes
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPortfolioCardsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17582,6 +18076,16 @@ func ParseCreatePortfolioCardResponse(rsp *http.Response) (*CreatePortfolioCardR
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreatePortfolioCardResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17697,6 +18201,16 @@ func ParseValidatePortfolioCardResponse(rsp *http.Response) (*ValidatePortfolioC
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ValidatePortfolioCardResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17819,6 +18333,16 @@ func ParseDeletePortfolioCardResponse(rsp *http.Response) (*DeletePortfolioCardR
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeletePortfolioCardResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17920,6 +18444,16 @@ func ParseGetPortfolioCardResponse(rsp *http.Response) (*GetPortfolioCardRespons
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPortfolioCardResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -18042,6 +18576,16 @@ func ParseUpdatePortfolioCardResponse(rsp *http.Response) (*UpdatePortfolioCardR
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdatePortfolioCardResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

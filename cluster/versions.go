@@ -182,13 +182,15 @@ func (n *Node) gate(cmd *actors.Command) error {
 }
 
 // admit returns nil when this node and every one of the other voters
-// support version want, and otherwise the refusal naming who does not.
+// support version want, and otherwise the refusal naming who does not. The
+// refusal is also actors.ErrFeatureNotAdmitted, for a caller that can say
+// the same with older kinds (a label import, httpd/labels.go).
 func (v *voterVersions) admit(others []raft.ServerID, want actors.FeatureVersion) error {
 	if want > actors.SupportedFeatureVersion() {
-		return actors.Errorf(actors.CodeHTTPError, "this node's release does not support this change yet (feature version %d); retry once every node runs the new release", want)
+		return fmt.Errorf("%w: %w", actors.ErrFeatureNotAdmitted, actors.Errorf(actors.CodeHTTPError, "this node's release does not support this change yet (feature version %d); retry once every node runs the new release", want))
 	}
 	if low, behind := v.lowest(others, want); low < want {
-		return actors.Errorf(actors.CodeHTTPError, "the cluster is being upgraded: this change needs feature version %d, which %s do not support yet; retry once every node runs the new release", want, strings.Join(behind, ", "))
+		return fmt.Errorf("%w: %w", actors.ErrFeatureNotAdmitted, actors.Errorf(actors.CodeHTTPError, "the cluster is being upgraded: this change needs feature version %d, which %s do not support yet; retry once every node runs the new release", want, strings.Join(behind, ", ")))
 	}
 	return nil
 }

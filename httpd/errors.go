@@ -71,8 +71,11 @@ func writeError(ctx *fasthttp.RequestCtx, failure error) {
 		// RFC 6750: a 401 names the scheme the credentials must use.
 		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Bearer realm="addrwatch"`)
 	}
-	if err.RetryAfter > 0 {
+	switch {
+	case err.RetryAfter > 0:
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.Itoa(err.RetryAfter))
+	case StatusOf(err.Code) == fasthttp.StatusServiceUnavailable:
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.Itoa(retryAfterDefaultSeconds)) // retry_after.go
 	}
 	ctx.Response.Header.SetContentType("application/json")
 	ctx.SetStatusCode(StatusOf(err.Code))

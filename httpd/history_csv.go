@@ -167,9 +167,9 @@ func (s *Server) openHistoryCSV(c context.Context, cred actors.Credential, cardI
 		hc := res.Body.(actors.HistoryCardContext)
 		d.plan, cards = hc.Plan, []actors.HistoryCardView{hc.Card}
 	}
-	for i, p := range s.pagesFor(c, cards, d.plan, d.window, csvPageLimit, false) {
+	for i, p := range s.pagesFor(chain.WithAccount(c, cred.AccountID), cards, d.plan, d.window, csvPageLimit, false) {
 		if upstreamFailed(p.err) {
-			return nil, actors.Errorf(actors.CodeHTTPError, "the History could not be read because the block explorer is unavailable; retry later")
+			return nil, upstreamError(p.err, "the History could not be read because the block explorer is unavailable; retry later")
 		}
 		if p.olderPreview {
 			// The preview is shown on screen only: it does not extend the
@@ -299,7 +299,7 @@ var errCSVUpstream = actors.Errorf(actors.CodeHTTPError, "the block explorer is 
 // annotated, or once those are written, the next page.
 func (d *historyCSV) fill(values context.Context, cur *csvCursor) error {
 	if cur.ready && cur.next == len(cur.rows) && cur.page.hasMore {
-		c, cancel := context.WithTimeout(values, upstreamTimeout)
+		c, cancel := context.WithTimeout(chain.WithAccount(values, d.cred.AccountID), upstreamTimeout)
 		defer cancel()
 		offset := cur.offset + len(cur.page.txs)
 		page := d.s.pageFor(c, cur.card.Address, d.plan, d.window, offset, csvPageLimit, false)

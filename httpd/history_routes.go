@@ -213,7 +213,7 @@ func (s *Server) cardTransactionsView(c context.Context, cred actors.Credential,
 	}
 	hc := res.Body.(actors.HistoryCardContext)
 	w := actors.HistoryWindowAt(s.now())
-	page := s.pageFor(c, hc.Card.Address, hc.Plan, w, offset, limit, false)
+	page := s.pageFor(chain.WithAccount(c, cred.AccountID), hc.Card.Address, hc.Plan, w, offset, limit, false)
 	v := transactionsView{CardID: hc.Card.ID, Address: hc.Card.Address, Offset: offset, Limit: limit, Transactions: []txView{}}
 	if upstreamFailed(page.err) {
 		// Degraded: say so, and point the client back at the same page.
@@ -292,7 +292,7 @@ func (s *Server) combinedHistoryView(c context.Context, cred actors.Credential, 
 	}
 	hc := res.Body.(actors.HistoryCardsView)
 	w := actors.HistoryWindowAt(s.now())
-	pages := s.pagesFor(c, hc.Cards, hc.Plan, w, combinedTxsMax, force)
+	pages := s.pagesFor(chain.WithAccount(c, cred.AccountID), hc.Cards, hc.Plan, w, combinedTxsMax, force)
 	v := combinedView{Cards: make([]combinedCardView, len(hc.Cards)), Complete: true}
 	lists := make([][]chain.Tx, len(pages))
 	allQuiet := true // no included card has activity in the window
@@ -391,23 +391,47 @@ func (s *Server) saveNote(c context.Context, cred actors.Credential, who *actors
 		}
 		who = &nc.Principal
 	}
-	tx, uerr := s.history.Tx(c, txid)
-	switch {
-	case errors.Is(uerr, chain.ErrNotFound):
-		return actors.Result{}, actors.Errorf(actors.CodeNotFound, "unknown transaction")
-	case uerr != nil:
-		return actors.Result{}, upstreamUnavailable()
-	}
-	eligible, err := s.noteEligible(c, tx, nc)
+	note, err := s.verifiedNote(c, cred.AccountID, nc, txid, text)
 	if err != nil {
 		return actors.Result{}, err
 	}
-	return s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: *who,
-		Payload: &actors.PutNote{TxID: txid, Text: text, Addresses: tx.Addresses(), Eligible: eligible}})
+	return s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: *who, Payload: note})
 }
 
-func upstreamUnavailable() error {
-	return actors.Errorf(actors.CodeHTTPError, "the transaction could not be verified because the block explorer is unavailable; retry later")
+// verifiedNote asks the upstream about txid and builds the note write of
+// account with what it learned: NOT_FOUND for a transaction the upstream
+// does not know, HTTP_ERROR when it cannot say, and whether a base plan
+// may start a note on it (nc is the account's note context).
+func (s *Server) verifiedNote(c context.Context, account string, nc actors.NoteContextView, txid, text string) (*actors.PutNote, error) {
+	// The upstream is asked on behalf of this account: its failures for
+	// another account's addresses must not refuse this write (chain's
+	// breaker).
+	up := chain.WithAccount(c, account)
+	tx, uerr := s.history.Tx(up, txid)
+	switch {
+	case errors.Is(uerr, chain.ErrNotFound):
+		return nil, actors.Errorf(actors.CodeNotFound, "unknown transaction")
+	case uerr != nil:
+		return nil, upstreamUnavailable(uerr)
+	}
+	eligible, err := s.noteEligible(up, tx, nc)
+	if err != nil {
+		return nil, err
+	}
+	return &actors.PutNote{TxID: txid, Text: text, Addresses: tx.Addresses(), Eligible: eligible}, nil
+}
+
+// upstreamUnavailable is the 503 of a note write whose transaction the
+// upstream could not verify (err says why).
+func upstreamUnavailable(err error) error {
+	return upstreamError(err, "the transaction could not be verified because the block explorer is unavailable; retry later")
+}
+
+// upstreamError is a 503 for an upstream failure, saying when to come
+// back: when the upstream, the breaker or the address's cooldown lets a
+// call through again, at least a second from now.
+func upstreamError(err error, message string) error {
+	return &actors.Error{Code: actors.CodeHTTPError, Message: message, RetryAfter: retryAfterSeconds(chain.RetryAfter(err))}
 }
 
 // noteEligible decides whether a base-plan account may start a note on tx:
@@ -426,7 +450,7 @@ func (s *Server) noteEligible(c context.Context, tx chain.Tx, nc actors.NoteCont
 		}
 		page, err := s.history.Page(c, addr, 0, actors.OlderPreviewMax, false)
 		if upstreamFailed(err) {
-			return false, upstreamUnavailable()
+			return false, upstreamUnavailable(err)
 		}
 		if err == nil && actors.OnPreview(w, page.Txs, actors.OlderPreviewMax, tx.TxID) {
 			return true, nil

@@ -20,7 +20,8 @@ import (
 // refuse is reported with the rule's reason. A line that would change
 // nothing changes nothing, so importing a file twice changes nothing the
 // second time. Nothing here adds a rule: the edge only picks which
-// command a line asks for.
+// command a line asks for. labels_import.go sends those commands to the
+// log in few entries, one import per account at a time.
 
 const (
 	labelsPath = ownerPrefix + "/labels.jsonl"
@@ -57,6 +58,9 @@ type labelImportResult struct {
 	Ref     string `json:"ref,omitempty"`
 	Outcome string `json:"outcome"`
 	Reason  string `json:"reason,omitempty"`
+	// pending is the line's change while it waits to be proposed
+	// (labels_import.go); its outcome is the line's once it was.
+	pending *labelChange
 }
 
 func (r *labelImportReport) add(res labelImportResult) {
@@ -127,43 +131,6 @@ func (s *Server) serveLabels(ctx *fasthttp.RequestCtx, cred actors.Credential) e
 	return nil
 }
 
-// importLabels imports a BIP-329 file into the account of cred, as its
-// owner, and reports what became of every line.
-func (s *Server) importLabels(cred actors.Credential, file []byte) (labelImportReport, error) {
-	if len(file) > labelFileBytesMax {
-		return labelImportReport{}, actors.Errorf(actors.CodeValidation, "a label file may be at most %d bytes", labelFileBytesMax)
-	}
-	records, bad, perr := parseLabelFile(file)
-	if perr != nil {
-		return labelImportReport{}, actors.Errorf(actors.CodeValidation, "%s", perr.Error())
-	}
-	c, cancel := context.WithTimeout(context.Background(), labelImportBudget)
-	defer cancel()
-	who, err := s.authorize(c, cred)
-	if err != nil {
-		return labelImportReport{}, err
-	}
-	view, err := s.labelsOf(c, cred, ReadLeader)
-	if err != nil {
-		return labelImportReport{}, err
-	}
-	imp := &labelImport{s: s, c: c, cred: cred, who: who.Principal, view: view}
-	plans := planLabelLines(records)
-	report := labelImportReport{Results: []labelImportResult{}}
-	b := 0
-	for _, p := range plans {
-		for b < len(bad) && bad[b].Line < p.Line {
-			report.add(labelImportResult{Line: bad[b].Line, Outcome: labelSkipped, Reason: bad[b].Reason})
-			b++
-		}
-		report.add(imp.line(p))
-	}
-	for ; b < len(bad); b++ {
-		report.add(labelImportResult{Line: bad[b].Line, Outcome: labelSkipped, Reason: bad[b].Reason})
-	}
-	return report, nil
-}
-
 // labelLine is a record with its reference in canonical form, and what
 // keeps it from being imported before the account is even asked.
 type labelLine struct {
@@ -217,79 +184,6 @@ func labelNoun(typ string) string {
 		return "transaction"
 	}
 	return "address"
-}
-
-// labelImport carries one import's account, principal and deadline.
-type labelImport struct {
-	s    *Server
-	c    context.Context
-	cred actors.Credential
-	who  actors.Principal
-	view actors.LabelsView
-}
-
-// line imports one planned line.
-func (imp *labelImport) line(l labelLine) labelImportResult {
-	res := labelImportResult{Line: l.Line, Type: quoteShortRaw(l.Type), Ref: echoRef(l.Ref)}
-	if l.canonical != "" {
-		res.Ref = l.canonical
-	}
-	if l.reason != "" {
-		res.Outcome, res.Reason = labelSkipped, l.reason
-		return res
-	}
-	if imp.c.Err() != nil {
-		res.Outcome, res.Reason = labelSkipped, "not reached before the import's time ran out; import the file again to go on (what was imported is then unchanged)"
-		return res
-	}
-	if l.Type == string(actors.LabelAddress) {
-		res.Outcome, res.Reason = imp.address(l.canonical, l.Label)
-	} else {
-		res.Outcome, res.Reason = imp.transaction(l.canonical, l.Label)
-	}
-	return res
-}
-
-// address names the Account card of address label, creating it if the
-// account has none.
-func (imp *labelImport) address(address, label string) (outcome, reason string) {
-	if card, found := imp.view.AccountCard(address); found {
-		if card.Name == label {
-			return labelUnchanged, ""
-		}
-		_, err := imp.propose(&actors.UpdatePortfolioCard{CardID: card.ID, ExpectedVersion: card.Version, CardFields: actors.CardFields{Name: &label}})
-		if err != nil {
-			return labelSkipped, labelRefusal(err, "the Account card")
-		}
-		return labelChanged, ""
-	}
-	_, err := imp.propose(&actors.CreatePortfolioCard{CardID: newID(), Address: address, CardFields: actors.CardFields{Name: &label}})
-	if err != nil {
-		return labelSkipped, labelRefusal(err, "an Account card")
-	}
-	return labelImported, ""
-}
-
-// transaction saves label as the note of txid.
-func (imp *labelImport) transaction(txid, label string) (outcome, reason string) {
-	previous, found := imp.view.Note(txid)
-	if found && previous == label {
-		return labelUnchanged, ""
-	}
-	if err := actors.ValidateNoteText(label); err != nil {
-		return labelSkipped, "the label is longer than a note may be (50 code points) or is not text"
-	}
-	if _, err := imp.s.saveNote(imp.c, imp.cred, &imp.who, txid, label); err != nil {
-		return labelSkipped, labelRefusal(err, "the note")
-	}
-	if found {
-		return labelChanged, ""
-	}
-	return labelImported, ""
-}
-
-func (imp *labelImport) propose(p actors.Payload) (actors.Result, error) {
-	return imp.s.propose(imp.c, &actors.Command{Account: imp.cred.AccountID, At: imp.s.now().UnixNano(), Principal: imp.who, Payload: p})
 }
 
 // labelRefusal says why a rule or the upstream refused a line.

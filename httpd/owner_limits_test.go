@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +24,12 @@ import (
 type memoryStore struct {
 	mu       sync.Mutex // the registry applies from one goroutine at a time, as raft's FSM does
 	accounts *actors.Registry
+	// proposed counts the commands proposed: each is at least part of one
+	// raft log entry, and a command proposed alone is one entry.
+	proposed atomic.Int64
+	// beforePropose, when set, sees each command first; an error it
+	// returns refuses the command before it is applied.
+	beforePropose func(cmd *actors.Command) error
 }
 
 func newMemoryStore(t testing.TB) *memoryStore {
@@ -32,6 +39,12 @@ func newMemoryStore(t testing.TB) *memoryStore {
 }
 
 func (m *memoryStore) Propose(_ context.Context, cmd *actors.Command) (actors.Result, error) {
+	if m.beforePropose != nil {
+		if err := m.beforePropose(cmd); err != nil {
+			return actors.Result{}, err
+		}
+	}
+	m.proposed.Add(1)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.accounts.ApplyBatch([]*actors.Command{cmd})[0], nil

@@ -2,6 +2,7 @@ package httpd
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -157,6 +158,11 @@ func (s *Server) write(ctx *fasthttp.RequestCtx, aud audience, spec writeSpec) {
 // of the store or of the rule.
 func (s *Server) propose(c context.Context, cmd *actors.Command) (actors.Result, error) {
 	res, err := s.store.Propose(c, cmd)
+	if errors.Is(err, actors.ErrFeatureNotAdmitted) {
+		// Kept whole: it writes as the 503 it wraps, and a caller that
+		// can say the same with older kinds may (labels_import.go).
+		return actors.Result{}, err
+	}
 	if err != nil {
 		return actors.Result{}, storeError(err)
 	}

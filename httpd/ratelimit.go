@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"math"
 	"net"
-	"sync"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -25,12 +24,13 @@ import (
 //
 // Validation requests are regular requests. The public documents are not
 // limited. The per-account Sheet-write budget is separate: it lives in the
-// replicated account state (actors/sheet_budget.go).
+// replicated account state (actors/sheet_budget.go). The Sheet routes'
+// global ceiling is not taken here, before the key is known, but by the
+// Sheet handlers once it has authenticated (sheet_ceiling.go).
 var (
-	regularRate  = bucketRate{every: 2 * time.Second, burst: 20}
-	sheetIPRate  = bucketRate{every: 3 * time.Second, burst: 20}
-	sheetAllRate = bucketRate{every: time.Second / 20, burst: 20}
-	authRate     = bucketRate{every: time.Minute / actors.AgentRequestsPerKeyPerMinute, burst: actors.AgentRequestsPerKeyPerMinute}
+	regularRate = bucketRate{every: 2 * time.Second, burst: 20}
+	sheetIPRate = bucketRate{every: 3 * time.Second, burst: 20}
+	authRate    = bucketRate{every: time.Minute / actors.AgentRequestsPerKeyPerMinute, burst: actors.AgentRequestsPerKeyPerMinute}
 )
 
 // bucketsMax bounds the buckets one set keeps; past it, the least
@@ -93,21 +93,20 @@ func take(lim *rate.Limiter, now time.Time) (*rate.Reservation, time.Duration) {
 // edgeLimits applies the buckets to the agent API.
 type edgeLimits struct {
 	regular, sheetIP, authIP, authKey *bucketSet
-	mu                                sync.Mutex
-	sheetAll                          *rate.Limiter
+	sheets                            *sheetCeiling
 	trusted                           []*net.IPNet
 	now                               func() time.Time
 }
 
 func newEdgeLimits(trusted []*net.IPNet, now func() time.Time) *edgeLimits {
 	return &edgeLimits{
-		regular:  newBucketSet(regularRate),
-		sheetIP:  newBucketSet(sheetIPRate),
-		authIP:   newBucketSet(authRate),
-		authKey:  newBucketSet(authRate),
-		sheetAll: rate.NewLimiter(rate.Every(sheetAllRate.every), sheetAllRate.burst),
-		trusted:  trusted,
-		now:      now,
+		regular: newBucketSet(regularRate),
+		sheetIP: newBucketSet(sheetIPRate),
+		authIP:  newBucketSet(authRate),
+		authKey: newBucketSet(authRate),
+		sheets:  newSheetCeiling(),
+		trusted: trusted,
+		now:     now,
 	}
 }
 
@@ -170,15 +169,7 @@ func (e *edgeLimits) check(ctx *fasthttp.RequestCtx) error {
 		}
 	}
 	if bytes.HasPrefix(path, spacesPath) && bytes.HasSuffix(path, sheetPathSuffix) {
-		r, wait := e.sheetIP.reserve(ip, now)
-		if wait > 0 {
-			return refuse(wait)
-		}
-		taken = append(taken, r)
-		e.mu.Lock()
-		_, wait = take(e.sheetAll, now)
-		e.mu.Unlock()
-		if wait > 0 {
+		if _, wait := e.sheetIP.reserve(ip, now); wait > 0 {
 			return refuse(wait)
 		}
 		return nil

@@ -77,17 +77,38 @@ func TestSheetRoutesHaveTheirOwnBudget(t *testing.T) {
 	}
 }
 
+// The global Sheet ceiling is 20 a second over all accounts, of which
+// one account takes at most its share; a refusal spends nothing.
 func TestSheetRoutesHaveAGlobalCeiling(t *testing.T) {
 	c := newClock()
-	e := newEdgeLimits(nil, c.now)
+	ceiling := newSheetCeiling()
 	for i := range 20 {
-		mustPass(t, e, limitedReq("/v1/bookmark-spaces/abc/sheet", "192.0.2."+strconv.Itoa(i+1), ""))
+		if err := ceiling.take("account"+strconv.Itoa(i%2), c.now()); err != nil {
+			t.Fatalf("request %d of 20: %v", i+1, err)
+		}
 	}
-	// A fresh client is refused by the global 20/s ceiling...
-	mustRefuse(t, e, limitedReq("/v1/bookmark-spaces/abc/sheet", "192.0.2.100", ""), 1)
-	// ...and the refusal spent none of its own Sheet budget.
+	// A fresh account is refused by the global 20/s ceiling...
+	if err := siteErr(ceiling.take("fresh", c.now())); err == nil || err.Code != actors.CodeRateLimited || err.RetryAfter != 1 {
+		t.Fatalf("past the ceiling: %+v", err)
+	}
+	// ...and the refusal spent none of its share.
 	c.advance(50 * time.Millisecond)
-	mustPass(t, e, limitedReq("/v1/bookmark-spaces/abc/sheet", "192.0.2.100", ""))
+	if err := ceiling.take("fresh", c.now()); err != nil {
+		t.Fatalf("once a token is back: %v", err)
+	}
+	// One account alone stops at its share.
+	c.advance(time.Minute)
+	for range sheetAccountRate.burst {
+		if err := ceiling.take("greedy", c.now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ceiling.take("greedy", c.now()); err == nil {
+		t.Fatal("one account took more than its share")
+	}
+	if err := ceiling.take("modest", c.now()); err != nil {
+		t.Fatalf("another account after one took its share: %v", err)
+	}
 }
 
 func TestAuthenticationBudgetPerKeyAcrossClients(t *testing.T) {

@@ -95,6 +95,8 @@ type Server struct {
 	dummyPasswordHash string
 	// use records when keys and sessions are used (credential_use.go).
 	use *credentialUse
+	// labelImports are the accounts importing labels (labels_import.go).
+	labelImports labelImportsRunning
 }
 
 // New builds a Server.
@@ -167,7 +169,9 @@ func onlyMethods(r routeAdder, path string, allowed ...string) {
 
 // PublicHandler serves the agent API (/v1) and the owner API (/owner/v1)
 // to clients.
-func (s *Server) PublicHandler() fasthttp.RequestHandler { return ignoreNodeHeaders(s.publicRoutes()) }
+func (s *Server) PublicHandler() fasthttp.RequestHandler {
+	return sayWhenToRetry(ignoreNodeHeaders(s.publicRoutes()))
+}
 
 // publicRoutes is the public API. Outside in: limit the client, pass what
 // this node cannot serve to the leader, measure, route.
@@ -197,7 +201,9 @@ func (s *Server) publicRoutes() fasthttp.RequestHandler {
 }
 
 // AdminHandler serves the admin API and the health endpoints to clients.
-func (s *Server) AdminHandler() fasthttp.RequestHandler { return ignoreNodeHeaders(s.adminRoutes()) }
+func (s *Server) AdminHandler() fasthttp.RequestHandler {
+	return sayWhenToRetry(ignoreNodeHeaders(s.adminRoutes()))
+}
 
 // adminRoutes is the admin API: the token is checked before anything else,
 // forwarding to the leader included.

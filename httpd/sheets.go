@@ -145,9 +145,9 @@ type sheetCompactRequest struct {
 
 func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
 	path := prefix + "/bookmark-spaces/{space_id}/sheet"
-	r.GET(path, func(ctx *fasthttp.RequestCtx) {
+	r.GET(path, s.sheetCeilingGate(aud, func(ctx *fasthttp.RequestCtx) {
 		s.readWith(ctx, aud, func() (actors.Query, error) { return sheetQuery(ctx) })
-	})
+	}))
 	r.PATCH(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
 		var req sheetPatchRequest
 		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
@@ -233,13 +233,13 @@ func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
 // sheetWrite is the write path of a Sheet route: the payload carries the
 // Space and the rules the write is applied under (sheetWriteRules).
 func (s *Server) sheetWrite(aud audience, build func(*fasthttp.RequestCtx, actors.SheetWrite) (actors.Payload, error)) fasthttp.RequestHandler {
-	return func(ctx *fasthttp.RequestCtx) {
+	return s.sheetCeilingGate(aud, func(ctx *fasthttp.RequestCtx) {
 		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			w := s.sheetWriteRules(aud)
 			w.SpaceID = pathParam(ctx, "space_id")
 			return build(ctx, w)
 		}})
-	}
+	})
 }
 
 // sheetWriteRules are the rules a Sheet write of aud is applied under. The

@@ -18,7 +18,7 @@ import (
 // commandKindsMax is the highest Kind this build knows. The round-trip test
 // asserts that NewPayload knows every kind up to it and none after it, so a
 // new kind that is not added here fails loudly instead of going untested.
-const commandKindsMax = actors.KindRecordKeyActivity
+const commandKindsMax = actors.KindImportLabels
 
 // at0 is the leader time of the first test command.
 var at0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano()
@@ -172,6 +172,12 @@ func samplePayload(t testing.TB, k actors.Kind) actors.Payload {
 			{KeyID: "k3j5x7m2q4w6e8r0t2y", Op: "POST /v1/portfolio/cards", Resource: actors.ResourceRef{Kind: actors.ResourcePortfolioCard, ID: "c1a2b3c4d5e6f7g8h9i"}, Status: 201, Count: 1, First: at0, Last: at0},
 			{KeyID: "k3j5x7m2q4w6e8r0t2y", Op: actors.ActivityUnknown, Status: 404, Code: actors.CodeNotFound, Count: 4000, First: at0 + 3, Last: at0 + int64(990*time.Millisecond)},
 			{KeyID: "k3j5x7m2q4w6e8r0t2y", Op: actors.ActivityOtherChanges, Count: 2, First: at0 + 7, Last: at0 + 9},
+		}
+	case *actors.ImportLabels:
+		p.Lines = []actors.LabelChange{
+			{CreateCard: &actors.CreatePortfolioCard{CardID: "c9z8y7x6w5v4u3t2s1r", Address: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", CardFields: actors.CardFields{Name: strPtr("Savings — ünïcödé")}}},
+			{RenameCard: &actors.UpdatePortfolioCard{CardID: "c1a2b3c4d5e6f7g8h9i", ExpectedVersion: "v44", CardFields: actors.CardFields{Name: strPtr("Cold")}}},
+			{Note: &actors.PutNote{TxID: strings.Repeat("ef", 32), Text: "rent", Addresses: []string{"1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa"}}},
 		}
 	default:
 		t.Fatalf("kind %d (%T) has no sample: add one", k, p)

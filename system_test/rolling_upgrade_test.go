@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/addrwatch/addrwatch/actors"
 )
 
 // The rolling upgrade (cluster/versions.go): a three-node cluster of the
@@ -31,9 +33,8 @@ func olderRelease(t *testing.T) string {
 	return bin
 }
 
-// currentFeatureVersion is actors.CurrentFeatureVersion, the version of
-// the release under test.
-const currentFeatureVersion = 3
+// currentFeatureVersion is the version of the release under test.
+const currentFeatureVersion = int(actors.CurrentFeatureVersion)
 
 // upgradeStatus is what the rolling upgrade reads of /admin/v1/cluster.
 type upgradeStatus struct {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -72,6 +73,18 @@ type sheetTimings struct {
 func (b *browserTab) clearInput(selector string) {
 	b.t.Helper()
 	b.do("clear "+selector, chromedp.Evaluate[chromedp.Void](`(() => { const i = document.querySelector(`+jsonString(selector)+`); i.focus(); i.value = ""; i.dispatchEvent(new Event("input", {bubbles: true})); })()`))
+}
+
+// waitValue waits until the input matching selector holds want.
+func (b *browserTab) waitValue(selector, want string) {
+	b.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for got := b.value(selector); got != want; got = b.value(selector) {
+		if time.Now().After(deadline) {
+			b.t.Fatalf("%s holds %q after 10 s, want %q", selector, got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func TestSiteSheetEditorInABrowser(t *testing.T) {
@@ -183,8 +196,15 @@ func TestSiteSheetEditorInABrowser(t *testing.T) {
 		t.Fatalf("index 11 holds %q", got)
 	}
 
-	// The fifth heading.
-	b.fill("Fifth heading", "Owner's column")
+	// The fifth heading, typed while an agent writes elsewhere: the live
+	// view reads the Sheet again meanwhile, and what is being typed stays
+	// (before, the read put the stored heading back in the box, and the
+	// rest of the typing landed after it: "Notescolumn").
+	b.clearInput("#fifth-heading")
+	b.typeInto("#fifth-heading", "Owner's ")
+	agent.patch(map[string]any{"rows": []map[string]any{{"index": 12, "cells": []string{"read again", "bitcoin", "", "", ""}}}})
+	b.waitValue("#cell-12-0", "read again")
+	b.typeInto("#fifth-heading", "column")
 	b.click(`#sheet-heading button[type=submit]`)
 	b.waitText("#sheet-status", "Fifth heading saved")
 	r := do(t, "GET", agent.url+"?limit=1", agent.key, nil)

@@ -47,6 +47,12 @@
     var spare = [];            // row elements not in use
     var drawPending = false;
     var headingBase = null;    // the fifth heading the page showed, when it changed meanwhile
+    var headingBox = document.getElementById("fifth-heading");
+    // The fifth heading as the box was last filled from the server, with
+    // the Sheet's revision then: a save's base. A read of the Sheet fills
+    // the box again only while the owner has not touched it, so a live
+    // update never replaces what is being typed.
+    var headingShown = { text: headingBox.value, revision: sheet.revision };
 
     function say(text, kind) {
       status.textContent = text;
@@ -238,7 +244,10 @@
       snap.rows.forEach(function (r) { sheet.rows.set(r.index, r.cells); });
       sheet.order = snap.filtered ? snap.rows.map(function (r) { return r.index; }) : null;
       headCells.forEach(function (cell, c) { cell.textContent = sheet.headers[c]; });
-      if (headingBase === null) { document.getElementById("fifth-heading").value = sheet.headers[4]; }
+      if (headingBase === null && document.activeElement !== headingBox && headingBox.value === headingShown.text) {
+        headingBox.value = sheet.headers[4];
+        headingShown = { text: sheet.headers[4], revision: sheet.revision };
+      }
       // An edit whose row changed under it (an agent wrote it, or a delete
       // or compaction moved another row into its slot) becomes a conflict
       // at once, so the owner sees it before saving.
@@ -425,12 +434,13 @@
 
     document.getElementById("sheet-heading").addEventListener("submit", function (e) {
       e.preventDefault();
-      var heading = document.getElementById("fifth-heading").value;
-      var base = headingBase !== null ? headingBase.current : sheet.headers[4];
-      var rev = headingBase !== null ? headingBase.revision : sheet.revision;
+      var heading = headingBox.value;
+      var base = headingBase !== null ? headingBase.current : headingShown.text;
+      var rev = headingBase !== null ? headingBase.revision : headingShown.revision;
       post("/headers", { expected_revision: rev, base: base, heading: heading }).then(function (a) {
         if (a.status === 200) {
           headingBase = null;
+          headingShown = { text: heading, revision: a.body.revision };
           sheet.revision = a.body.revision;
           sheet.headers = a.body.headers;
           headCells.forEach(function (cell, c) { cell.textContent = sheet.headers[c]; });

@@ -87,7 +87,7 @@ func TestClusterNodeRefusesALogThatLostAcknowledgedWrites(t *testing.T) {
 	victim := followers[0]
 	victim.stop()
 	for _, d := range logDamages("wal", accounts[2].ID) {
-		withDamagedLog(t, victim.Dir, d, func() { victim.expectRefused("a follower's "+d.what, victim.extra...) })
+		withDamagedLog(t, victim.Dir, d, func() { victim.expectRefused("follower: "+d.what, victim.extra...) })
 		expect(t, do(t, "GET", followers[1].URL+"/owner/v1/keys", accounts[4].OwnerSecret, nil), http.StatusOK, "")
 	}
 	victim.start(victim.extra...)
@@ -127,6 +127,21 @@ func (s *server) expectRefused(what string, extra ...string) {
 			s.t.Errorf("%s: the output has %q:\n%s", what, crash, out)
 		}
 	}
+	s.t.Logf("%s: exit %d: %s", what, code, refusalLine(out))
+}
+
+// refusalLine is the line of out that says why the server exited, cut
+// after its first sentence.
+func refusalLine(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "addrwatchd: ") {
+			if i := strings.Index(line, ". "); i > 0 {
+				return line[:i+1]
+			}
+			return line
+		}
+	}
+	return "(no line from addrwatchd)"
 }
 
 func newestSegment(t *testing.T, dir string) string {

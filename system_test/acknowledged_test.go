@@ -53,6 +53,7 @@ func logDamages(store, middle string) []logDamage {
 // node of each log store: every damage is refused, and with the log put
 // back the node serves all five accounts.
 func TestStartRefusesALogThatLostAcknowledgedWrites(t *testing.T) {
+	t.Parallel()
 	for _, store := range raftLogs {
 		t.Run(store, func(t *testing.T) {
 			s := startOnRaftLog(t, store)
@@ -77,6 +78,7 @@ func TestStartRefusesALogThatLostAcknowledgedWrites(t *testing.T) {
 // serve meanwhile, and with its log put back it rejoins with every
 // account.
 func TestClusterNodeRefusesALogThatLostAcknowledgedWrites(t *testing.T) {
+	t.Parallel()
 	nodes := startCluster(t, 3)
 	leader, followers := leaderAndFollowers(t, nodes)
 	accounts := make([]account, 5)

@@ -41,6 +41,7 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test ./actors -run '^$$' -fuzz FuzzSheetOperations -fuzztime $(FUZZTIME)
 	$(GO) test ./persistence -run '^$$' -fuzz FuzzDecodeCommands -fuzztime $(FUZZTIME)
 	$(GO) test ./persistence -run '^$$' -fuzz FuzzReadSnapshot -fuzztime $(FUZZTIME)
+	$(GO) test ./persistence -run '^$$' -fuzz FuzzEntrySum -fuzztime $(FUZZTIME)
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzDecodeBody -fuzztime $(FUZZTIME)
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzParseBearer -fuzztime $(FUZZTIME)
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzFramedRequest -fuzztime $(FUZZTIME)

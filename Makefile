@@ -16,15 +16,17 @@ build: ## build the server and the CLI into ./bin
 run: build ## run one node with a demo account on ./data and print a curl to try
 	$(BIN)/addrwatchd --demo --data $(DATA)
 
-vet: ## static checks: go vet and staticcheck (pinned in go.mod's tool directive)
+vet: ## static checks: go vet, staticcheck (pinned in go.mod's tool directive), and go.mod and go.sum as go mod tidy leaves them
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy (the diff above is what it changes)"; exit 1; }
 
 test: vet test-tools ## every test: unit, fuzz seeds, end-to-end over loopback HTTP, restart and crash, MCP conformance
 	$(GO) test -race -count=1 -timeout 15m ./...
 
 INSPECTOR := system_test/testdata/mcp-inspector
-test-tools: ## install the test tools beside Go: the MCP inspector (npm ci, pinned in $(INSPECTOR))
+test-tools: ## install the test tools beside Go: Chromium, Node.js and npm when missing (scripts/test-deps.sh), then the MCP inspector (npm ci, pinned in $(INSPECTOR))
+	@./scripts/test-deps.sh
 	@[ -x $(INSPECTOR)/node_modules/.bin/mcp-inspector ] || npm ci --prefix $(INSPECTOR) --no-audit --no-fund --loglevel=error
 
 test-short: ## the unit tests only (no server processes)

@@ -102,8 +102,11 @@ func TestOpenRefusesALogShorterThanItsRecord(t *testing.T) {
 			}
 			tn := &testNode{t: t, dir: dir, addr: addr, node: n, accounts: accounts}
 			tn.awaitLeading()
-			if ids := accountIDs(t, accounts); len(ids) != 3 {
-				t.Errorf("accounts %v after accepting the loss of two entries, want three", ids)
+			// The two entries dropped are the last creates, or a create and
+			// a checkpoint on a machine slow enough to take one.
+			left := len(accountIDs(t, accounts))
+			if left < 3 || left > 4 {
+				t.Errorf("%d accounts after accepting the loss of two entries, want three or four", left)
 			}
 			if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "recorded=") {
 				t.Errorf("no warning of the loss; log:\n%s", logs.String())
@@ -112,7 +115,7 @@ func TestOpenRefusesALogShorterThanItsRecord(t *testing.T) {
 			tn.close()
 			// The record now follows the log again: a plain restart serves.
 			tn = startNode(t, dir, addr)
-			if ids := accountIDs(t, tn.accounts); len(ids) != 4 || !ids["acct-6"] {
+			if ids := accountIDs(t, tn.accounts); len(ids) != left+1 || !ids["acct-6"] {
 				t.Fatalf("after a plain restart the accounts are %v", ids)
 			}
 		})
@@ -132,8 +135,20 @@ func TestDataDirRecordsItsReach(t *testing.T) {
 	mustSucceed(t, tn.propose(createAccount("acct-1")), 201)
 	applied := tn.node.raft.AppliedIndex()
 	tn.close()
-	if r := readRecordFile(t, dir); r.Reaches != applied {
-		t.Fatalf("after a clean stop the record says %d, want the applied index %d", r.Reaches, applied)
+	// The leader may apply a checkpoint or two after the read above; the
+	// record holds at least the create, and never more than the log.
+	r := readRecordFile(t, dir)
+	stores, err := persistence.OpenStores(dir, "", hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stores.Close()
+	last, err := stores.Log.LastIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Reaches < applied || r.Reaches > last {
+		t.Fatalf("after a clean stop the record says %d, want from the create's applied index %d to the log's last %d", r.Reaches, applied, last)
 	}
 }
 

@@ -44,11 +44,11 @@ func (s *Server) registerActivity(r routeAdder) {
 		}
 		c, cancel := readContext(ctx, requestTimeout)
 		defer cancel()
-		res, err := s.ask(c, cred, q, consistencyOf(ctx))
+		res, err := ask(c, s.store, cred, q, consistencyOf(ctx))
 		if err != nil {
 			return err
 		}
-		page := res.Body.(actors.ActivityPage)
+		page := res
 		v := activityView{Entries: make([]activityEntryView, len(page.Entries))}
 		for i, e := range page.Entries {
 			v.Entries[i] = activityEntryView{KeyID: e.KeyID, Op: e.Op, Status: e.Status, Code: e.Code, Count: e.Count,

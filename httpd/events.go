@@ -100,11 +100,11 @@ func (s *Server) registerEvents(r routeAdder, prefix string, aud audience) {
 		}
 		c, cancel := readContext(ctx, requestTimeout)
 		defer cancel()
-		res, err := s.ask(c, cred, q, consistencyOf(ctx))
+		res, err := ask(c, s.store, cred, q, consistencyOf(ctx))
 		if err != nil {
 			return err
 		}
-		page := res.Body.(actors.EventsPage)
+		page := res
 		v := eventsView{Events: make([]eventView, len(page.Events)), NextSince: cursorFor(page.NextSeq), HasMore: page.HasMore}
 		for i, e := range page.Events {
 			v.Events[i] = eventView{ID: cursorFor(e.Seq), At: e.At, Kind: e.Kind}

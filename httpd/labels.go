@@ -104,11 +104,11 @@ func (s *Server) registerLabels(r routeAdder) {
 
 // labelsOf returns every label the account of cred holds.
 func (s *Server) labelsOf(c context.Context, cred actors.Credential, rc ReadConsistency) (actors.LabelsView, error) {
-	res, err := s.ask(c, cred, actors.LabelsQuery{}, rc)
+	res, err := ask(c, s.store, cred, actors.LabelsQuery{}, rc)
 	if err != nil {
 		return actors.LabelsView{}, err
 	}
-	return res.Body.(actors.LabelsView), nil
+	return res, nil
 }
 
 // serveLabels writes the account's labels as a BIP-329 file.

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 )
 
 // The admin listener streams request bodies (NewAdminHTTPServer), so that
@@ -102,8 +103,8 @@ func (s *Server) restore(ctx *fasthttp.RequestCtx) error {
 		return actors.Errorf(actors.CodeValidation, "the request body must be a backup file from GET /admin/v1/backup")
 	}
 	if err := s.op.Restore(f.Name()); err != nil {
-		if errors.Is(err, ErrNotLeader) || errors.Is(err, ErrOutcomeUnknown) {
-			return storeError(err)
+		if errors.Is(err, clustererr.ErrNotLeader) || errors.Is(err, clustererr.ErrOutcomeUnknown) {
+			return specError(err)
 		}
 		return actors.Errorf(actors.CodeValidation, "the backup was not restored: %v", err)
 	}

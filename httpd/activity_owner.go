@@ -34,17 +34,7 @@ type activityView struct {
 
 func (s *Server) registerActivity(r routeAdder) {
 	r.GET(activityPath, handle(func(ctx *fasthttp.RequestCtx) error {
-		cred, err := s.credential(ctx, audienceOwner)
-		if err != nil {
-			return err
-		}
-		q, err := activityQuery(ctx.QueryArgs())
-		if err != nil {
-			return err
-		}
-		c, cancel := readContext(ctx, requestTimeout)
-		defer cancel()
-		res, err := s.ask(c, cred, q, consistencyOf(ctx))
+		res, err := s.askPage(ctx, audienceOwner, func() (actors.Query, error) { return activityQuery(ctx.QueryArgs()) })
 		if err != nil {
 			return err
 		}

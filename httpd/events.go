@@ -90,17 +90,7 @@ func unixNanoClamped(t time.Time) int64 {
 
 func (s *Server) registerEvents(r routeAdder, prefix string, aud audience) {
 	r.GET(prefix+"/events", handle(func(ctx *fasthttp.RequestCtx) error {
-		cred, err := s.credential(ctx, aud)
-		if err != nil {
-			return err
-		}
-		q, err := eventsQuery(ctx)
-		if err != nil {
-			return err
-		}
-		c, cancel := readContext(ctx, requestTimeout)
-		defer cancel()
-		res, err := s.ask(c, cred, q, consistencyOf(ctx))
+		res, err := s.askPage(ctx, aud, func() (actors.Query, error) { return eventsQuery(ctx) })
 		if err != nil {
 			return err
 		}
@@ -112,4 +102,23 @@ func (s *Server) registerEvents(r routeAdder, prefix string, aud audience) {
 		writeJSON(ctx, fasthttp.StatusOK, v)
 		return nil
 	}))
+}
+
+// askPage is the read path of the paged feeds (the events feed and the
+// owner's activity): it checks the caller's credential for aud, builds the
+// query from the request (after the credential's shape is checked, before
+// it is looked up) and asks it at the request's read consistency within
+// requestTimeout. The page is the result's body.
+func (s *Server) askPage(ctx *fasthttp.RequestCtx, aud audience, build func() (actors.Query, error)) (actors.Result, error) {
+	cred, err := s.credential(ctx, aud)
+	if err != nil {
+		return actors.Result{}, err
+	}
+	q, err := build()
+	if err != nil {
+		return actors.Result{}, err
+	}
+	c, cancel := readContext(ctx, requestTimeout)
+	defer cancel()
+	return s.ask(c, cred, q, consistencyOf(ctx))
 }

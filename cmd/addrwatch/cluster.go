@@ -170,15 +170,11 @@ new leader. --undo ends it; the node then gets its share of the groups back.
 			if err != nil {
 				return err
 			}
-			if a.globals.json {
-				return printRaw(a.stdout, body)
-			}
+			line := "%s is draining: it hands over the groups it leads\n"
 			if *undo {
-				_, err = fmt.Fprintf(a.stdout, "%s is no longer draining\n", args[0])
-			} else {
-				_, err = fmt.Fprintf(a.stdout, "%s is draining: it hands over the groups it leads\n", args[0])
+				line = "%s is no longer draining\n"
 			}
-			return err
+			return a.printAnswer(body, line, args[0])
 		}
 	},
 }
@@ -329,11 +325,7 @@ func removeNode(ctx context.Context, a *app, id string) error {
 	if err != nil {
 		return err
 	}
-	if a.globals.json {
-		return printRaw(a.stdout, body)
-	}
-	_, err = fmt.Fprintf(a.stdout, "removed node %s\n", id)
-	return err
+	return a.printAnswer(body, "removed node %s\n", id)
 }
 
 // moveSlot sends the move and says what the meta group recorded.
@@ -559,9 +551,5 @@ func restore(ctx context.Context, a *app, path string) error {
 	if !answer.Restored {
 		return errors.New("unexpected response from server: restored is not true")
 	}
-	if a.globals.json {
-		return printRaw(a.stdout, body)
-	}
-	_, err = fmt.Fprintf(a.stdout, "restored %s (%d bytes)\n", path, size)
-	return err
+	return a.printAnswer(body, "restored %s (%d bytes)\n", path, size)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
 // nodeStore adapts a cluster node to the httpd interfaces, translating the
@@ -87,7 +88,7 @@ func (s nodeStore) Serving() bool                     { return s.node.Serving() 
 func (s nodeStore) Leading() bool                     { return s.node.IsLeader() }
 func (s nodeStore) Leader() (addr string, known bool) { return s.node.Leader() }
 
-func (s nodeStore) DialNode(addr string, stream httpd.NodeStream, timeout time.Duration) (net.Conn, error) {
+func (s nodeStore) DialNode(addr string, stream forward.NodeStream, timeout time.Duration) (net.Conn, error) {
 	return s.node.DialForward(addr, forwardOf(stream), timeout)
 }
 
@@ -98,11 +99,11 @@ func (s nodeStore) registerMetrics(reg prometheus.Registerer) {
 }
 
 // forwardOf is the node connection stream of a kind of forwarded traffic.
-func forwardOf(stream httpd.NodeStream) cluster.Forward {
+func forwardOf(stream forward.NodeStream) cluster.Forward {
 	switch stream {
-	case httpd.StreamAdmin:
+	case forward.StreamAdmin:
 		return cluster.ForwardAdmin
-	case httpd.StreamFrames:
+	case forward.StreamFrames:
 		return cluster.ForwardFrames
 	}
 	return cluster.ForwardPublic
@@ -113,7 +114,7 @@ func forwardOf(stream httpd.NodeStream) cluster.Forward {
 type backend interface {
 	httpd.Store
 	httpd.Operator
-	httpd.Cluster
+	forward.Cluster
 	// forwarded is the listener of the traffic of kind f other nodes
 	// forward to this one.
 	forwarded(f cluster.Forward) net.Listener

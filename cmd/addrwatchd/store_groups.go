@@ -14,18 +14,19 @@ import (
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
 // groupsStore adapts a sharded node (--groups, cluster.Groups) to the
 // httpd interfaces: every account's requests go to its group, and the
 // edge forwards each request to the leader of its account's group
-// (httpd.ShardedCluster).
+// (forward.ShardedCluster).
 type groupsStore struct{ groups *cluster.Groups }
 
 var (
 	_ httpd.Store            = groupsStore{}
 	_ httpd.Operator         = groupsStore{}
-	_ httpd.ShardedCluster   = groupsStore{}
+	_ forward.ShardedCluster = groupsStore{}
 	_ httpd.AccountPlacement = groupsStore{}
 	_ httpd.SlotMover        = groupsStore{}
 	_ httpd.GroupTransferer  = groupsStore{}
@@ -119,7 +120,7 @@ func (s groupsStore) Restore(path string) error {
 }
 
 // For is the leadership of account's group; "" gets a group at random.
-func (s groupsStore) For(account string) httpd.Leadership {
+func (s groupsStore) For(account string) forward.Leadership {
 	if account == httpd.RouteMeta {
 		return metaLeadership(s)
 	}
@@ -149,7 +150,7 @@ func (s groupsStore) Leading() bool                            { return s.For(""
 func (s groupsStore) Leader() (string, bool)                   { return s.For("").Leader() }
 func (s groupsStore) forwarded(f cluster.Forward) net.Listener { return s.groups.ForwardedListener(f) }
 
-func (s groupsStore) DialNode(addr string, stream httpd.NodeStream, timeout time.Duration) (net.Conn, error) {
+func (s groupsStore) DialNode(addr string, stream forward.NodeStream, timeout time.Duration) (net.Conn, error) {
 	return s.groups.DialForward(addr, forwardOf(stream), timeout)
 }
 

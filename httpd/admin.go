@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
 // adminPrefix is the base path of the operator API.
@@ -78,7 +79,7 @@ func (s *Server) registerAdmin(r routeAdder) {
 func (s *Server) adminGate(r *router.Router, next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		path := string(ctx.Path())
-		checkedByNode := forwarded(ctx) && !s.nodesUnauthenticated
+		checkedByNode := forward.Forwarded(ctx) && !s.nodesUnauthenticated
 		if path == "/healthz" || path == "/readyz" || checkedByNode || !strings.HasPrefix(path, adminPrefix+"/") {
 			next(ctx)
 			return

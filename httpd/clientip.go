@@ -6,6 +6,8 @@ import (
 	"net/netip"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
 // clientIP names the client of a request: the address a follower names
@@ -19,7 +21,7 @@ func clientIP(ctx *fasthttp.RequestCtx, trusted []*net.IPNet) string {
 	if ip, toolCall := mcpToolCall(ctx); toolCall && ip != "" {
 		return ip // the MCP request's client, named when it was received
 	}
-	if ip, named := ctx.UserValue(forwardedClientKey).(string); named && forwarded(ctx) {
+	if ip, named := forward.NamedClient(ctx); named {
 		return ip
 	}
 	peer := ctx.RemoteIP()

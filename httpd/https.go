@@ -5,6 +5,8 @@ import (
 	"net"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
 // hstsValue is the Strict-Transport-Security of every answer to a request
@@ -38,9 +40,8 @@ func (s *Server) requestIsHTTPS(ctx *fasthttp.RequestCtx) bool {
 // from a peer that is not a trusted proxy is the client's own claim and is
 // ignored.
 func isHTTPS(ctx *fasthttp.RequestCtx, trusted []*net.IPNet) bool {
-	if forwarded(ctx) {
-		https, _ := ctx.UserValue(forwardedHTTPSKey).(bool)
-		return https
+	if forward.Forwarded(ctx) {
+		return forward.NamedHTTPS(ctx)
 	}
 	if ctx.IsTLS() {
 		return true
@@ -55,13 +56,4 @@ func isHTTPS(ctx *fasthttp.RequestCtx, trusted []*net.IPNet) bool {
 		proto = proto[i+1:]
 	}
 	return bytes.EqualFold(bytes.TrimSpace(proto), []byte("https"))
-}
-
-// clientProto is the scheme a follower names in clientProtoHeader when it
-// forwards a request.
-func clientProto(ctx *fasthttp.RequestCtx, trusted []*net.IPNet) string {
-	if isHTTPS(ctx, trusted) {
-		return "https"
-	}
-	return "http"
 }

@@ -26,9 +26,9 @@ import (
 const (
 	labelsPath = ownerPrefix + "/labels.jsonl"
 	// labelImportBudget bounds the time one import works. A follower
-	// relays an answer only within forwardTimeout (30 s); lines not
-	// reached are reported, and importing the file again goes on where
-	// it stopped, since what was imported is then unchanged.
+	// relays an answer only within httpd/forward's forwardTimeout (30 s);
+	// lines not reached are reported, and importing the file again goes
+	// on where it stopped, since what was imported is then unchanged.
 	labelImportBudget = 25 * time.Second
 	// labelRefEchoMax bounds how much of a line's ref the report repeats.
 	labelRefEchoMax = 100

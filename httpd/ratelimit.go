@@ -11,6 +11,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
 // Edge rate limits of the spec's Limits table, as token buckets:
@@ -132,7 +133,7 @@ var (
 // check takes the request's tokens, all or none.
 func (e *edgeLimits) check(ctx *fasthttp.RequestCtx) error {
 	path := ctx.Path()
-	if forwarded(ctx) {
+	if forward.Forwarded(ctx) {
 		return nil // limited on the node that received it
 	}
 	if !bytes.HasPrefix(path, agentPathPrefix) || bytes.HasPrefix(path, docsPathPrefix) || bytes.Equal(path, openAPIPath) {

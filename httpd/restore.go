@@ -120,13 +120,3 @@ func requestBody(ctx *fasthttp.RequestCtx) io.Reader {
 	}
 	return bytes.NewReader(ctx.PostBody())
 }
-
-// copyRequest copies a request to be forwarded, its streamed body
-// included: fasthttp's CopyTo takes only the part of a streamed body read
-// so far.
-func copyRequest(dst *fasthttp.Request, src *fasthttp.RequestCtx) {
-	src.Request.CopyTo(dst)
-	if stream := src.RequestBodyStream(); stream != nil {
-		dst.SetBodyStream(stream, src.Request.Header.ContentLength())
-	}
-}

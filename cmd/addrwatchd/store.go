@@ -11,6 +11,7 @@ import (
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
 // accountStore is what both backends serve accounts with: a node, or a
@@ -65,7 +66,7 @@ func (s nodeStore) Serving() bool                     { return s.node.Serving() 
 func (s nodeStore) Leading() bool                     { return s.node.IsLeader() }
 func (s nodeStore) Leader() (addr string, known bool) { return s.node.Leader() }
 
-func (s nodeStore) DialNode(addr string, stream httpd.NodeStream, timeout time.Duration) (net.Conn, error) {
+func (s nodeStore) DialNode(addr string, stream forward.NodeStream, timeout time.Duration) (net.Conn, error) {
 	return s.node.DialForward(addr, forwardOf(stream), timeout)
 }
 
@@ -76,11 +77,11 @@ func (s nodeStore) registerMetrics(reg prometheus.Registerer) {
 }
 
 // forwardOf is the node connection stream of a kind of forwarded traffic.
-func forwardOf(stream httpd.NodeStream) cluster.Forward {
+func forwardOf(stream forward.NodeStream) cluster.Forward {
 	switch stream {
-	case httpd.StreamAdmin:
+	case forward.StreamAdmin:
 		return cluster.ForwardAdmin
-	case httpd.StreamFrames:
+	case forward.StreamFrames:
 		return cluster.ForwardFrames
 	}
 	return cluster.ForwardPublic
@@ -91,7 +92,7 @@ func forwardOf(stream httpd.NodeStream) cluster.Forward {
 type backend interface {
 	httpd.Store
 	httpd.Operator
-	httpd.Cluster
+	forward.Cluster
 	// forwarded is the listener of the traffic of kind f other nodes
 	// forward to this one.
 	forwarded(f cluster.Forward) net.Listener

@@ -14,12 +14,13 @@ import (
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/cluster/clustererr"
 	"github.com/addrwatch/addrwatch/httpd"
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
 // groupsStore adapts a sharded node (--groups, cluster.Groups) to the
 // httpd interfaces: every account's requests go to its group, and the
 // edge forwards each request to the leader of its account's group
-// (httpd.ShardedCluster).
+// (forward.ShardedCluster).
 type groupsStore struct {
 	accounts
 	groups *cluster.Groups
@@ -30,7 +31,7 @@ func newGroupsStore(g *cluster.Groups) groupsStore { return groupsStore{accounts
 var (
 	_ httpd.Store            = groupsStore{}
 	_ httpd.Operator         = groupsStore{}
-	_ httpd.ShardedCluster   = groupsStore{}
+	_ forward.ShardedCluster = groupsStore{}
 	_ httpd.AccountPlacement = groupsStore{}
 	_ httpd.SlotMover        = groupsStore{}
 	_ httpd.GroupTransferer  = groupsStore{}
@@ -79,7 +80,7 @@ func (s groupsStore) Backup(w io.Writer) error { return s.groups.Backup(w) }
 func (s groupsStore) Restore(path string) error { return s.groups.RestoreFile(path) }
 
 // For is the leadership of account's group; "" gets a group at random.
-func (s groupsStore) For(account string) httpd.Leadership {
+func (s groupsStore) For(account string) forward.Leadership {
 	if account == httpd.RouteMeta {
 		return metaLeadership{s.groups}
 	}
@@ -109,7 +110,7 @@ func (s groupsStore) Leading() bool                            { return s.For(""
 func (s groupsStore) Leader() (string, bool)                   { return s.For("").Leader() }
 func (s groupsStore) forwarded(f cluster.Forward) net.Listener { return s.groups.ForwardedListener(f) }
 
-func (s groupsStore) DialNode(addr string, stream httpd.NodeStream, timeout time.Duration) (net.Conn, error) {
+func (s groupsStore) DialNode(addr string, stream forward.NodeStream, timeout time.Duration) (net.Conn, error) {
 	return s.groups.DialForward(addr, forwardOf(stream), timeout)
 }
 

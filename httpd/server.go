@@ -16,6 +16,7 @@ import (
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/httpd/forward"
+	"github.com/addrwatch/addrwatch/mcpserver/mcphttp"
 )
 
 // Config wires a Server.
@@ -78,7 +79,7 @@ type Server struct {
 	metrics        *requestMetrics
 	registry       *prometheus.Registry
 	activity       *activityLog
-	mcp            *mcpEndpoint // /v1/mcp, once the public routes are built
+	mcp            *mcphttp.Endpoint // /v1/mcp, once the public routes are built
 	openMetrics    bool
 	spoolDir       string
 	connsPerClient int               // 0: no connection cap

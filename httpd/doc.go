@@ -2,7 +2,9 @@
 // API at /owner/v1 and the admin API at /admin/v1. It authenticates each
 // request, turns it into a command or a query for the account it names, and
 // renders the result. It does not import protoactor or raft: it talks to
-// the node through the narrow Store and Operator interfaces.
+// the node through the narrow Store and Operator interfaces. The HTTP
+// edge's hardening (listeners, framing, client IP, rate limits) is package
+// httpd/edge, which edge.go wires to the Server.
 //
 // Errors take one path. Route bodies return an error; writeError turns it
 // into the spec's {"code","error"} once, through specError (errors.As to an

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // Cluster is what forwarding needs from the node.
@@ -78,7 +79,7 @@ const (
 // Headers only a node connection may carry. clientIPHeader names the
 // client of a forwarded request, as the follower's edge saw it, so that the
 // leader's per-client limits see that client rather than the follower;
-// clientProtoHeader says whether that client used HTTPS (https.go).
+// clientProtoHeader says whether that client used HTTPS (edge/tls.go).
 // legacyForwardedHeader once carried a secret that made a request count as
 // forwarded; it means nothing now. A client's own copies are dropped.
 const (
@@ -350,9 +351,9 @@ func (f *forwarder) relay(ctx *fasthttp.RequestCtx, target forwardTarget, req *f
 // streamed). It has no per-client connection cap: all of a follower's
 // clients share its pooled connections, and a node connection is already
 // a proven node.
-func (s *Server) NewNodeHTTPServer(name string, handler fasthttp.RequestHandler, admin bool) *HTTPServer {
+func (s *Server) NewNodeHTTPServer(name string, handler fasthttp.RequestHandler, admin bool) *edge.Server {
 	srv := s.newHTTPServer(name, handler, admin)
-	srv.conns = nil
+	srv.Uncap()
 	return srv
 }
 

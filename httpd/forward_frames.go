@@ -9,6 +9,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // Framed forwarding: a follower passes public requests to the leader over
@@ -79,7 +81,7 @@ func readFrame(br *bufio.Reader) (frame, error) {
 }
 
 // readerPool holds the bufio.Readers that parse frames.
-var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferBytes) }}
+var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, edge.ReadBufferBytes) }}
 
 // parseFrame runs read on a bufio.Reader over data.
 func parseFrame(data []byte, read func(*bufio.Reader) error) error {

@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // FramedServer is the leader's end of framed forwarding: it serves the
@@ -27,7 +28,7 @@ type FramedServer struct {
 // NewFramedServer returns the server of framed forwarded requests: the
 // public routes, as the node's forwarded public listener serves them.
 func (s *Server) NewFramedServer() *FramedServer {
-	return newFramedServer(refuseBadHeads(s.ForwardedPublicHandler()), newFasthttpLogger(s.log, "addrwatch-frames"))
+	return newFramedServer(s.newEdge().RefuseBadHeads(s.ForwardedPublicHandler()), edge.NewLogger(s.log, "addrwatch-frames"))
 }
 
 func newFramedServer(handler fasthttp.RequestHandler, logger fasthttp.Logger) *FramedServer {
@@ -148,7 +149,7 @@ func (fs *FramedServer) serve(conn net.Conn, data []byte) ([]byte, error) {
 	}()
 	ctx.Init2(conn, fs.logger, false)
 	if err := parseFrame(data, func(br *bufio.Reader) error { return readFramedRequest(&ctx.Request, br) }); err != nil {
-		writeError(ctx, readError(ctx, err, bodyBytesMax))
+		writeError(ctx, edge.ReadError(ctx, err, bodyBytesMax))
 	} else {
 		fs.handler(ctx)
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // countingListener counts the connections it accepts.
@@ -46,7 +48,7 @@ func framedLeaderWith(t *testing.T, h fasthttp.RequestHandler, answerMax int) (l
 		t.Fatal(err)
 	}
 	frames := &countingListener{Listener: ln}
-	fs := newFramedServer(receiveForwarded(h), newFasthttpLogger(nil, "test"))
+	fs := newFramedServer(receiveForwarded(h), edge.NewLogger(nil, "test"))
 	fs.answerMax = answerMax
 	go fs.Serve(frames)
 	t.Cleanup(func() { ln.Close(); fs.Close() })
@@ -301,7 +303,7 @@ func FuzzFramedRequest(f *testing.F) {
 	f.Add(framed([]byte("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 99\r\n\r\nshort")))
 	f.Add(framed([]byte("GET / HTTP/1.1\nHost: x\n\n")))
 	f.Add([]byte{0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff})
-	fs := newFramedServer(receiveForwarded(func(ctx *fasthttp.RequestCtx) { ctx.SetBody(ctx.PostBody()) }), newFasthttpLogger(nil, "fuzz"))
+	fs := newFramedServer(receiveForwarded(func(ctx *fasthttp.RequestCtx) { ctx.SetBody(ctx.PostBody()) }), edge.NewLogger(nil, "fuzz"))
 	conn, peer := net.Pipe()
 	defer conn.Close()
 	defer peer.Close()
@@ -339,7 +341,7 @@ func TestFramedRequestWithExpectContinue(t *testing.T) {
 // A frame that still says Expect: 100-continue (from a follower that
 // keeps the header) is served with its body.
 func TestFramedServerReadsTheBodyBehindExpectContinue(t *testing.T) {
-	fs := newFramedServer(func(ctx *fasthttp.RequestCtx) { ctx.SetBody(ctx.PostBody()) }, newFasthttpLogger(nil, "test"))
+	fs := newFramedServer(func(ctx *fasthttp.RequestCtx) { ctx.SetBody(ctx.PostBody()) }, edge.NewLogger(nil, "test"))
 	conn, peer := net.Pipe()
 	defer conn.Close()
 	defer peer.Close()

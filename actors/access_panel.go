@@ -39,9 +39,9 @@ type PanelResource struct {
 	GrantCleared bool `json:"grant_cleared,omitempty"`
 }
 
-func (AccessPanelQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
+func (AccessPanelQuery) answer(a *Account, who Principal, _ Level, _ int64) (AccessPanelView, *Error) {
 	if who.isAgent() {
-		return fail(Errorf(CodeForbidden, "API keys cannot manage keys or grants"))
+		return AccessPanelView{}, Errorf(CodeForbidden, "API keys cannot manage keys or grants")
 	}
 	reader, writer := Principal{Kind: PrincipalAgent}, Principal{Kind: PrincipalAgent}
 	v := AccessPanelView{
@@ -73,7 +73,7 @@ func (AccessPanelQuery) run(a *Account, who Principal, _ Level, _ int64) Result 
 			GrantCleared: s.GrantCleared,
 		})
 	}
-	return ok(v)
+	return v, nil
 }
 
 // KeyNameCharsMax is the longest key name, for the site's form.

@@ -43,14 +43,14 @@ func TestAccessPanelShowsWhatEachKeySees(t *testing.T) {
 		}{{r, c.ReadKeySees}, {w, c.WriteKeySees}} {
 			res := ta.query(ta.keyCred(k.p), GetPortfolioCardQuery{CardID: c.ID})
 			switch {
-			case k.sees == LevelNone && res.Err == nil:
+			case k.sees == LevelNone && res.err == nil:
 				t.Errorf("card %s: the panel says none, the key reads it", c.ID)
-			case k.sees != LevelNone && (res.Err != nil || cardOf(t, res).EffectiveAccess != k.sees):
+			case k.sees != LevelNone && (res.err != nil || cardOf(t, res).EffectiveAccess != k.sees):
 				t.Errorf("card %s: the panel says %v, the key gets %+v", c.ID, k.sees, res)
 			}
 		}
 	}
-	if agent := ta.query(ta.keyCred(w), AccessPanelQuery{}); agent.Err == nil || agent.Err.Code != CodeForbidden {
+	if agent := ta.query(ta.keyCred(w), AccessPanelQuery{}); agent.err == nil || agent.err.Code != CodeForbidden {
 		t.Fatalf("an API key read the access panel: %+v", agent)
 	}
 }

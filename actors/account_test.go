@@ -45,7 +45,7 @@ func TestCreateAccountResult(t *testing.T) {
 	for _, plan := range []Plan{PlanBase, PlanExtended} {
 		c := &Command{Account: "acct-x", At: t0, Principal: systemP, Payload: &CreateAccount{Plan: plan, OwnerSecretHash: hashOf("s"), PasswordHash: "h", FirstSpaceID: "sp"}}
 		a, res := Apply(nil, c)
-		if res.Err != nil || res.Status != 201 {
+		if res.err != nil || res.Status != 201 {
 			t.Fatalf("plan %v: result %+v", plan, res)
 		}
 		if got := bodyJSON(t, res.Body); got != `{"account_id":"acct-x","plan":"`+plan.String()+`"}` {
@@ -158,7 +158,7 @@ func TestDeleteAccountMakesEveryCredentialFail(t *testing.T) {
 		"zero owner secret": {Kind: CredentialOwnerSecret, AccountID: ta.id},
 	}
 	for name, cred := range creds {
-		if res := ta.query(cred, AuthQuery{}); res.Err == nil || res.Err.Code != CodeUnauthorized {
+		if res := ta.query(cred, AuthQuery{}); res.err == nil || res.err.Code != CodeUnauthorized {
 			t.Fatalf("%s after account deletion: %+v, want UNAUTHORIZED", name, res)
 		}
 	}
@@ -177,8 +177,8 @@ func TestAccountJSONRoundTrip(t *testing.T) {
 	ta.mustOK(agent, &UpdatePortfolioCard{CardID: card.ID, ExpectedVersion: card.Version, CardFields: CardFields{Name: ptr("n"), Note: ptr("line1\nline2"), ColorKey: ptr("teal")}})
 	c := ta.cmd(agent, &CreatePortfolioCard{CardID: "card-idem", Address: addrs[2]})
 	c.Idempotency = &IdempotencyRequest{Token: "token-0123456789abcdef", Method: "POST", Path: "/v1/portfolio/cards", BodyHash: hashOf("{}")}
-	if res := ta.run(c); res.Err != nil {
-		t.Fatal(res.Err)
+	if res := ta.run(c); res.err != nil {
+		t.Fatal(res.err)
 	}
 	ta.mustOK(systemP, &CreateSession{SessionID: "s", Hash: hashOf("s"), ExpiresAt: ta.at + 1e12, PasswordHash: testPasswordHash})
 	b := ta.snapshot()
@@ -194,7 +194,7 @@ func TestAccountJSONRoundTrip(t *testing.T) {
 		t.Fatalf("account does not survive a JSON round trip:\n%s\n%s", b, b2)
 	}
 	// The restored account authenticates exactly like the original.
-	if res := RunQuery(&back, ta.keyCred(agent), AuthQuery{}); res.Err != nil {
-		t.Fatalf("restored account rejects the key: %v", res.Err)
+	if res := RunQuery(&back, ta.keyCred(agent), AuthQuery{}); res.err != nil {
+		t.Fatalf("restored account rejects the key: %v", res.err)
 	}
 }

@@ -179,9 +179,9 @@ type ActivityPage struct {
 	KeyKnown bool `json:"-"`
 }
 
-func (q ActivityQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
+func (q ActivityQuery) answer(a *Account, who Principal, _ Level, _ int64) (ActivityPage, *Error) {
 	if who.isAgent() {
-		return fail(Errorf(CodeForbidden, "activity is the owner's to read"))
+		return ActivityPage{}, Errorf(CodeForbidden, "activity is the owner's to read")
 	}
 	limit := q.Limit
 	if limit < 1 || limit > activityPageMax {
@@ -209,7 +209,7 @@ func (q ActivityQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
 		}
 		page.Entries = append(page.Entries, e)
 	}
-	return ok(page)
+	return page, nil
 }
 
 // knowsKey reports whether id is a key of the account, live or revoked

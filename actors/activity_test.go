@@ -137,7 +137,7 @@ func TestActivityQueryFiltersAndPages(t *testing.T) {
 		t.Fatalf("paged seqs %v", seqs)
 	}
 	// Keys cannot read activity.
-	if res := ta.query(ta.keyCred(b), ActivityQuery{}); res.Err == nil || res.Err.Code != CodeForbidden {
+	if res := ta.query(ta.keyCred(b), ActivityQuery{}); res.err == nil || res.err.Code != CodeForbidden {
 		t.Fatalf("a key read activity: %+v", res)
 	}
 }

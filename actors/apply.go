@@ -33,7 +33,7 @@ func Apply(a *Account, c *Command) (*Account, Result) {
 		}
 	}
 	res := c.Payload.apply(a, c, capability)
-	if res.Err == nil && c.Idempotency != nil {
+	if res.err == nil && c.Idempotency != nil {
 		a.remember(c, res, resultResource(res))
 	}
 	return a, res

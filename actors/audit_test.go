@@ -14,8 +14,8 @@ func TestCardMutationsRecordPortfolioChanged(t *testing.T) {
 
 	expect := func(who Principal, cardID string, res Result) {
 		t.Helper()
-		if res.Err != nil {
-			t.Fatalf("mutation failed: %v", res.Err)
+		if res.err != nil {
+			t.Fatalf("mutation failed: %v", res.err)
 		}
 		ev := lastEvent(t, ta)
 		want := AuditEvent{Seq: ta.a.AuditSeq, At: ta.at, Kind: EventPortfolioChanged, Resource: ResourceRef{Kind: ResourcePortfolioCard, ID: cardID}, Principal: who}
@@ -36,8 +36,8 @@ func TestCardMutationsRecordPortfolioChanged(t *testing.T) {
 		expect(who, id, res)
 		v = cardOf(t, res)
 		res = ta.apply(who, &DeletePortfolioCard{CardID: id, ExpectedVersion: v.Version})
-		if res.Err != nil {
-			t.Fatalf("delete failed: %v", res.Err)
+		if res.err != nil {
+			t.Fatalf("delete failed: %v", res.err)
 		}
 		// A delete marks the resource removed, with the grant it had.
 		want := AuditEvent{Seq: ta.a.AuditSeq, At: ta.at, Kind: EventPortfolioChanged, Resource: ResourceRef{Kind: ResourcePortfolioCard, ID: id}, Principal: who, Removed: true, Granted: LevelWrite}
@@ -109,8 +109,8 @@ func TestAuditIsBoundedByAge(t *testing.T) {
 	}
 	// Exactly auditAgeMax after the first event, the first one goes.
 	res := ta.run(ta.cmdAt(first+int64(auditAgeMax), w, &UpdatePortfolioCard{CardID: c1.ID, ExpectedVersion: c1.Version, CardFields: CardFields{Name: ptr("x")}}))
-	if res.Err != nil {
-		t.Fatal(res.Err)
+	if res.err != nil {
+		t.Fatal(res.err)
 	}
 	if len(ta.a.Audit) != 2 || ta.a.Audit[0].Resource.ID != "card-h" || ta.a.Audit[1].Resource.ID != c1.ID {
 		t.Fatalf("events after a week: %+v", ta.a.Audit)

@@ -9,8 +9,8 @@ import (
 func authOK(t *testing.T, a *Account, cred Credential) AuthView {
 	t.Helper()
 	res := RunQuery(a, cred, AuthQuery{})
-	if res.Err != nil {
-		t.Fatalf("credential %+v rejected: %v", cred, res.Err)
+	if res.err != nil {
+		t.Fatalf("credential %+v rejected: %v", cred, res.err)
 	}
 	return res.Body.(AuthView)
 }
@@ -21,7 +21,7 @@ func authFails(t *testing.T, a *Account, cred Credential) {
 	wantCode(t, res, CodeUnauthorized)
 	// The message never echoes the presented id.
 	if len(cred.ID) >= 4 { // short ids occur in any sentence
-		mustNotMention(t, "auth error", res.Err.Message, cred.ID)
+		mustNotMention(t, "auth error", res.err.Message, cred.ID)
 	}
 }
 
@@ -137,7 +137,7 @@ func TestSignOutEndsOnlyThatSessionAndNoKey(t *testing.T) {
 
 	// Sign-out needs a session: neither the owner secret nor a key can do it.
 	ta.mustFail(CodeValidation, ta.owner, &DeleteSession{})
-	if res := ta.apply(agent, &DeleteSession{}); res.Err == nil {
+	if res := ta.apply(agent, &DeleteSession{}); res.err == nil {
 		t.Fatalf("an API key signed out: %+v", res)
 	}
 	if len(ta.a.Sessions) != 2 {

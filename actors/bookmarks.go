@@ -178,36 +178,36 @@ type BookmarkListView struct {
 	Space SpaceView  `json:"space"`
 }
 
-func (q ListBookmarksQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+func (q ListBookmarksQuery) answer(a *Account, who Principal, capability Level, _ int64) (BookmarkListView, *Error) {
 	i, s, err := a.readableSpace(q.SpaceID, who, capability)
 	if err != nil {
-		return fail(err)
+		return BookmarkListView{}, err
 	}
 	access := a.spaceAccess(i, who, capability)
 	v := BookmarkListView{Cards: make([]CardView, 0, len(s.Cards)), Space: a.spaceView(i, who, capability)}
 	for _, c := range s.Cards {
 		v.Cards = append(v.Cards, renderCard(c, access))
 	}
-	return ok(v)
+	return v, nil
 }
 
 // GetBookmarkQuery is GET /bookmark-spaces/{space_id}/cards/{card_id}.
 type GetBookmarkQuery struct{ SpaceID, CardID string }
 
-func (q GetBookmarkQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+func (q GetBookmarkQuery) answer(a *Account, who Principal, capability Level, _ int64) (BookmarkEnvelope, *Error) {
 	i, _, card, err := a.readableBookmark(q.SpaceID, q.CardID, who, capability)
 	if err != nil {
-		return fail(err)
+		return BookmarkEnvelope{}, err
 	}
-	return ok(a.bookmarkEnvelope(i, card, who, capability))
+	return a.bookmarkEnvelope(i, card, who, capability), nil
 }
 
 // ValidateBookmarkQuery is POST /bookmark-spaces/{space_id}/cards/validate.
 type ValidateBookmarkQuery struct{ Card CreateBookmarkCard }
 
-func (q ValidateBookmarkQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+func (q ValidateBookmarkQuery) answer(a *Account, who Principal, capability Level, _ int64) (ValidView, *Error) {
 	if _, _, _, err := q.Card.check(a, who, capability); err != nil {
-		return fail(err)
+		return ValidView{}, err
 	}
-	return ok(ValidView{Valid: true})
+	return ValidView{Valid: true}, nil
 }

@@ -422,7 +422,7 @@ func TestValidateBookmarkChangesNothing(t *testing.T) {
 	for i, tc := range cases {
 		res := ta.query(ta.keyCred(tc.key), ValidateBookmarkQuery{Card: tc.card})
 		if tc.code == "" {
-			if res.Err != nil || res.Status != 200 || bodyJSON(t, res.Body) != `{"valid":true}` {
+			if res.err != nil || res.Status != 200 || bodyJSON(t, res.Body) != `{"valid":true}` {
 				t.Fatalf("case %d: validate %+v", i, res)
 			}
 		} else {

@@ -136,16 +136,31 @@ func NewPayload(k Kind) (Payload, bool) {
 	return nil, false
 }
 
-// Result is the outcome of applying a command or running a query: either an
-// error with a spec code, or a success status and a body for the edge to
-// render as JSON. Body may be a json.RawMessage (an idempotent replay).
+// Result is the outcome of applying a command or running a query: a
+// success status and a body for the edge to render as JSON, or a rule's
+// refusal. Body may be a json.RawMessage (an idempotent replay).
+//
+// The refusal is unexported so that outside this package there is one
+// error channel: the cluster hands a Result on through Outcome, and every
+// caller above it sees a refusal as the error it returns (an *Error, found
+// with errors.As), never as a field to check beside that error.
 type Result struct {
 	Status int
 	Body   any
-	Err    *Error
+	err    *Error
+}
+
+// Outcome splits r into its success and its error: (r, nil) when the
+// command or query succeeded, and (Result{}, the *Error) when a rule
+// refused it.
+func (r Result) Outcome() (Result, error) {
+	if r.err != nil {
+		return Result{}, r.err
+	}
+	return r, nil
 }
 
 func ok(body any) Result      { return Result{Status: 200, Body: body} }
 func created(body any) Result { return Result{Status: 201, Body: body} }
 func noContent() Result       { return Result{Status: 204} }
-func fail(err *Error) Result  { return Result{Err: err} }
+func fail(err *Error) Result  { return Result{err: err} }

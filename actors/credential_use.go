@@ -75,7 +75,7 @@ type CredentialUseView struct {
 	SessionExpiresAtMax int64
 }
 
-func (CredentialUseQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
+func (CredentialUseQuery) answer(a *Account, who Principal, _ Level, _ int64) (CredentialUseView, *Error) {
 	var v CredentialUseView
 	switch {
 	case who.Kind == PrincipalAgent:
@@ -87,5 +87,5 @@ func (CredentialUseQuery) run(a *Account, who Principal, _ Level, _ int64) Resul
 			v.SessionExpiresAt, v.SessionExpiresAtMax = s.ExpiresAt, s.lifetimeEnd()
 		}
 	}
-	return ok(v)
+	return v, nil
 }

@@ -13,7 +13,7 @@ func (ta *testAccount) mustTouch(c *Command, restore func()) {
 	ta.t.Helper()
 	before := ta.snapshot()
 	res := ta.run(c)
-	if res.Err != nil || res.Status != 204 {
+	if res.err != nil || res.Status != 204 {
 		ta.t.Fatalf("%T: result %+v, want 204", c.Payload, res)
 	}
 	restore()
@@ -95,8 +95,8 @@ func TestTouchSessionExtendsUpToTheCap(t *testing.T) {
 	// on to its cap and no further, however late the asked end.
 	for session().ExpiresAt < start+lifetime {
 		next := session().ExpiresAt - 1
-		if res := ta.run(ta.cmdAt(next, s1, &TouchSession{SessionID: "s1", ExpiresAt: next + 3*idle})); res.Err != nil {
-			t.Fatalf("touch at %s: %v", formatTime(next), res.Err)
+		if res := ta.run(ta.cmdAt(next, s1, &TouchSession{SessionID: "s1", ExpiresAt: next + 3*idle})); res.err != nil {
+			t.Fatalf("touch at %s: %v", formatTime(next), res.err)
 		}
 	}
 	if got := session().ExpiresAt; got != start+lifetime {

@@ -84,7 +84,7 @@ func TestApplyIsDeterministic(t *testing.T) {
 				Status int
 				Body   any
 				Err    *Error
-			}{res.Status, res.Body, res.Err})
+			}{res.Status, res.Body, res.err})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +135,7 @@ func TestApplyIsDeterministic(t *testing.T) {
 		var r1, r2 Result
 		live, r1 = Apply(live, c)
 		copyState, r2 = Apply(copyState, c)
-		if (r1.Err == nil) != (r2.Err == nil) || r1.Status != r2.Status {
+		if (r1.err == nil) != (r2.err == nil) || r1.Status != r2.Status {
 			t.Fatalf("command %d: live %+v, restored %+v", half+i, r1, r2)
 		}
 	}

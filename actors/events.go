@@ -34,12 +34,12 @@ type EventsPage struct {
 	HasMore bool
 }
 
-func (q EventsQuery) run(a *Account, who Principal, capability Level, now int64) Result {
+func (q EventsQuery) answer(a *Account, who Principal, capability Level, now int64) (EventsPage, *Error) {
 	var start int
 	switch {
 	case q.AfterSeq != nil:
 		if *q.AfterSeq > a.AuditSeq {
-			return fail(Errorf(CodeValidation, "since is not a cursor this feed issued"))
+			return EventsPage{}, Errorf(CodeValidation, "since is not a cursor this feed issued")
 		}
 		start = sort.Search(len(a.Audit), func(i int) bool { return a.Audit[i].Seq > *q.AfterSeq })
 	default:
@@ -62,7 +62,7 @@ func (q EventsQuery) run(a *Account, who Principal, capability Level, now int64)
 		}
 		page.Events = append(page.Events, EventView{Seq: e.Seq, At: formatTime(e.At), Kind: e.Kind})
 	}
-	return ok(page)
+	return page, nil
 }
 
 // eventVisible decides whether a key receives an event:

@@ -87,8 +87,8 @@ func newTestAccount(t *testing.T, plan Plan) *testAccount {
 	ta := &testAccount{t: t, id: testAccountID, at: t0, keys: map[string]string{}, owner: ownerP}
 	c := ta.cmd(systemP, &CreateAccount{Plan: plan, OwnerSecretHash: hashOf(testOwnerSecret), PasswordHash: testPasswordHash, FirstSpaceID: testFirstSpaceID})
 	a, res := Apply(nil, c)
-	if res.Err != nil {
-		t.Fatalf("create account: %v", res.Err)
+	if res.err != nil {
+		t.Fatalf("create account: %v", res.err)
 	}
 	ta.a = a
 	return ta
@@ -125,8 +125,8 @@ func (ta *testAccount) apply(p Principal, payload Payload) Result {
 func (ta *testAccount) mustOK(p Principal, payload Payload) Result {
 	ta.t.Helper()
 	res := ta.apply(p, payload)
-	if res.Err != nil {
-		ta.t.Fatalf("%T by %+v: unexpected error %v", payload, p, res.Err)
+	if res.err != nil {
+		ta.t.Fatalf("%T by %+v: unexpected error %v", payload, p, res.err)
 	}
 	return res
 }
@@ -142,11 +142,11 @@ func (ta *testAccount) mustFailCmd(code Code, c *Command) *Error {
 	ta.t.Helper()
 	before := ta.snapshot()
 	res := ta.run(c)
-	if res.Err == nil {
+	if res.err == nil {
 		ta.t.Fatalf("%T by %+v: succeeded with status %d, want %s", c.Payload, c.Principal, res.Status, code)
 	}
-	if res.Err.Code != code {
-		ta.t.Fatalf("%T by %+v: error %v, want code %s", c.Payload, c.Principal, res.Err, code)
+	if res.err.Code != code {
+		ta.t.Fatalf("%T by %+v: error %v, want code %s", c.Payload, c.Principal, res.err, code)
 	}
 	if res.Status != 0 || res.Body != nil {
 		ta.t.Fatalf("%T: failed result carries status %d body %v", c.Payload, res.Status, res.Body)
@@ -154,7 +154,7 @@ func (ta *testAccount) mustFailCmd(code Code, c *Command) *Error {
 	if after := ta.snapshot(); !bytes.Equal(before, after) {
 		ta.t.Fatalf("%T failed with %s but changed the account:\nbefore %s\nafter  %s", c.Payload, code, before, after)
 	}
-	return res.Err
+	return res.err
 }
 
 // snapshot is the account's JSON encoding, the form snapshots persist.
@@ -217,8 +217,8 @@ func (ta *testAccount) query(cred Credential, q Query) Result {
 func (ta *testAccount) mustQuery(cred Credential, q Query) Result {
 	ta.t.Helper()
 	res := ta.query(cred, q)
-	if res.Err != nil {
-		ta.t.Fatalf("%T: unexpected error %v", q, res.Err)
+	if res.err != nil {
+		ta.t.Fatalf("%T: unexpected error %v", q, res.err)
 	}
 	return res
 }
@@ -252,13 +252,13 @@ func bodyJSON(t *testing.T, body any) string {
 
 func wantCode(t *testing.T, res Result, code Code) *Error {
 	t.Helper()
-	if res.Err == nil {
+	if res.err == nil {
 		t.Fatalf("succeeded with status %d body %s, want %s", res.Status, bodyJSON(t, res.Body), code)
 	}
-	if res.Err.Code != code {
-		t.Fatalf("error %v, want code %s", res.Err, code)
+	if res.err.Code != code {
+		t.Fatalf("error %v, want code %s", res.err, code)
 	}
-	return res.Err
+	return res.err
 }
 
 func (ta *testAccount) portfolioIDs() []string {

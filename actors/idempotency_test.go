@@ -72,7 +72,7 @@ func TestIdempotentReplayReturnsThePriorResult(t *testing.T) {
 	w := ta.addKey(LevelWrite)
 	req := createReq(token1, `{"address":"`+addrs[0]+`"}`)
 	first := ta.idem(w, req, &CreatePortfolioCard{CardID: "card-1", Address: addrs[0], CardFields: CardFields{Name: ptr("n")}})
-	if first.Err != nil || first.Status != 201 {
+	if first.err != nil || first.Status != 201 {
 		t.Fatalf("first create %+v", first)
 	}
 	afterFirst := ta.snapshot()
@@ -82,8 +82,8 @@ func TestIdempotentReplayReturnsThePriorResult(t *testing.T) {
 	// yet no second card is made and the first card comes back.
 	for i := range 3 {
 		again := ta.idem(w, req, &CreatePortfolioCard{CardID: fmt.Sprintf("card-retry-%d", i), Address: addrs[0], CardFields: CardFields{Name: ptr("n")}})
-		if again.Err != nil {
-			t.Fatalf("replay %d: %v", i, again.Err)
+		if again.err != nil {
+			t.Fatalf("replay %d: %v", i, again.err)
 		}
 		if again.Status != first.Status || bodyJSON(t, again.Body) != bodyJSON(t, first.Body) {
 			t.Fatalf("replay %d gave %d %s, first was %d %s", i, again.Status, bodyJSON(t, again.Body), first.Status, bodyJSON(t, first.Body))
@@ -109,13 +109,13 @@ func TestIdempotentReplayOfADelete(t *testing.T) {
 	req := &IdempotencyRequest{Token: token1, Method: "DELETE", Path: "/v1/portfolio/cards/" + card.ID, BodyHash: hashOf(`{"expected_version":"` + card.Version + `"}`)}
 	del := &DeletePortfolioCard{CardID: card.ID, ExpectedVersion: card.Version}
 	first := ta.idem(w, req, del)
-	if first.Err != nil {
-		t.Fatal(first.Err)
+	if first.err != nil {
+		t.Fatal(first.err)
 	}
 	// Without the token the retry would be NOT_FOUND; with it, the
 	// prior result comes back.
 	again := ta.idem(w, req, del)
-	if again.Err != nil || again.Status != 200 || bodyJSON(t, again.Body) != `{"deleted":true}` {
+	if again.err != nil || again.Status != 200 || bodyJSON(t, again.Body) != `{"deleted":true}` {
 		t.Fatalf("delete replay %+v", again)
 	}
 	ta.mustFail(CodeNotFound, w, del)
@@ -125,8 +125,8 @@ func TestIdempotencyConflictOnADifferentRequest(t *testing.T) {
 	ta := newTestAccount(t, PlanBase)
 	w := ta.addKey(LevelWrite)
 	req := createReq(token1, "body-1")
-	if res := ta.idem(w, req, &CreatePortfolioCard{CardID: "card-1", Address: addrs[0]}); res.Err != nil {
-		t.Fatal(res.Err)
+	if res := ta.idem(w, req, &CreatePortfolioCard{CardID: "card-1", Address: addrs[0]}); res.err != nil {
+		t.Fatal(res.err)
 	}
 	before := ta.snapshot()
 	variants := map[string]*IdempotencyRequest{
@@ -146,8 +146,8 @@ func TestIdempotencyConflictOnADifferentRequest(t *testing.T) {
 		t.Fatalf("a conflicting request changed the account")
 	}
 	// Another token is a new request.
-	if res := ta.idem(w, createReq(token2, "body-2"), &CreatePortfolioCard{CardID: "card-2", Address: addrs[1]}); res.Err != nil {
-		t.Fatal(res.Err)
+	if res := ta.idem(w, createReq(token2, "body-2"), &CreatePortfolioCard{CardID: "card-2", Address: addrs[1]}); res.err != nil {
+		t.Fatal(res.err)
 	}
 }
 
@@ -155,12 +155,12 @@ func TestIdempotencyTokensAreSeparatePerKey(t *testing.T) {
 	ta := newTestAccount(t, PlanBase)
 	a := ta.addKey(LevelWrite)
 	b := ta.addKey(LevelWrite)
-	if res := ta.idem(a, createReq(token1, "A"), &CreatePortfolioCard{CardID: "card-a", Address: addrs[0]}); res.Err != nil {
-		t.Fatal(res.Err)
+	if res := ta.idem(a, createReq(token1, "A"), &CreatePortfolioCard{CardID: "card-a", Address: addrs[0]}); res.err != nil {
+		t.Fatal(res.err)
 	}
 	// The same token under another key is neither a replay nor a conflict.
 	res := ta.idem(b, createReq(token1, "B"), &CreatePortfolioCard{CardID: "card-b", Address: addrs[1]})
-	if res.Err != nil || cardOf(t, res).ID != "card-b" {
+	if res.err != nil || cardOf(t, res).ID != "card-b" {
 		t.Fatalf("key b with key a's token: %+v", res)
 	}
 	// Same token, same request under key b: a new request, so it meets
@@ -169,14 +169,14 @@ func TestIdempotencyTokensAreSeparatePerKey(t *testing.T) {
 	wantCode(t, res, CodeDuplicateAddress)
 	// The owner has a namespace of its own as well.
 	res = ta.idem(ta.owner, createReq(token1, "O"), &CreatePortfolioCard{CardID: "card-o", Address: addrs[2]})
-	if res.Err != nil || cardOf(t, res).ID != "card-o" {
+	if res.err != nil || cardOf(t, res).ID != "card-o" {
 		t.Fatalf("owner with a key's token: %+v", res)
 	}
 	// Each key still replays its own.
-	if res := ta.idem(a, createReq(token1, "A"), &CreatePortfolioCard{CardID: "card-a2", Address: addrs[0]}); res.Err != nil || cardOf(t, res).ID != "card-a" {
+	if res := ta.idem(a, createReq(token1, "A"), &CreatePortfolioCard{CardID: "card-a2", Address: addrs[0]}); res.err != nil || cardOf(t, res).ID != "card-a" {
 		t.Fatalf("key a replay %+v", res)
 	}
-	if res := ta.idem(b, createReq(token1, "B"), &CreatePortfolioCard{CardID: "card-b2", Address: addrs[1]}); res.Err != nil || cardOf(t, res).ID != "card-b" {
+	if res := ta.idem(b, createReq(token1, "B"), &CreatePortfolioCard{CardID: "card-b2", Address: addrs[1]}); res.err != nil || cardOf(t, res).ID != "card-b" {
 		t.Fatalf("key b replay %+v", res)
 	}
 	if len(ta.a.Portfolio) != 3 {
@@ -190,8 +190,8 @@ func TestIdempotencyRecordsExpireAfter24Hours(t *testing.T) {
 	req := createReq(token1, "body")
 	c := ta.cmd(w, &CreatePortfolioCard{CardID: "card-1", Address: addrs[0]})
 	c.Idempotency = req
-	if res := ta.run(c); res.Err != nil {
-		t.Fatal(res.Err)
+	if res := ta.run(c); res.err != nil {
+		t.Fatal(res.err)
 	}
 	start := c.At
 	window := int64(idempotencyWindow)
@@ -202,7 +202,7 @@ func TestIdempotencyRecordsExpireAfter24Hours(t *testing.T) {
 	// One nanosecond before the window closes the token still replays.
 	late := ta.cmdAt(start+window-1, w, &CreatePortfolioCard{CardID: "card-2", Address: addrs[0]})
 	late.Idempotency = req
-	if res := ta.run(late); res.Err != nil || cardOf(t, res).ID != "card-1" {
+	if res := ta.run(late); res.err != nil || cardOf(t, res).ID != "card-1" {
 		t.Fatalf("replay just inside the window: %+v", res)
 	}
 	if ta.a.Idempotency.Len() != 1 {
@@ -218,8 +218,8 @@ func TestIdempotencyRecordsExpireAfter24Hours(t *testing.T) {
 	// And the token may now name a different request without conflict.
 	fresh := ta.cmd(w, &CreatePortfolioCard{CardID: "card-3", Address: addrs[1]})
 	fresh.Idempotency = createReq(token1, "another body")
-	if res := ta.run(fresh); res.Err != nil {
-		t.Fatalf("reuse after expiry: %v", res.Err)
+	if res := ta.run(fresh); res.err != nil {
+		t.Fatalf("reuse after expiry: %v", res.err)
 	}
 }
 
@@ -252,24 +252,24 @@ func TestExpiredRecordBehindALiveOneDoesNotReplay(t *testing.T) {
 	// new leader's clock was behind).
 	live := ta.cmdAt(start+int64(time.Hour), w, &CreatePortfolioCard{CardID: "card-1", Address: addrs[0]})
 	live.Idempotency = createReq(token1, "1")
-	if res := ta.run(live); res.Err != nil {
-		t.Fatal(res.Err)
+	if res := ta.run(live); res.err != nil {
+		t.Fatal(res.err)
 	}
 	stepBack := ta.cmdAt(start, w, &CreatePortfolioCard{CardID: "card-2", Address: addrs[1]})
 	stepBack.Idempotency = createReq(token2, "2")
-	if res := ta.run(stepBack); res.Err != nil {
-		t.Fatal(res.Err)
+	if res := ta.run(stepBack); res.err != nil {
+		t.Fatal(res.err)
 	}
 	// Just past the second record's window, but inside the first's.
 	retry := ta.cmdAt(start+window+1, w, &CreatePortfolioCard{CardID: "card-3", Address: addrs[2]})
 	retry.Idempotency = createReq(token2, "other body")
 	res := ta.run(retry)
-	if res.Err != nil || cardOf(t, res).ID != "card-3" {
+	if res.err != nil || cardOf(t, res).ID != "card-3" {
 		t.Fatalf("an expired token behind a live record was still honoured: %+v", res)
 	}
 	replay := ta.cmdAt(start+window+2, w, &CreatePortfolioCard{CardID: "card-4", Address: addrs[0]})
 	replay.Idempotency = createReq(token1, "1")
-	if res := ta.run(replay); res.Err != nil || cardOf(t, res).ID != "card-1" {
+	if res := ta.run(replay); res.err != nil || cardOf(t, res).ID != "card-1" {
 		t.Fatalf("the live record no longer replays: %+v", res)
 	}
 }
@@ -279,13 +279,13 @@ func TestReplayAfterAccessRemovedRevealsNothing(t *testing.T) {
 	w := ta.addKey(LevelWrite)
 	req := createReq(token1, "body")
 	res := ta.idem(w, req, &CreatePortfolioCard{CardID: "card-1", Address: addrs[0], CardFields: CardFields{Name: ptr("Private name")}})
-	if res.Err != nil {
-		t.Fatal(res.Err)
+	if res.err != nil {
+		t.Fatal(res.err)
 	}
 	// A read grant still allows the replay.
 	ta.setGrant("card-1", LevelRead)
-	if again := ta.idem(w, req, &CreatePortfolioCard{CardID: "card-2", Address: addrs[0]}); again.Err != nil {
-		t.Fatalf("replay with read access: %v", again.Err)
+	if again := ta.idem(w, req, &CreatePortfolioCard{CardID: "card-2", Address: addrs[0]}); again.err != nil {
+		t.Fatalf("replay with read access: %v", again.err)
 	}
 	ta.setGrant("card-1", LevelNone)
 	again := ta.idem(w, req, &CreatePortfolioCard{CardID: "card-2", Address: addrs[0], CardFields: CardFields{Name: ptr("Private name")}})
@@ -323,7 +323,7 @@ func TestFailedRequestsAreNotRecorded(t *testing.T) {
 	c := ta.a.Portfolio[0]
 	ta.mustOK(ta.owner, &DeletePortfolioCard{CardID: c.ID, ExpectedVersion: versionString(c.Version)})
 	res := ta.idem(w, req, &CreatePortfolioCard{CardID: "card-x", Address: addrs[10]})
-	if res.Err != nil || cardOf(t, res).ID != "card-x" {
+	if res.err != nil || cardOf(t, res).ID != "card-x" {
 		t.Fatalf("retry after room was made: %+v", res)
 	}
 	// A different request under the same token after a failure is not a
@@ -336,8 +336,8 @@ func TestReplayNeedsALiveCredential(t *testing.T) {
 	ta := newTestAccount(t, PlanBase)
 	w := ta.addKey(LevelWrite)
 	req := createReq(token1, "body")
-	if res := ta.idem(w, req, &CreatePortfolioCard{CardID: "card-1", Address: addrs[0]}); res.Err != nil {
-		t.Fatal(res.Err)
+	if res := ta.idem(w, req, &CreatePortfolioCard{CardID: "card-1", Address: addrs[0]}); res.err != nil {
+		t.Fatal(res.err)
 	}
 	ta.mustOK(ta.owner, &RevokeKey{KeyID: w.KeyID})
 	wantCode(t, ta.idem(w, req, &CreatePortfolioCard{CardID: "card-2", Address: addrs[0]}), CodeUnauthorized)
@@ -422,7 +422,7 @@ func TestIdempotencyRecordsOfOldEntriesKeepTheAccountBound(t *testing.T) {
 	// The old agent's replay, as the old code answered it, is a new request.
 	old := ta.cmd(w, &CreatePortfolioCard{CardID: "card-1", Address: addrs[0]})
 	old.Idempotency = &IdempotencyRequest{Token: "token--00000000001", Method: "DELETE", Path: "/v1/x", BodyHash: hashOf("b")}
-	if res := ta.run(old); res.Err != nil || cardOf(t, res).ID != "card-1" {
+	if res := ta.run(old); res.err != nil || cardOf(t, res).ID != "card-1" {
 		t.Fatalf("an evicted token under the old bound: %+v", res)
 	}
 	// A record made under the new rule joins the queues without evicting.
@@ -519,17 +519,17 @@ func TestIdempotentReplayOfABodilessResult(t *testing.T) {
 	k2 := ta.addKey(LevelRead)
 	req := &IdempotencyRequest{Token: token1, Method: "DELETE", Path: "/owner/v1/keys/" + k1.KeyID, BodyHash: hashOf("")}
 	first := ta.idem(ta.owner, req, &RevokeKey{KeyID: k1.KeyID})
-	if first.Err != nil || first.Status != 204 || first.Body != nil {
+	if first.err != nil || first.Status != 204 || first.Body != nil {
 		t.Fatalf("revoke %+v", first)
 	}
 	// Without the token a second revoke is NOT_FOUND; with it, 204 again.
 	again := ta.idem(ta.owner, req, &RevokeKey{KeyID: k1.KeyID})
-	if again.Err != nil || again.Status != 204 || again.Body != nil {
+	if again.err != nil || again.Status != 204 || again.Body != nil {
 		t.Fatalf("replayed revoke %+v", again)
 	}
 	// The system's token namespace is not the owner's.
 	sys := ta.idem(systemP, &IdempotencyRequest{Token: token1, Method: "DELETE", Path: "/x", BodyHash: hashOf("")}, &RevokeKey{KeyID: k2.KeyID})
-	if sys.Err != nil || ta.a.key(k2.KeyID) != nil {
+	if sys.err != nil || ta.a.key(k2.KeyID) != nil {
 		t.Fatalf("system request with the owner's token: %+v", sys)
 	}
 	if ta.a.Idempotency.Len() != 2 || ta.a.Idempotency.inApplyOrder()[0].Principal == ta.a.Idempotency.inApplyOrder()[1].Principal {
@@ -546,8 +546,8 @@ func TestOwnerWritesDoNotEvictAnAgentsRecords(t *testing.T) {
 	agent := ta.addKey(LevelWrite)
 	req := createReq(token1, `{"address":"`+addrs[0]+`"}`)
 	first := ta.idem(agent, req, &CreatePortfolioCard{CardID: "card-agent", Address: addrs[0], CardFields: CardFields{Name: ptr("agent's")}})
-	if first.Err != nil {
-		t.Fatal(first.Err)
+	if first.err != nil {
+		t.Fatal(first.err)
 	}
 	// The owner creates and deletes a card 1,001 times: 2,002 idempotent
 	// writes, each with a token of its own, within the replay window.
@@ -557,8 +557,8 @@ func TestOwnerWritesDoNotEvictAnAgentsRecords(t *testing.T) {
 		create := &IdempotencyRequest{Token: fmt.Sprintf("owner-create-%08d", i), Method: "POST", Path: "/owner/v1/portfolio/cards", BodyHash: hashOf(id), PerPrincipal: true}
 		card := cardOf(t, ta.idem(ta.owner, create, &CreatePortfolioCard{CardID: id, Address: addrs[1]}))
 		del := &IdempotencyRequest{Token: fmt.Sprintf("owner-delete-%08d", i), Method: "DELETE", Path: "/owner/v1/portfolio/cards/" + id, BodyHash: hashOf(card.Version), PerPrincipal: true}
-		if res := ta.idem(ta.owner, del, &DeletePortfolioCard{CardID: id, ExpectedVersion: card.Version}); res.Err != nil {
-			t.Fatalf("owner delete %d: %v", i, res.Err)
+		if res := ta.idem(ta.owner, del, &DeletePortfolioCard{CardID: id, ExpectedVersion: card.Version}); res.err != nil {
+			t.Fatalf("owner delete %d: %v", i, res.err)
 		}
 	}
 	if ta.at-t0 >= int64(idempotencyWindow) {
@@ -566,8 +566,8 @@ func TestOwnerWritesDoNotEvictAnAgentsRecords(t *testing.T) {
 	}
 	seq := ta.a.Seq
 	again := ta.idem(agent, req, &CreatePortfolioCard{CardID: "card-agent-retry", Address: addrs[0], CardFields: CardFields{Name: ptr("agent's")}})
-	if again.Err != nil {
-		t.Fatalf("the agent's replay after %d owner writes: %v", ownerWrites, again.Err)
+	if again.err != nil {
+		t.Fatalf("the agent's replay after %d owner writes: %v", ownerWrites, again.err)
 	}
 	if bodyJSON(t, again.Body) != bodyJSON(t, first.Body) || again.Status != first.Status {
 		t.Fatalf("the agent's replay gave %d %s, first was %d %s", again.Status, bodyJSON(t, again.Body), first.Status, bodyJSON(t, first.Body))

@@ -265,7 +265,7 @@ func TestPasswordHashQueryIsOwnerOnly(t *testing.T) {
 	}
 	res := ta.query(ta.keyCred(w), PasswordHashQuery{})
 	wantCode(t, res, CodeForbidden)
-	mustNotMention(t, "error", res.Err.Message, testPasswordHash)
+	mustNotMention(t, "error", res.err.Message, testPasswordHash)
 }
 
 // Every owner command is refused to an API key, whatever its capability,

@@ -43,9 +43,9 @@ type NoteLabel struct {
 	Text string
 }
 
-func (LabelsQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
+func (LabelsQuery) answer(a *Account, who Principal, _ Level, _ int64) (LabelsView, *Error) {
 	if who.isAgent() {
-		return fail(Errorf(CodeForbidden, "API keys cannot export or import labels; the owner can"))
+		return LabelsView{}, Errorf(CodeForbidden, "API keys cannot export or import labels; the owner can")
 	}
 	limit := a.Plan.limits().portfolioCardsMax
 	v := LabelsView{PortfolioRoom: max(0, limit-len(a.Portfolio)), PortfolioFull: errOverviewFull(limit),
@@ -64,7 +64,7 @@ func (LabelsQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
 	for _, n := range a.Notes {
 		v.Notes = append(v.Notes, NoteLabel{TxID: n.TxID, Text: n.Text})
 	}
-	return ok(v)
+	return v, nil
 }
 
 func labeledCard(c *Card) LabeledCard {

@@ -70,7 +70,7 @@ func (p *ImportLabels) apply(a *Account, c *Command, capability Level) Result {
 	}
 	res := ImportLabelsResult{Refusals: make([]*Error, len(p.Lines))}
 	for i, l := range p.Lines {
-		res.Refusals[i] = l.Payload().apply(a, c, capability).Err
+		res.Refusals[i] = l.Payload().apply(a, c, capability).err
 	}
 	return ok(res)
 }

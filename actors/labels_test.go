@@ -67,7 +67,7 @@ func TestLabelsExportOfAnEmptyAccountIsEmpty(t *testing.T) {
 func TestLabelsAreTheOwnersOnly(t *testing.T) {
 	ta := newTestAccount(t, PlanBase)
 	w := ta.addKey(LevelWrite)
-	if res := ta.query(ta.keyCred(w), LabelsQuery{}); res.Err == nil || res.Err.Code != CodeForbidden {
+	if res := ta.query(ta.keyCred(w), LabelsQuery{}); res.err == nil || res.err.Code != CodeForbidden {
 		t.Fatalf("an API key's LabelsQuery = %+v, want FORBIDDEN", res)
 	}
 }

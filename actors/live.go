@@ -34,12 +34,12 @@ type LiveView struct {
 	Gap     bool         `json:"gap"`
 }
 
-func (q LiveQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
+func (q LiveQuery) answer(a *Account, who Principal, _ Level, _ int64) (LiveView, *Error) {
 	if who.isAgent() {
-		return fail(Errorf(CodeForbidden, "the live view is the owner's"))
+		return LiveView{}, Errorf(CodeForbidden, "the live view is the owner's")
 	}
 	if q.AfterSeq > a.AuditSeq {
-		return fail(Errorf(CodeValidation, "after is past the account's last change"))
+		return LiveView{}, Errorf(CodeValidation, "after is past the account's last change")
 	}
 	v := LiveView{Cursor: a.AuditSeq, Changes: []LiveChange{}}
 	start := sort.Search(len(a.Audit), func(i int) bool { return a.Audit[i].Seq > q.AfterSeq })
@@ -55,5 +55,5 @@ func (q LiveQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
 		}
 		v.Changes = append(v.Changes, LiveChange{Kind: e.Kind, Resource: e.Resource, ByAgent: e.Principal.isAgent(), KeyID: e.Principal.KeyID})
 	}
-	return ok(v)
+	return v, nil
 }

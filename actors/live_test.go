@@ -25,10 +25,10 @@ func TestLiveQueryListsChangesAfterTheCursorWithTheirResources(t *testing.T) {
 		t.Fatalf("asked again: %+v", again)
 	}
 	// A key cannot read it, and a cursor from the future is refused.
-	if res := ta.query(ta.keyCred(w), LiveQuery{}); res.Err == nil || res.Err.Code != CodeForbidden {
+	if res := ta.query(ta.keyCred(w), LiveQuery{}); res.err == nil || res.err.Code != CodeForbidden {
 		t.Fatalf("a key asked: %+v", res)
 	}
-	if res := ta.query(ta.ownerCred(), LiveQuery{AfterSeq: v.Cursor + 1}); res.Err == nil || res.Err.Code != CodeValidation {
+	if res := ta.query(ta.ownerCred(), LiveQuery{AfterSeq: v.Cursor + 1}); res.err == nil || res.err.Code != CodeValidation {
 		t.Fatalf("a future cursor: %+v", res)
 	}
 }

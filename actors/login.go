@@ -107,9 +107,9 @@ type AccountView struct {
 	Plan      Plan   `json:"plan"`
 }
 
-func (AccountQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
+func (AccountQuery) answer(a *Account, who Principal, _ Level, _ int64) (AccountView, *Error) {
 	if who.isAgent() {
-		return fail(Errorf(CodeForbidden, "API keys cannot manage the account"))
+		return AccountView{}, Errorf(CodeForbidden, "API keys cannot manage the account")
 	}
-	return ok(AccountView{AccountID: a.ID, Login: a.Login, Plan: a.Plan})
+	return AccountView{AccountID: a.ID, Login: a.Login, Plan: a.Plan}, nil
 }

@@ -68,8 +68,8 @@ func TestLoginsAreUniqueAcrossAccountsWithoutRegardToCase(t *testing.T) {
 	b.add("C", ownerP, setLogin("C", "ALICE@example.com"))
 	b.add("D", systemP, loginAccount("D", "not a login"))
 	res := reg.ApplyBatch(b.cmds)
-	if res[0].Err != nil {
-		t.Fatalf("first account with the login: %v", res[0].Err)
+	if res[0].err != nil {
+		t.Fatalf("first account with the login: %v", res[0].err)
 	}
 	for _, i := range []int{1, 3} {
 		err := wantCode(t, res[i], CodeConflict)
@@ -107,8 +107,8 @@ func TestSetLoginChangesFreesAndKeepsOwnInAnotherCase(t *testing.T) {
 	b.add("B", ownerP, setLogin("B", "Alice"))
 	res := reg.ApplyBatch(b.cmds)
 	for i, r := range res {
-		if r.Err != nil {
-			t.Fatalf("command %d: %v", i, r.Err)
+		if r.err != nil {
+			t.Fatalf("command %d: %v", i, r.err)
 		}
 	}
 	if v := res[3].Body.(LoginView); v.Login != "ALICE" {
@@ -141,8 +141,8 @@ func TestDeletingAnAccountFreesItsLogin(t *testing.T) {
 	b.add("B", systemP, loginAccount("B", "Alice"))
 	res := reg.ApplyBatch(b.cmds)
 	for i, r := range res {
-		if r.Err != nil {
-			t.Fatalf("command %d: %v", i, r.Err)
+		if r.err != nil {
+			t.Fatalf("command %d: %v", i, r.err)
 		}
 	}
 	wantAccountFor(t, reg, "alice", "B")
@@ -284,8 +284,8 @@ func TestLoginIndexSurvivesASnapshotRoundTrip(t *testing.T) {
 		cmds := copyCommands(c.cmds)
 		res := r.ApplyBatch(cmds)
 		wantCode(t, res[0], CodeConflict)
-		if res[1].Err != nil {
-			t.Fatalf("own login in another case after restore: %v", res[1].Err)
+		if res[1].err != nil {
+			t.Fatalf("own login in another case after restore: %v", res[1].err)
 		}
 	}
 	if a, b := reg.stateOf(t, "B"), restored.stateOf(t, "B"); string(a) != string(b) {

@@ -207,9 +207,9 @@ type MoveLocation struct {
 // ValidateMoveQuery is POST /cards/move/validate.
 type ValidateMoveQuery struct{ Move MoveCard }
 
-func (q ValidateMoveQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+func (q ValidateMoveQuery) answer(a *Account, who Principal, capability Level, _ int64) (ValidView, *Error) {
 	if _, err := q.Move.check(a, who, capability); err != nil {
-		return fail(err)
+		return ValidView{}, err
 	}
-	return ok(ValidView{Valid: true})
+	return ValidView{Valid: true}, nil
 }

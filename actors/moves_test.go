@@ -189,7 +189,7 @@ func TestMovePermissionMatrix(t *testing.T) {
 						before := ta.snapshot()
 						vres := ta.query(cred, ValidateMoveQuery{Move: *mv})
 						if want == "" {
-							if vres.Err != nil || bodyJSON(t, vres.Body) != `{"valid":true}` {
+							if vres.err != nil || bodyJSON(t, vres.Body) != `{"valid":true}` {
 								t.Fatalf("validate: %+v", vres)
 							}
 						} else {
@@ -548,7 +548,7 @@ func TestValidateMoveChangesNothing(t *testing.T) {
 		mv := f.move()
 		for range 3 {
 			res := f.ta.query(f.ta.keyCred(w), ValidateMoveQuery{Move: *mv})
-			if res.Err != nil || res.Status != 200 || bodyJSON(t, res.Body) != `{"valid":true}` {
+			if res.err != nil || res.Status != 200 || bodyJSON(t, res.Body) != `{"valid":true}` {
 				t.Fatalf("%s validate %+v", dir, res)
 			}
 		}
@@ -570,8 +570,8 @@ func TestIdempotentMoveReplay(t *testing.T) {
 		mv := f.move()
 		req := &IdempotencyRequest{Token: token1, Method: "POST", Path: "/v1/cards/move", BodyHash: hashOf("move " + string(dir))}
 		first := ta.idem(w, req, mv)
-		if first.Err != nil {
-			t.Fatalf("%s: %v", dir, first.Err)
+		if first.err != nil {
+			t.Fatalf("%s: %v", dir, first.err)
 		}
 		v := f.checkMoved(t, w, first, mv, LevelWrite)
 		after := ta.snapshot()
@@ -580,7 +580,7 @@ func TestIdempotentMoveReplay(t *testing.T) {
 			retry := *mv
 			retry.NewCardID = fmt.Sprintf("card-retry-%d", i) // the edge makes a fresh id per request
 			again := ta.idem(w, req, &retry)
-			if again.Err != nil || again.Status != first.Status || bodyJSON(t, again.Body) != bodyJSON(t, first.Body) {
+			if again.err != nil || again.Status != first.Status || bodyJSON(t, again.Body) != bodyJSON(t, first.Body) {
 				t.Fatalf("%s replay %d: %+v, first %s", dir, i, again, bodyJSON(t, first.Body))
 			}
 			if got := bodyAs[MoveView](t, again); got.NewID != v.NewID || got.OldID != v.OldID {

@@ -199,22 +199,22 @@ type NotesView struct {
 	Notes []NoteView `json:"notes"`
 }
 
-func (q NotesBatchQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+func (q NotesBatchQuery) answer(a *Account, who Principal, capability Level, _ int64) (NotesView, *Error) {
 	v := NotesView{Notes: []NoteView{}}
 	for _, txid := range q.TxIDs {
 		if _, n := a.note(txid); n != nil && a.noteAccess(n.Addresses, who, capability) >= LevelRead {
 			v.Notes = append(v.Notes, noteView(n))
 		}
 	}
-	return ok(v)
+	return v, nil
 }
 
 // TxNotesQuery returns, for a page of transactions, the notes the caller may
 // read, keyed by txid (used to annotate History pages).
 type TxNotesQuery struct{ TxIDs []string }
 
-func (q TxNotesQuery) run(a *Account, who Principal, capability Level, now int64) Result {
-	return NotesBatchQuery(q).run(a, who, capability, now)
+func (q TxNotesQuery) answer(a *Account, who Principal, capability Level, now int64) (NotesView, *Error) {
+	return NotesBatchQuery(q).answer(a, who, capability, now)
 }
 
 // HistoryCardsQuery is GET /history/cards: the Account cards whose History
@@ -235,14 +235,14 @@ type HistoryCardsView struct {
 	Cards []HistoryCardView `json:"cards"`
 }
 
-func (HistoryCardsQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+func (HistoryCardsQuery) answer(a *Account, who Principal, capability Level, _ int64) (HistoryCardsView, *Error) {
 	v := HistoryCardsView{Plan: a.Plan, Cards: []HistoryCardView{}}
 	for _, c := range a.Portfolio {
 		if access := a.portfolioAccess(c, who, capability); access >= LevelRead {
 			v.Cards = append(v.Cards, HistoryCardView{ID: c.ID, Address: c.Address, Name: c.Name, EffectiveAccess: access})
 		}
 	}
-	return ok(v)
+	return v, nil
 }
 
 // NoteContextQuery tells the edge, before it verifies a note write against
@@ -260,12 +260,12 @@ type NoteContextView struct {
 	Capability Level
 }
 
-func (NoteContextQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+func (NoteContextQuery) answer(a *Account, who Principal, capability Level, _ int64) (NoteContextView, *Error) {
 	v := NoteContextView{Plan: a.Plan, Principal: who, Capability: capability}
 	for _, c := range a.Portfolio {
 		v.Addresses = append(v.Addresses, c.Address)
 	}
-	return ok(v)
+	return v, nil
 }
 
 // HistoryCardQuery is the first step of GET /history/cards/{card_id}/
@@ -278,14 +278,14 @@ type HistoryCardContext struct {
 	Plan Plan
 }
 
-func (q HistoryCardQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+func (q HistoryCardQuery) answer(a *Account, who Principal, capability Level, _ int64) (HistoryCardContext, *Error) {
 	_, card := a.portfolioCard(q.CardID)
 	if card == nil {
-		return fail(errCardNotFound)
+		return HistoryCardContext{}, errCardNotFound
 	}
 	access := a.portfolioAccess(card, who, capability)
 	if access < LevelRead {
-		return fail(errCardNotFound)
+		return HistoryCardContext{}, errCardNotFound
 	}
-	return ok(HistoryCardContext{Card: HistoryCardView{ID: card.ID, Address: card.Address, Name: card.Name, EffectiveAccess: access}, Plan: a.Plan})
+	return HistoryCardContext{Card: HistoryCardView{ID: card.ID, Address: card.Address, Name: card.Name, EffectiveAccess: access}, Plan: a.Plan}, nil
 }

@@ -632,7 +632,7 @@ func TestNoteCommandsAreDeterministic(t *testing.T) {
 				t.Fatal(err)
 			}
 			states = append(states, s)
-			results = append(results, []byte(fmt.Sprintf("%d %s %v", res.Status, bodyJSON(t, res.Body), res.Err)))
+			results = append(results, []byte(fmt.Sprintf("%d %s %v", res.Status, bodyJSON(t, res.Body), res.err)))
 		}
 		return states, results
 	}

@@ -125,8 +125,8 @@ func TestDuplicateAddressRevealsNothing(t *testing.T) {
 		wantCode(t, ta.query(ta.keyCred(w), GetPortfolioCardQuery{CardID: h.ID}), CodeNotFound)
 	}
 	// The hidden and the visible duplicate answer identically.
-	e1 := ta.apply(w, &CreatePortfolioCard{CardID: "card-new", Address: addrs[0]}).Err
-	e2 := ta.apply(w, &CreatePortfolioCard{CardID: "card-new", Address: addrs[1]}).Err
+	e1 := ta.apply(w, &CreatePortfolioCard{CardID: "card-new", Address: addrs[0]}).err
+	e2 := ta.apply(w, &CreatePortfolioCard{CardID: "card-new", Address: addrs[1]}).err
 	if *e1 != *e2 {
 		t.Fatalf("hidden duplicate %v differs from visible duplicate %v", e1, e2)
 	}
@@ -147,8 +147,8 @@ func TestOverviewFull(t *testing.T) {
 		t.Fatalf("the key sees %d cards", len(list.Cards))
 	}
 	// A write key may still create a card it can see none of the others.
-	if res := ta.query(ta.keyCred(w), ValidateCreatePortfolioCardQuery{Card: CreatePortfolioCard{Address: addrs[limit-1]}}); res.Err != nil {
-		t.Fatalf("validate under the limit: %v", res.Err)
+	if res := ta.query(ta.keyCred(w), ValidateCreatePortfolioCardQuery{Card: CreatePortfolioCard{Address: addrs[limit-1]}}); res.err != nil {
+		t.Fatalf("validate under the limit: %v", res.err)
 	}
 	ta.createCard(w, addrs[limit-1])
 	if len(ta.a.Portfolio) != limit {
@@ -214,8 +214,8 @@ func TestCardNameAndNoteBounds(t *testing.T) {
 	}
 	for _, f := range good {
 		res := patch(f)
-		if res.Err != nil {
-			t.Fatalf("patch %+v: %v", f, res.Err)
+		if res.err != nil {
+			t.Fatalf("patch %+v: %v", f, res.err)
 		}
 		card = cardOf(t, res)
 		if f.Name != nil && card.Name != *f.Name || f.Note != nil && card.Note != *f.Note {
@@ -365,7 +365,7 @@ func TestNoneGrantedCardIsNotFound(t *testing.T) {
 	card := ta.createCard(w, addrs[0])
 	ta.setGrant(card.ID, LevelNone)
 
-	absentGet := ta.query(ta.keyCred(w), GetPortfolioCardQuery{CardID: "card-absent"}).Err
+	absentGet := ta.query(ta.keyCred(w), GetPortfolioCardQuery{CardID: "card-absent"}).err
 	for _, cred := range []Credential{ta.keyCred(w), ta.keyCred(r)} {
 		err := wantCode(t, ta.query(cred, GetPortfolioCardQuery{CardID: card.ID}), CodeNotFound)
 		// A hidden card answers exactly like a card that does not exist.
@@ -374,7 +374,7 @@ func TestNoneGrantedCardIsNotFound(t *testing.T) {
 		}
 		mustNotMention(t, "not found error", err.Message, card.ID, card.Address)
 	}
-	absentPatch := ta.apply(w, &UpdatePortfolioCard{CardID: "card-absent", ExpectedVersion: card.Version}).Err
+	absentPatch := ta.apply(w, &UpdatePortfolioCard{CardID: "card-absent", ExpectedVersion: card.Version}).err
 	err := ta.mustFail(CodeNotFound, w, &UpdatePortfolioCard{CardID: card.ID, ExpectedVersion: card.Version, CardFields: CardFields{Name: ptr("x")}})
 	if *err != *absentPatch {
 		t.Fatalf("hidden patch %v differs from absent patch %v", err, absentPatch)

@@ -7,6 +7,23 @@ type Query interface {
 	run(a *Account, who Principal, capability Level, now int64) Result
 }
 
+// QueryOf is a query whose answer is a T: the edge reads its result as a T
+// known at compile time, never through a type assertion of its own.
+// Every query answers through its typed answer method; run (query_doors.go)
+// is the untyped door the actor calls.
+type QueryOf[T any] interface {
+	Query
+	answer(a *Account, who Principal, capability Level, now int64) (T, *Error)
+}
+
+// answered is the Result of a typed answer.
+func answered[T any](v T, err *Error) Result {
+	if err != nil {
+		return fail(err)
+	}
+	return ok(v)
+}
+
 // AuthQuery only authenticates: the edge uses it before proposing a
 // command, so a bad or read-only key never reaches the log.
 type AuthQuery struct{}
@@ -17,19 +34,19 @@ type AuthView struct {
 	Capability Level
 }
 
-func (AuthQuery) run(_ *Account, who Principal, capability Level, _ int64) Result {
-	return ok(AuthView{Principal: who, Capability: capability})
+func (AuthQuery) answer(_ *Account, who Principal, capability Level, _ int64) (AuthView, *Error) {
+	return AuthView{Principal: who, Capability: capability}, nil
 }
 
 // PasswordHashQuery returns the stored password hash, for the edge to
 // verify a password with a slow hash outside the actor. Owner and system only.
 type PasswordHashQuery struct{}
 
-func (PasswordHashQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
+func (PasswordHashQuery) answer(a *Account, who Principal, _ Level, _ int64) (string, *Error) {
 	if who.isAgent() {
-		return fail(Errorf(CodeForbidden, "API keys cannot manage the account"))
+		return "", Errorf(CodeForbidden, "API keys cannot manage the account")
 	}
-	return ok(a.PasswordHash)
+	return a.PasswordHash, nil
 }
 
 // MeQuery is GET /me.
@@ -61,7 +78,7 @@ type RateLimits struct {
 	Remaining *int `json:"remaining"`
 }
 
-func (MeQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+func (MeQuery) answer(a *Account, who Principal, capability Level, _ int64) (MeView, *Error) {
 	limits := a.Plan.limits()
 	me := MeView{
 		AccountID:          a.ID,
@@ -83,7 +100,7 @@ func (MeQuery) run(a *Account, who Principal, capability Level, _ int64) Result 
 			me.AccessibleSpaceIDs = append(me.AccessibleSpaceIDs, s.ID)
 		}
 	}
-	return ok(me)
+	return me, nil
 }
 
 // ListPortfolioQuery is GET /portfolio/cards.
@@ -96,7 +113,7 @@ type PortfolioListView struct {
 	IncludedCardIDs []string   `json:"included_card_ids"`
 }
 
-func (ListPortfolioQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+func (ListPortfolioQuery) answer(a *Account, who Principal, capability Level, _ int64) (PortfolioListView, *Error) {
 	v := PortfolioListView{Cards: make([]CardView, 0, len(a.Portfolio)), Scope: "accessible_portfolio", IncludedCardIDs: make([]string, 0, len(a.Portfolio))}
 	for _, c := range a.Portfolio {
 		if a.portfolioAccess(c, who, capability) >= LevelRead {
@@ -104,18 +121,18 @@ func (ListPortfolioQuery) run(a *Account, who Principal, capability Level, _ int
 			v.IncludedCardIDs = append(v.IncludedCardIDs, c.ID)
 		}
 	}
-	return ok(v)
+	return v, nil
 }
 
 // GetPortfolioCardQuery is GET /portfolio/cards/{card_id}.
 type GetPortfolioCardQuery struct{ CardID string }
 
-func (q GetPortfolioCardQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+func (q GetPortfolioCardQuery) answer(a *Account, who Principal, capability Level, _ int64) (CardEnvelope, *Error) {
 	_, card := a.portfolioCard(q.CardID)
 	if card == nil || a.portfolioAccess(card, who, capability) < LevelRead {
-		return fail(errCardNotFound)
+		return CardEnvelope{}, errCardNotFound
 	}
-	return ok(CardEnvelope{Card: a.cardView(card, who, capability)})
+	return CardEnvelope{Card: a.cardView(card, who, capability)}, nil
 }
 
 // ValidateCreatePortfolioCardQuery is POST /portfolio/cards/validate: every
@@ -127,11 +144,11 @@ type ValidView struct {
 	Valid bool `json:"valid"`
 }
 
-func (q ValidateCreatePortfolioCardQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+func (q ValidateCreatePortfolioCardQuery) answer(a *Account, who Principal, capability Level, _ int64) (ValidView, *Error) {
 	if _, err := q.Card.check(a, who, capability); err != nil {
-		return fail(err)
+		return ValidView{}, err
 	}
-	return ok(ValidView{Valid: true})
+	return ValidView{Valid: true}, nil
 }
 
 // ListKeysQuery is the owner's GET /owner/v1/keys.
@@ -142,15 +159,15 @@ type KeyListView struct {
 	Keys []KeyView `json:"keys"`
 }
 
-func (ListKeysQuery) run(a *Account, who Principal, _ Level, _ int64) Result {
+func (ListKeysQuery) answer(a *Account, who Principal, _ Level, _ int64) (KeyListView, *Error) {
 	if who.isAgent() {
-		return fail(Errorf(CodeForbidden, "API keys cannot manage keys"))
+		return KeyListView{}, Errorf(CodeForbidden, "API keys cannot manage keys")
 	}
 	v := KeyListView{Keys: make([]KeyView, 0, len(a.Keys))}
 	for _, k := range a.Keys {
 		v.Keys = append(v.Keys, keyView(k))
 	}
-	return ok(v)
+	return v, nil
 }
 
 // RunQuery authenticates cred against a and runs q: the whole read path of

@@ -177,15 +177,15 @@ func TestValidateCreateAnswersLikeTheCreate(t *testing.T) {
 		create.CardID = "card-probe"
 		c := ta.apply(tc.who, &create)
 		if tc.code == "" {
-			if q.Err != nil || c.Err != nil {
-				t.Fatalf("%s: validate %v create %v, want both to pass", tc.name, q.Err, c.Err)
+			if q.err != nil || c.err != nil {
+				t.Fatalf("%s: validate %v create %v, want both to pass", tc.name, q.err, c.err)
 			}
 			return
 		}
 		wantCode(t, q, tc.code)
 		wantCode(t, c, tc.code)
-		if *q.Err != *c.Err {
-			t.Fatalf("%s: validate says %v, create says %v", tc.name, q.Err, c.Err)
+		if *q.err != *c.err {
+			t.Fatalf("%s: validate says %v, create says %v", tc.name, q.err, c.err)
 		}
 	}
 	for _, tc := range []attempt{

@@ -65,7 +65,7 @@ func resultJSON(t *testing.T, r Result) string {
 		Status int
 		Body   any
 		Err    *Error
-	}{r.Status, r.Body, r.Err})
+	}{r.Status, r.Body, r.err})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +130,8 @@ func TestRegistryApplyBatchAcrossAccounts(t *testing.T) {
 	// Spot-check the meaning, not only the equivalence.
 	codes := make([]Code, len(got))
 	for i, r := range got {
-		if r.Err != nil {
-			codes[i] = r.Err.Code
+		if r.err != nil {
+			codes[i] = r.err.Code
 		}
 	}
 	wantCodes := []Code{"", "", "", CodeUnauthorized, "", "", "", CodeDuplicateAddress, "", CodeUnauthorized, "", CodeUnauthorized}
@@ -152,7 +152,7 @@ func TestRegistryApplyBatchAcrossAccounts(t *testing.T) {
 	}
 	// Queries see every command of the batch.
 	res := reg.Query(context.Background(), Credential{Kind: CredentialAPIKey, AccountID: "B", ID: "kb", Hash: hashOf("kb")}, ListPortfolioQuery{}, queryTimeout)
-	if res.Err != nil || !slices.Equal(res.Body.(PortfolioListView).IncludedCardIDs, []string{"b1"}) {
+	if res.err != nil || !slices.Equal(res.Body.(PortfolioListView).IncludedCardIDs, []string{"b1"}) {
 		t.Fatalf("query on B: %+v", res)
 	}
 }
@@ -178,8 +178,8 @@ func TestRegistryApplyBatchManyAccountsInParallel(t *testing.T) {
 	got := reg.ApplyBatch(b.cmds)
 	sameResults(t, got, want)
 	for i, r := range got {
-		if r.Err != nil {
-			t.Fatalf("command %d failed: %v", i, r.Err)
+		if r.err != nil {
+			t.Fatalf("command %d failed: %v", i, r.err)
 		}
 	}
 	if reg.Len() != accounts {
@@ -196,8 +196,8 @@ func TestRegistryApplyBatchManyAccountsInParallel(t *testing.T) {
 			id := fmt.Sprintf("acct-%02d", i)
 			for range 20 {
 				res := reg.Query(context.Background(), Credential{Kind: CredentialAPIKey, AccountID: id, ID: "k", Hash: hashOf(id)}, MeQuery{}, queryTimeout)
-				if res.Err != nil {
-					t.Errorf("query %s: %v", id, res.Err)
+				if res.err != nil {
+					t.Errorf("query %s: %v", id, res.err)
 					return
 				}
 			}
@@ -210,8 +210,8 @@ func TestRegistryApplyBatchManyAccountsInParallel(t *testing.T) {
 		more.add(id, ownerP, &SetPlan{Plan: PlanExtended})
 	}
 	for _, r := range reg.ApplyBatch(more.cmds) {
-		if r.Err != nil {
-			t.Fatalf("plan change failed: %v", r.Err)
+		if r.err != nil {
+			t.Fatalf("plan change failed: %v", r.err)
 		}
 	}
 	wg.Wait()
@@ -226,8 +226,8 @@ func TestRegistryQuery(t *testing.T) {
 
 	cred := Credential{Kind: CredentialAPIKey, AccountID: "A", ID: "k", Hash: hashOf("k")}
 	res := reg.Query(context.Background(), cred, MeQuery{}, queryTimeout)
-	if res.Err != nil {
-		t.Fatal(res.Err)
+	if res.err != nil {
+		t.Fatal(res.err)
 	}
 	if me := res.Body.(MeView); me.AccountID != "A" || me.Capability != LevelRead {
 		t.Fatalf("/me %+v", me)
@@ -242,8 +242,8 @@ func TestRegistryQuery(t *testing.T) {
 	// account still answers well within it.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if res := reg.Query(ctx, cred, AuthQuery{}, time.Hour); res.Err != nil {
-		t.Fatalf("query with a deadline: %v", res.Err)
+	if res := reg.Query(ctx, cred, AuthQuery{}, time.Hour); res.err != nil {
+		t.Fatalf("query with a deadline: %v", res.err)
 	}
 	// A caller whose deadline has passed gets a prompt retryable error
 	// instead of an unbounded wait (protoactor treats a negative timeout
@@ -292,7 +292,7 @@ func TestRegistryQueriesSeeTheirOwnResults(t *testing.T) {
 			cred := Credential{Kind: CredentialAPIKey, AccountID: id, ID: "k" + id, Hash: hashOf("k" + id)}
 			for range 200 {
 				res := reg.Query(context.Background(), cred, MeQuery{}, queryTimeout)
-				if res.Err != nil || res.Body.(MeView).AccountID != id {
+				if res.err != nil || res.Body.(MeView).AccountID != id {
 					t.Errorf("query for %s answered %+v", id, res)
 					return
 				}
@@ -333,7 +333,7 @@ func TestRegistryVisit(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := reg.Query(context.Background(), Credential{Kind: CredentialOwnerSecret, AccountID: "B", Hash: hashOf("os-B")}, MeQuery{}, queryTimeout)
-	if res.Err != nil || res.Body.(MeView).Plan != PlanExtended {
+	if res.err != nil || res.Body.(MeView).Plan != PlanExtended {
 		t.Fatalf("replaced state not used: %+v", res)
 	}
 
@@ -355,8 +355,8 @@ func TestRegistryVisit(t *testing.T) {
 		t.Fatalf("visit went on after the error: %v", seen)
 	}
 	res = reg.Query(context.Background(), Credential{Kind: CredentialOwnerSecret, AccountID: "B", Hash: hashOf("os-B")}, MeQuery{}, queryTimeout)
-	if res.Err != nil {
-		t.Fatalf("account B lost its state after a failed visit: %v", res.Err)
+	if res.err != nil {
+		t.Fatalf("account B lost its state after a failed visit: %v", res.err)
 	}
 	// A panic inside fn is an error, not a crash, and the state survives.
 	err = reg.Visit(func(a *Account) (*Account, error) { panic("visit panic") }, queryTimeout)
@@ -367,8 +367,8 @@ func TestRegistryVisit(t *testing.T) {
 		t.Fatalf("%d accounts after a failed visit", reg.Len())
 	}
 	res = reg.Query(context.Background(), Credential{Kind: CredentialOwnerSecret, AccountID: "A", Hash: hashOf("os-A")}, MeQuery{}, queryTimeout)
-	if res.Err != nil {
-		t.Fatalf("account A after a panicking visit: %v", res.Err)
+	if res.err != nil {
+		t.Fatalf("account A after a panicking visit: %v", res.err)
 	}
 }
 
@@ -391,8 +391,8 @@ func TestRegistryRestore(t *testing.T) {
 	}
 	wantCode(t, reg.Query(context.Background(), Credential{Kind: CredentialOwnerSecret, AccountID: "old", Hash: hashOf("os-old")}, MeQuery{}, queryTimeout), CodeUnauthorized)
 	cred := Credential{Kind: CredentialAPIKey, AccountID: "X", ID: "kx", Hash: hashOf("kx")}
-	if res := reg.Query(context.Background(), cred, AuthQuery{}, queryTimeout); res.Err != nil {
-		t.Fatalf("restored key: %v", res.Err)
+	if res := reg.Query(context.Background(), cred, AuthQuery{}, queryTimeout); res.err != nil {
+		t.Fatalf("restored key: %v", res.err)
 	}
 	// Commands continue on the restored state.
 	var next batch
@@ -400,8 +400,8 @@ func TestRegistryRestore(t *testing.T) {
 	next.add("X", Principal{Kind: PrincipalAgent, KeyID: "kx"}, &CreatePortfolioCard{CardID: "x1", Address: addrs[0]})
 	next.add("old", ownerP, &SetPlan{Plan: PlanExtended})
 	res := reg.ApplyBatch(next.cmds)
-	if res[0].Err != nil {
-		t.Fatalf("create on a restored account: %v", res[0].Err)
+	if res[0].err != nil {
+		t.Fatalf("create on a restored account: %v", res[0].err)
 	}
 	wantCode(t, res[1], CodeUnauthorized)
 	var ids []string
@@ -437,7 +437,7 @@ func TestRegistryDeleteAccountRemovesIt(t *testing.T) {
 	d.add("A", ownerP, &DeleteAccount{})
 	d.add("A", ownerP, &SetPlan{Plan: PlanExtended}) // after the delete, same batch
 	res = reg.ApplyBatch(d.cmds)
-	if res[0].Err != nil || res[0].Status != 204 {
+	if res[0].err != nil || res[0].Status != 204 {
 		t.Fatalf("delete %+v", res[0])
 	}
 	wantCode(t, res[1], CodeUnauthorized)
@@ -453,8 +453,8 @@ func TestRegistryDeleteAccountRemovesIt(t *testing.T) {
 	d = batch{at: d.at}
 	d.add("A", ownerP, &SetPlan{Plan: PlanExtended})
 	wantCode(t, reg.ApplyBatch(d.cmds)[0], CodeUnauthorized)
-	if res := reg.Query(context.Background(), Credential{Kind: CredentialOwnerSecret, AccountID: "B", Hash: hashOf("os-B")}, AuthQuery{}, queryTimeout); res.Err != nil {
-		t.Fatalf("B affected by A's deletion: %v", res.Err)
+	if res := reg.Query(context.Background(), Credential{Kind: CredentialOwnerSecret, AccountID: "B", Hash: hashOf("os-B")}, AuthQuery{}, queryTimeout); res.err != nil {
+		t.Fatalf("B affected by A's deletion: %v", res.err)
 	}
 }
 
@@ -513,7 +513,7 @@ func TestRegistryFailedCreateLeavesNoAccount(t *testing.T) {
 	b.add("A", ownerP, createAccount("A"))
 	b.add("B", systemP, &CreateAccount{PasswordHash: "pw"}) // no first space id
 	for _, r := range reg.ApplyBatch(b.cmds) {
-		if r.Err == nil {
+		if r.err == nil {
 			t.Fatalf("a bad create succeeded")
 		}
 	}
@@ -549,13 +549,13 @@ func TestRegistryRecoversFromAPanickingRule(t *testing.T) {
 	b.add("A", ownerP, panicPayload{})
 	b.add("A", ownerP, &CreateKey{KeyID: "k", Capability: LevelRead, Hash: hashOf("k")})
 	res := reg.ApplyBatch(b.cmds)
-	if res[0].Err != nil || res[2].Err != nil {
+	if res[0].err != nil || res[2].err != nil {
 		t.Fatalf("results around the panic: %+v %+v", res[0], res[2])
 	}
 	wantCode(t, res[1], CodeInternal)
 	// The actor kept its state rather than restarting empty.
-	if r := reg.Query(context.Background(), Credential{Kind: CredentialAPIKey, AccountID: "A", ID: "k", Hash: hashOf("k")}, AuthQuery{}, queryTimeout); r.Err != nil {
-		t.Fatalf("state lost after a panic: %v", r.Err)
+	if r := reg.Query(context.Background(), Credential{Kind: CredentialAPIKey, AccountID: "A", ID: "k", Hash: hashOf("k")}, AuthQuery{}, queryTimeout); r.err != nil {
+		t.Fatalf("state lost after a panic: %v", r.err)
 	}
 }
 
@@ -575,7 +575,7 @@ func TestSafeApplyRecoversAndKeepsState(t *testing.T) {
 	}
 	// Without a panic safeApply is Apply.
 	next, res = safeApply(ta.a, ta.cmd(ownerP, &SetPlan{Plan: PlanExtended}))
-	if res.Err != nil || next.Plan != PlanExtended {
+	if res.err != nil || next.Plan != PlanExtended {
 		t.Fatalf("safeApply %+v", res)
 	}
 }
@@ -591,7 +591,7 @@ func TestRegistryRecoversFromAPanickingQuery(t *testing.T) {
 	reg.ApplyBatch(b.cmds)
 	cred := Credential{Kind: CredentialOwnerSecret, AccountID: "A", Hash: hashOf("os-A")}
 	wantCode(t, reg.Query(context.Background(), cred, panicQuery{}, queryTimeout), CodeInternal)
-	if res := reg.Query(context.Background(), cred, MeQuery{}, queryTimeout); res.Err != nil || res.Body.(MeView).AccountID != "A" {
+	if res := reg.Query(context.Background(), cred, MeQuery{}, queryTimeout); res.err != nil || res.Body.(MeView).AccountID != "A" {
 		t.Fatalf("account after a panicking query: %+v", res)
 	}
 }
@@ -648,8 +648,8 @@ func TestRegistriesShareASystem(t *testing.T) {
 	cred := func(id string) Credential {
 		return Credential{Kind: CredentialAPIKey, AccountID: id, ID: "k", Hash: hashOf("k")}
 	}
-	if res := r1.Query(context.Background(), cred("A"), MeQuery{}, queryTimeout); res.Err != nil {
-		t.Fatalf("A in its registry: %v", res.Err)
+	if res := r1.Query(context.Background(), cred("A"), MeQuery{}, queryTimeout); res.err != nil {
+		t.Fatalf("A in its registry: %v", res.err)
 	}
 	wantCode(t, r1.Query(context.Background(), cred("B"), MeQuery{}, queryTimeout), CodeUnauthorized)
 	pidA := r1.pid("A")
@@ -660,8 +660,8 @@ func TestRegistriesShareASystem(t *testing.T) {
 	if err := sys.system.Root.RequestFuture(pidA, &visitMsg{fn: func(a *Account) (*Account, error) { return a, nil }}, time.Second).Wait(); err == nil {
 		t.Error("A's actor still answers after its registry shut down")
 	}
-	if res := r2.Query(context.Background(), cred("B"), MeQuery{}, queryTimeout); res.Err != nil {
-		t.Fatalf("B after the other registry shut down: %v", res.Err)
+	if res := r2.Query(context.Background(), cred("B"), MeQuery{}, queryTimeout); res.err != nil {
+		t.Fatalf("B after the other registry shut down: %v", res.err)
 	}
 }
 

@@ -38,8 +38,8 @@ func newSheetBench(b *testing.B) *sheetBench {
 	sb := &sheetBench{b: b, at: t0, w: Principal{Kind: PrincipalAgent, KeyID: "kw"}}
 	sb.cred = Credential{Kind: CredentialAPIKey, AccountID: testAccountID, ID: "kw", Hash: hashOf("kw")}
 	a, res := Apply(nil, sb.cmd(systemP, &CreateAccount{Plan: PlanExtended, OwnerSecretHash: hashOf(testOwnerSecret), PasswordHash: testPasswordHash, FirstSpaceID: testFirstSpaceID}))
-	if res.Err != nil {
-		b.Fatal(res.Err)
+	if res.err != nil {
+		b.Fatal(res.err)
 	}
 	sb.a = a
 	sb.must(ownerP, &CreateKey{KeyID: "kw", Name: "writer", Capability: LevelWrite, Hash: hashOf("kw")})
@@ -66,8 +66,8 @@ func (sb *sheetBench) cmd(p Principal, payload Payload) *Command {
 
 func (sb *sheetBench) must(p Principal, payload Payload) Result {
 	next, res := Apply(sb.a, sb.cmd(p, payload))
-	if res.Err != nil {
-		sb.b.Fatalf("%T: %v", payload, res.Err)
+	if res.err != nil {
+		sb.b.Fatalf("%T: %v", payload, res.err)
 	}
 	sb.a = next
 	return res

@@ -231,22 +231,22 @@ func (r *sheetFuzzRun) exec(fl writeFlags, p Payload, want *expectation) Result 
 	before := r.fx.snapshot()
 	res := r.fx.run(r.fx.cmdAt(r.at, who, p))
 	if want == nil {
-		if res.Err != nil {
-			t.Fatalf("%T %s: refused with %v, the model accepts it", p, bodyJSON(t, p), res.Err)
+		if res.err != nil {
+			t.Fatalf("%T %s: refused with %v, the model accepts it", p, bodyJSON(t, p), res.err)
 		}
 		return res
 	}
-	if res.Err == nil {
+	if res.err == nil {
 		t.Fatalf("%T %s: accepted (%s), the model expects %s", p, bodyJSON(t, p), bodyJSON(t, res.Body), want.code)
 	}
-	if res.Err.Code != want.code {
-		t.Fatalf("%T %s: error %v, the model expects %s", p, bodyJSON(t, p), res.Err, want.code)
+	if res.err.Code != want.code {
+		t.Fatalf("%T %s: error %v, the model expects %s", p, bodyJSON(t, p), res.err, want.code)
 	}
-	if want.message != "" && res.Err.Message != want.message {
-		t.Fatalf("%T: message %q, want %q", p, res.Err.Message, want.message)
+	if want.message != "" && res.err.Message != want.message {
+		t.Fatalf("%T: message %q, want %q", p, res.err.Message, want.message)
 	}
-	if want.code == CodeRateLimited && res.Err.RetryAfter != want.retryAfter {
-		t.Fatalf("%T: Retry-After %d, the model expects %d", p, res.Err.RetryAfter, want.retryAfter)
+	if want.code == CodeRateLimited && res.err.RetryAfter != want.retryAfter {
+		t.Fatalf("%T: Retry-After %d, the model expects %d", p, res.err.RetryAfter, want.retryAfter)
 	}
 	if after := r.fx.snapshot(); !bytes.Equal(before, after) {
 		t.Fatalf("%T refused with %s but changed the account", p, want.code)

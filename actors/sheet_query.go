@@ -25,10 +25,10 @@ type SheetView struct {
 	NextOffset  *int           `json:"next_offset"`
 }
 
-func (q SheetQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+func (q SheetQuery) answer(a *Account, who Principal, capability Level, _ int64) (SheetView, *Error) {
 	s, err := a.sheetSpace(q.SpaceID, who, capability, false)
 	if err != nil {
-		return fail(err)
+		return SheetView{}, err
 	}
 	sheet := s.Sheet
 	v := SheetView{SpaceID: s.ID, Headers: sheet.headersView(), Revision: sheet.Revision, RowCount: sheetRowCount, ColumnCount: sheetColumnCount}
@@ -37,7 +37,7 @@ func (q SheetQuery) run(a *Account, who Principal, capability Level, _ int64) Re
 	} else {
 		v.Rows, v.NextOffset = sheet.densePage(q.Offset, q.Limit)
 	}
-	return ok(v)
+	return v, nil
 }
 
 // matcher returns the rows a filtered read walks: for both filters, the

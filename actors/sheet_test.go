@@ -1225,8 +1225,8 @@ func sec(s float64) int64 { return int64(s * float64(time.Second)) }
 func (f *sheetFixture) okAt(at int64, p Payload) Result {
 	f.t.Helper()
 	res := f.run(f.cmdAt(at, f.w, p))
-	if res.Err != nil {
-		f.t.Fatalf("%T at %+.3fs: %v", p, float64(at-t0)/1e9, res.Err)
+	if res.err != nil {
+		f.t.Fatalf("%T at %+.3fs: %v", p, float64(at-t0)/1e9, res.err)
 	}
 	return res
 }
@@ -1364,8 +1364,8 @@ func TestSheetBudgetIsPerAccount(t *testing.T) {
 			who = f.owner
 		}
 		res := f.run(f.cmdAt(at+sec(float64(i)), who, budget(&PutSheetRow{SheetWrite: f.swOf(id), Cells: []string{"a", "btc", fmt.Sprint(i), "", ""}})))
-		if res.Err != nil {
-			t.Fatalf("write %d: %v", i, res.Err)
+		if res.err != nil {
+			t.Fatalf("write %d: %v", i, res.err)
 		}
 	}
 	for _, id := range []string{f.id, other} {
@@ -1489,8 +1489,8 @@ func TestSheetFirstPatchInsertIsIndexedOnce(t *testing.T) {
 			t.Errorf("filtered read lists %v, want [0]", indexesOf(v.Rows))
 		}
 		res := f.apply(f.w, f.put("A", "btc", "updated", "", ""))
-		if res.Err != nil {
-			t.Fatalf("PUT of the only row with this key: %v", res.Err)
+		if res.err != nil {
+			t.Fatalf("PUT of the only row with this key: %v", res.err)
 		}
 		if v := bodyAs[SheetPutView](t, res); v.Created || v.Index != 0 {
 			t.Fatalf("PUT of the only row with this key: %+v", v)
@@ -1522,8 +1522,8 @@ func TestSheetFirstPatchInsertIsIndexedOnce(t *testing.T) {
 		g := &sheetFixture{testAccount: &testAccount{t: t, id: f.testAccount.id, a: &back, at: f.at, keys: f.keys, owner: f.owner, seq: f.seq}, w: f.w, r: f.r, id: f.id}
 		put := func(fx *sheetFixture) string {
 			res := fx.apply(fx.w, fx.put("A", "btc", "x", "", ""))
-			if res.Err != nil {
-				return string(res.Err.Code) + ": " + res.Err.Message
+			if res.err != nil {
+				return string(res.err.Code) + ": " + res.err.Message
 			}
 			return bodyJSON(t, res.Body)
 		}

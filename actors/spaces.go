@@ -269,23 +269,23 @@ type SpaceListView struct {
 	BookmarkRevision string      `json:"bookmark_revision"`
 }
 
-func (ListSpacesQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+func (ListSpacesQuery) answer(a *Account, who Principal, capability Level, _ int64) (SpaceListView, *Error) {
 	v := SpaceListView{Spaces: []SpaceView{}, BookmarkRevision: a.bookmarkRevisionString()}
 	for i := range a.Spaces {
 		if a.spaceAccess(i, who, capability) >= LevelRead {
 			v.Spaces = append(v.Spaces, a.spaceView(i, who, capability))
 		}
 	}
-	return ok(v)
+	return v, nil
 }
 
 // GetSpaceQuery is GET /bookmark-spaces/{space_id}.
 type GetSpaceQuery struct{ SpaceID string }
 
-func (q GetSpaceQuery) run(a *Account, who Principal, capability Level, _ int64) Result {
+func (q GetSpaceQuery) answer(a *Account, who Principal, capability Level, _ int64) (SpaceEnvelope, *Error) {
 	i, _, err := a.readableSpace(q.SpaceID, who, capability)
 	if err != nil {
-		return fail(err)
+		return SpaceEnvelope{}, err
 	}
-	return ok(a.spaceEnvelope(i, who, capability))
+	return a.spaceEnvelope(i, who, capability), nil
 }

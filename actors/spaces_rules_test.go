@@ -14,8 +14,8 @@ import (
 // a fresh result or the raw JSON of an idempotent replay.
 func bodyAs[T any](t *testing.T, res Result) T {
 	t.Helper()
-	if res.Err != nil {
-		t.Fatalf("result is an error: %v", res.Err)
+	if res.err != nil {
+		t.Fatalf("result is an error: %v", res.err)
 	}
 	if v, isT := res.Body.(T); isT {
 		return v

@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"errors"
 	"strconv"
 )
 
@@ -22,11 +21,8 @@ import (
 // (issue 28), which a leader proposes only once every voter applies it:
 // until then a label import sends one command a line, as before.
 
-// ErrFeatureNotAdmitted marks a command the leader refused before it
-// entered the log because a voter does not apply its kind yet. The
-// refusal also carries the 503 a client sees; a caller that can say the
-// same with older kinds may do so instead.
-var ErrFeatureNotAdmitted = errors.New("actors: a voter does not apply this command kind yet")
+// A leader refuses a command of a newer version than some voter applies
+// before it enters the log: clustererr.ErrFeatureNotAdmitted.
 
 // FeatureVersion numbers what the log and snapshots may hold.
 type FeatureVersion uint32

@@ -84,27 +84,32 @@ func (c Coin) Validate(address string) (canonical string, err error) {
 // around it, which should be reported as whitespace, not as length.
 const altcoinInputBytesMax = 128
 
-// withHygiene wraps a coin's validator in the checks every coin shares, in
-// the same order as ValidateBitcoinAddress. addressCharsMax is the longest
-// address of the coin; all supported addresses are ASCII, so bytes are
-// characters.
+// withHygiene wraps a coin's validator in the checks every coin shares
+// (checkInputHygiene, which ValidateBitcoinAddress starts with too), then
+// refuses an input longer than addressCharsMax, the coin's longest
+// address; all supported addresses are ASCII, so bytes are characters.
 func withHygiene(addressCharsMax int, validate func(string) (string, error)) func(string) (string, error) {
 	return func(s string) (string, error) {
-		if s == "" {
-			return "", addrErr(reasonEmpty)
-		}
-		// Length first, so huge inputs cost nothing.
-		if len(s) > altcoinInputBytesMax {
-			return "", addrErr(reasonTooLong)
-		}
-		if hasOuterSpace(s) {
-			return "", addrErr(reasonSpaces)
+		if err := checkInputHygiene(s, altcoinInputBytesMax); err != nil {
+			return "", err
 		}
 		if len(s) > addressCharsMax {
 			return "", addrErr(reasonTooLong)
 		}
 		return validate(s)
 	}
+}
+
+// digitTable maps each byte of alphabet, an encoding's ASCII digits in
+// order, to its value, and every other byte to -1.
+func digitTable(alphabet string) (digits [256]int8) {
+	for i := range digits {
+		digits[i] = -1
+	}
+	for i := 0; i < len(alphabet); i++ {
+		digits[alphabet[i]] = int8(i)
+	}
+	return digits
 }
 
 // hasMixedCaseASCII reports whether s holds both ASCII lower- and

@@ -30,15 +30,7 @@ const (
 
 // cashAddrDigits maps a lower-case CashAddr character to its 5-bit value,
 // or -1 for characters outside the charset.
-var cashAddrDigits = func() (digits [256]int8) {
-	for i := range digits {
-		digits[i] = -1
-	}
-	for i := 0; i < len(cashAddrCharset); i++ {
-		digits[cashAddrCharset[i]] = int8(i)
-	}
-	return digits
-}()
+var cashAddrDigits = digitTable(cashAddrCharset)
 
 // validateBitcoinCash accepts a mainnet CashAddr P2KH (q...) or P2SH (p...)
 // address, with or without the "bitcoincash:" prefix, in lower or upper case

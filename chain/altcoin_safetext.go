@@ -29,15 +29,8 @@ const unknownAddressMarkupChars = "<>&\"'`\\"
 // a zero-width joiner). Nothing about the coin can be checked, so the
 // canonical form is the text unchanged. Errors are always *AddressError.
 func ValidateUnknownAddress(s string) (canonical string, err error) {
-	if s == "" {
-		return "", addrErr(reasonEmpty)
-	}
-	// Length first, so huge inputs cost nothing.
-	if len(s) > unknownAddressBytesMax {
-		return "", addrErr(reasonTooLong)
-	}
-	if hasOuterSpace(s) {
-		return "", addrErr(reasonSpaces)
+	if err := checkInputHygiene(s, unknownAddressBytesMax); err != nil {
+		return "", err
 	}
 	if !utf8.ValidString(s) {
 		return "", addrErr(reasonTextNotUTF8)

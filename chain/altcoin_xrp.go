@@ -16,15 +16,7 @@ const (
 )
 
 // xrpDigits maps a Ripple-alphabet character to its value, or -1.
-var xrpDigits = func() (digits [256]int8) {
-	for i := range digits {
-		digits[i] = -1
-	}
-	for i := 0; i < len(xrpAlphabet); i++ {
-		digits[xrpAlphabet[i]] = int8(i)
-	}
-	return digits
-}()
+var xrpDigits = digitTable(xrpAlphabet)
 
 // validateXRP accepts a classic XRP address (r..., 25 to 35 characters).
 // Base58 encodes each byte string one way only, and decodeRippleBase58 is

@@ -53,15 +53,8 @@ func addrErr(reason string) error { return &AddressError{Reason: reason} }
 // witness versions and program types, and any string with surrounding
 // whitespace or longer than 90 characters. Errors are always *AddressError.
 func ValidateBitcoinAddress(s string) (canonical string, err error) {
-	if s == "" {
-		return "", addrErr(reasonEmpty)
-	}
-	// Length first, so huge inputs cost nothing.
-	if len(s) > maxBitcoinAddressLen {
-		return "", addrErr(reasonTooLong)
-	}
-	if hasOuterSpace(s) {
-		return "", addrErr(reasonSpaces)
+	if err := checkInputHygiene(s, maxBitcoinAddressLen); err != nil {
+		return "", err
 	}
 	if isAllHex(s) {
 		// DecodeAddress would accept 66/130 hex characters as a public
@@ -129,6 +122,22 @@ func isForTestNetwork(addr btcutil.Address) bool {
 	return addr.IsForNet(&chaincfg.TestNet3Params) ||
 		addr.IsForNet(&chaincfg.RegressionNetParams) ||
 		addr.IsForNet(&chaincfg.SigNetParams)
+}
+
+// checkInputHygiene is where every validator starts, in this order: an
+// empty input, one longer than bytesMax (length first, so huge inputs cost
+// nothing) and one with whitespace at either end are refused, each with
+// its own reason.
+func checkInputHygiene(s string, bytesMax int) error {
+	switch {
+	case s == "":
+		return addrErr(reasonEmpty)
+	case len(s) > bytesMax:
+		return addrErr(reasonTooLong)
+	case hasOuterSpace(s):
+		return addrErr(reasonSpaces)
+	}
+	return nil
 }
 
 func hasOuterSpace(s string) bool {

@@ -205,11 +205,11 @@ func without(members []*member, gone ...*member) []*member {
 	return rest
 }
 
-func (m *member) propose(t *testing.T, cmd *actors.Command) actors.Result {
+func (m *member) propose(t *testing.T, cmd *actors.Command) answer {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	res, err := m.node.Propose(ctx, cmd)
+	res, err := answerOf(m.node.Propose(ctx, cmd))
 	if err != nil {
 		t.Fatalf("Propose %T on %s: %v", cmd.Payload, m.id, err)
 	}
@@ -267,7 +267,7 @@ func accountIDs(t *testing.T, reg *actors.Registry) map[string]bool {
 func cardsOf(t *testing.T, reg *actors.Registry, account string) []string {
 	t.Helper()
 	res := reg.Query(context.Background(), ownerCred(account), actors.ListPortfolioQuery{}, testTimeout)
-	mustSucceed(t, res, 200)
+	mustSucceed(t, mustAnswer(t)(answerOf(res.Outcome())), 200)
 	list, isList := res.Body.(actors.PortfolioListView)
 	if !isList {
 		t.Fatalf("list body = %#v", res.Body)
@@ -580,7 +580,7 @@ func TestThreeNodeTransferLeadership(t *testing.T) {
 		t.Fatalf("Query on the old leader: %v, want ErrNotLeader", err)
 	}
 	mustSucceed(t, target.propose(t, createCard("acct-1", "card-new", addresses[2], t0+int64(time.Hour))), 201)
-	res, err := target.node.Query(ctx, ownerCred("acct-1"), actors.ListPortfolioQuery{})
+	res, err := answerOf(target.node.Query(ctx, ownerCred("acct-1"), actors.ListPortfolioQuery{}))
 	if err != nil {
 		t.Fatalf("Query on the new leader: %v", err)
 	}
@@ -630,7 +630,7 @@ func TestThreeNodeLeaderFailure(t *testing.T) {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			res, err := target.Propose(ctx, createAccount(id))
+			res, err := answerOf(target.Propose(ctx, createAccount(id)))
 			cancel()
 			switch {
 			case errors.Is(err, ErrNotLeader):
@@ -642,7 +642,7 @@ func TestThreeNodeLeaderFailure(t *testing.T) {
 				mu.Lock()
 				unknown = append(unknown, id)
 				mu.Unlock()
-			case res.Err != nil || res.Status != 201:
+			case res.refusal != nil || res.Status != 201:
 				mu.Lock()
 				why := ""
 				if retry {

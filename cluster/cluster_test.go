@@ -151,22 +151,22 @@ func (tn *testNode) close() {
 	tn.node = nil
 }
 
-func (tn *testNode) propose(cmd *actors.Command) actors.Result {
+func (tn *testNode) propose(cmd *actors.Command) answer {
 	tn.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	res, err := tn.node.Propose(ctx, cmd)
+	res, err := answerOf(tn.node.Propose(ctx, cmd))
 	if err != nil {
 		tn.t.Fatalf("Propose %T: %v", cmd.Payload, err)
 	}
 	return res
 }
 
-func (tn *testNode) query(cred actors.Credential, q actors.Query) actors.Result {
+func (tn *testNode) query(cred actors.Credential, q actors.Query) answer {
 	tn.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	res, err := tn.node.Query(ctx, cred, q)
+	res, err := answerOf(tn.node.Query(ctx, cred, q))
 	if err != nil {
 		tn.t.Fatalf("Query %T: %v", q, err)
 	}
@@ -208,10 +208,10 @@ func createCard(account, cardID, address string, at int64) *actors.Command {
 	}}
 }
 
-func mustSucceed(t testing.TB, res actors.Result, status int) {
+func mustSucceed(t testing.TB, res answer, status int) {
 	t.Helper()
-	if res.Err != nil {
-		t.Fatalf("result error %v, want status %d", res.Err, status)
+	if res.refusal != nil {
+		t.Fatalf("result error %v, want status %d", res.refusal, status)
 	}
 	if res.Status != status {
 		t.Fatalf("status %d, want %d (body %+v)", res.Status, status, res.Body)
@@ -274,30 +274,30 @@ func TestNodeProposeAndQuery(t *testing.T) {
 
 	// Rule failures come back as results, not as errors of the node.
 	res := tn.propose(createCard("acct-1", "card-dup", addresses[0], t0+int64(time.Hour)))
-	if res.Err == nil || res.Err.Code != actors.CodeDuplicateAddress {
+	if res.refusal == nil || res.refusal.Code != actors.CodeDuplicateAddress {
 		t.Fatalf("duplicate address: %+v, want DUPLICATE_ADDRESS", res)
 	}
 	res = tn.propose(createAccount("acct-1"))
-	if res.Err == nil || res.Err.Code != actors.CodeConflict {
+	if res.refusal == nil || res.refusal.Code != actors.CodeConflict {
 		t.Fatalf("second create of acct-1: %+v, want CONFLICT", res)
 	}
 	res = tn.propose(createCard("acct-none", "card-x", addresses[0], t0))
-	if res.Err == nil || res.Err.Code != actors.CodeUnauthorized {
+	if res.refusal == nil || res.refusal.Code != actors.CodeUnauthorized {
 		t.Fatalf("command to a missing account: %+v, want UNAUTHORIZED", res)
 	}
 	// A rotated-out owner secret epoch is no longer live.
 	stale := createCard("acct-1", "card-stale", "1Q1pE5vPGEEMqRcVRMbtBK842Y6Pzo6nK9", t0)
 	stale.Principal.SecretEpoch = 1
-	if res := tn.propose(stale); res.Err == nil || res.Err.Code != actors.CodeUnauthorized {
+	if res := tn.propose(stale); res.refusal == nil || res.refusal.Code != actors.CodeUnauthorized {
 		t.Fatalf("stale owner epoch: %+v, want UNAUTHORIZED", res)
 	}
 
 	wrong := ownerCred("acct-1")
 	wrong.Hash = hashOf("aws.acct-1.guess")
-	if res := tn.query(wrong, actors.ListPortfolioQuery{}); res.Err == nil || res.Err.Code != actors.CodeUnauthorized {
+	if res := tn.query(wrong, actors.ListPortfolioQuery{}); res.refusal == nil || res.refusal.Code != actors.CodeUnauthorized {
 		t.Fatalf("wrong owner secret: %+v, want UNAUTHORIZED", res)
 	}
-	if res := tn.query(ownerCred("acct-none"), actors.MeQuery{}); res.Err == nil || res.Err.Code != actors.CodeUnauthorized {
+	if res := tn.query(ownerCred("acct-none"), actors.MeQuery{}); res.refusal == nil || res.refusal.Code != actors.CodeUnauthorized {
 		t.Fatalf("query of a missing account: %+v, want UNAUTHORIZED", res)
 	}
 
@@ -319,7 +319,7 @@ func TestNodeConcurrentProposalsAllApply(t *testing.T) {
 	// 25 goroutines create accounts and 25 add cards to one account, so
 	// that one batch mixes accounts and holds several commands for one.
 	const proposers = 50
-	results := make([]actors.Result, proposers)
+	results := make([]answer, proposers)
 	errs := make([]error, proposers)
 	var start, done sync.WaitGroup
 	start.Add(1)
@@ -339,7 +339,7 @@ func TestNodeConcurrentProposalsAllApply(t *testing.T) {
 			start.Wait()
 			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 			defer cancel()
-			results[i], errs[i] = tn.node.Propose(ctx, cmd)
+			results[i], errs[i] = answerOf(tn.node.Propose(ctx, cmd))
 		}()
 	}
 	start.Done()
@@ -354,9 +354,9 @@ func TestNodeConcurrentProposalsAllApply(t *testing.T) {
 		switch {
 		case i%2 == 0:
 			mustSucceed(t, res, 201)
-		case res.Err == nil && res.Status == 201:
+		case res.refusal == nil && res.Status == 201:
 			created++
-		case res.Err != nil && (res.Err.Code == actors.CodeOverviewFull || res.Err.Code == actors.CodeDuplicateAddress):
+		case res.refusal != nil && (res.refusal.Code == actors.CodeOverviewFull || res.refusal.Code == actors.CodeDuplicateAddress):
 			refused++
 		default:
 			t.Fatalf("card proposal %d: %+v", i, res)
@@ -532,12 +532,12 @@ func TestNodeReadsAfterRestartSeeTheLog(t *testing.T) {
 	for !n.IsLeader() {
 		time.Sleep(time.Millisecond)
 	}
-	res, err := n.Query(ctx, ownerCred("acct-1"), actors.MeQuery{})
+	res, err := answerOf(n.Query(ctx, ownerCred("acct-1"), actors.MeQuery{}))
 	if err != nil {
 		t.Fatalf("Query: %v", err)
 	}
-	if res.Err != nil {
-		t.Fatalf("the first read after restart answered %v with %d of 5001 accounts applied: it ran before the log replayed", res.Err, accounts.Len())
+	if res.refusal != nil {
+		t.Fatalf("the first read after restart answered %v with %d of 5001 accounts applied: it ran before the log replayed", res.refusal, accounts.Len())
 	}
 }
 
@@ -586,27 +586,27 @@ func TestFSMApplyBatchAnswersEachEntry(t *testing.T) {
 	if len(responses) != len(logs) {
 		t.Fatalf("%d responses for %d entries", len(responses), len(logs))
 	}
-	first, isResults := responses[0].([]actors.Result)
+	first, isResults := responses[0].([]applied)
 	if !isResults || len(first) != 2 || first[0].Status != 201 || first[1].Status != 201 {
 		t.Fatalf("entry 1: %#v", responses[0])
 	}
 	if responses[1] != nil || responses[3] != nil {
 		t.Fatalf("non-command entries answered %#v, %#v", responses[1], responses[3])
 	}
-	third, isResults := responses[2].([]actors.Result)
+	third, isResults := responses[2].([]applied)
 	if !isResults || len(third) != 3 || third[0].Status != 201 || third[1].Status != 201 {
 		t.Fatalf("entry 3: %#v", responses[2])
 	}
-	if third[2].Err == nil || third[2].Err.Code != actors.CodeDuplicateAddress {
+	if actors.ErrorCode(third[2].err) != actors.CodeDuplicateAddress {
 		t.Fatalf("entry 3 command 3 (same address, same account, later in the log): %+v, want DUPLICATE_ADDRESS", third[2])
 	}
-	if empty, isResults := responses[4].([]actors.Result); !isResults || len(empty) != 0 {
+	if empty, isResults := responses[4].([]applied); !isResults || len(empty) != 0 {
 		t.Fatalf("empty entry: %#v", responses[4])
 	}
 	if s := f.metrics.stats(); s.CommandsApplied != 5 || s.ApplyBatches != 1 {
 		t.Fatalf("metrics %+v", s)
 	}
-	if got := f.Apply(logEntry(t, 6, createAccount("acct-3"))); len(got.([]actors.Result)) != 1 {
+	if got := f.Apply(logEntry(t, 6, createAccount("acct-3"))); len(got.([]applied)) != 1 {
 		t.Fatalf("Apply: %#v", got)
 	}
 }
@@ -753,7 +753,7 @@ func TestFSMRestoreCorruptSnapshotLeavesRegistry(t *testing.T) {
 	}
 	// The registry still applies after the failed restores.
 	res := f.ApplyBatch([]*raft.Log{logEntry(t, 2, createCard("acct-1", "c2", addresses[1], t0+2))})
-	if r := res[0].([]actors.Result); r[0].Status != 201 {
+	if r := res[0].([]applied); r[0].Status != 201 {
 		t.Fatalf("apply after failed restores: %+v", r[0])
 	}
 }
@@ -813,5 +813,32 @@ func TestParsePeers(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) || len(got) != len(tc.want) {
 			t.Errorf("ParsePeers(%q) = %v, want %v", tc.in, got, tc.want)
 		}
+	}
+}
+
+// answer is a command's or query's outcome as the tests check it: its
+// result, or the rule's refusal (the *actors.Error the node returned).
+type answer struct {
+	actors.Result
+	refusal *actors.Error
+}
+
+// answerOf splits a rule's refusal from the node's other errors.
+func answerOf(res actors.Result, err error) (answer, error) {
+	if e, refused := errors.AsType[*actors.Error](err); refused {
+		return answer{refusal: e}, nil
+	}
+	return answer{Result: res}, err
+}
+
+// mustAnswer fails t on an error of the node's that is not a rule's
+// refusal.
+func mustAnswer(t testing.TB) func(answer, error) answer {
+	return func(a answer, err error) answer {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 	"github.com/addrwatch/addrwatch/persistence"
 )
 
@@ -52,16 +53,17 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	start := time.Now()
 	responses := make([]any, len(logs))
 	var pending []*actors.Command
-	var places []*actors.Result // where each pending command's result goes
-	applied := 0
+	var places []*applied // where each pending command's answer goes
+	count := 0
 	flush := func() {
 		if len(pending) == 0 {
 			return
 		}
 		for i, r := range f.accounts.ApplyBatch(pending) {
-			*places[i] = r
+			res, err := r.Outcome()
+			*places[i] = applied{Result: res, err: err}
 		}
-		applied += len(pending)
+		count += len(pending)
 		pending, places = nil, nil
 	}
 	for i, l := range logs {
@@ -77,13 +79,13 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		if err != nil {
 			panic(fmt.Sprintf("cluster: log entry %d does not decode, stopping rather than diverge: %v", l.Index, err))
 		}
-		results := make([]actors.Result, len(cmds))
+		results := make([]applied, len(cmds))
 		for j, c := range cmds {
 			if v := uint32(c.Payload.Kind().FeatureVersion()); v > f.version.Load() {
 				f.version.Store(v)
 			}
 			if f.slotsMoved.Load() && f.slots.away(SlotOf(c.Account)) {
-				results[j] = actors.Result{Err: errSlotAway}
+				results[j] = applied{err: clustererr.ErrSlotAway}
 				continue
 			}
 			pending, places = append(pending, c), append(places, &results[j])
@@ -91,17 +93,19 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		responses[i] = results
 	}
 	flush()
-	if applied > 0 {
-		f.metrics.observeApply(applied, time.Since(start))
+	if count > 0 {
+		f.metrics.observeApply(count, time.Since(start))
 	}
 	return responses
 }
 
-// errSlotAway answers a command or read of an account whose slot is moving
-// between groups, or has left this one: the client retries, and by then
-// the account is served where it lives.
-var errSlotAway = &actors.Error{Code: actors.CodeHTTPError, RetryAfter: 1,
-	Message: "this account is moving between the cluster's raft groups; retry in a second"}
+// applied is a command's answer from the FSM: its result, or the error
+// that refused it (a rule's *actors.Error, or clustererr.ErrSlotAway when
+// the account's slot is away and no rule ran).
+type applied struct {
+	actors.Result
+	err error
+}
 
 // applyClusterEntry applies a cluster entry: a step of a slot's move, or
 // an old log's leader announcement, which changes nothing. Its answer is

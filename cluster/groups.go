@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 	"github.com/addrwatch/addrwatch/persistence"
 )
 
@@ -194,7 +195,7 @@ func (g *Groups) Count() int { return g.count }
 
 // nodeOf is this node's member of account's group. While the account's
 // slot is moving out of that group, or has not finished arriving, the
-// group serves it no more: errSlotAway, which the client retries.
+// group serves it no more: clustererr.ErrSlotAway, which the client retries.
 func (g *Groups) nodeOf(account string) (*Node, error) {
 	d, err := g.routingDirectory()
 	if err != nil {
@@ -202,11 +203,11 @@ func (g *Groups) nodeOf(account string) (*Node, error) {
 	}
 	s := SlotOf(account)
 	if _, moving := d.Moves[s]; moving {
-		return nil, errSlotAway
+		return nil, clustererr.ErrSlotAway
 	}
 	n := g.nodes[d.Slots[s]]
 	if n.fsm.slotsMoved.Load() && n.fsm.slots.away(s) {
-		return nil, errSlotAway
+		return nil, clustererr.ErrSlotAway
 	}
 	return n, nil
 }
@@ -223,6 +224,11 @@ func (g *Groups) Serves(account string) bool {
 // entered any log. A command that sets a login, or deletes an account,
 // also keeps the meta group's table of logins (logins_flow.go).
 func (g *Groups) Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
+	res, err := g.propose(ctx, cmd)
+	return res, groupMoved(err)
+}
+
+func (g *Groups) propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
 	n, err := g.nodeOf(cmd.Account)
 	if err != nil {
 		return actors.Result{}, err
@@ -231,10 +237,20 @@ func (g *Groups) Propose(ctx context.Context, cmd *actors.Command) (actors.Resul
 		return g.proposeLogin(ctx, n, cmd, login)
 	}
 	res, err := n.Propose(ctx, cmd)
-	if _, deletes := cmd.Payload.(*actors.DeleteAccount); deletes && err == nil && res.Err == nil {
+	if _, deletes := cmd.Payload.(*actors.DeleteAccount); deletes && err == nil {
 		g.settleLogins(ctx, cmd.Account, "")
 	}
 	return res, err
+}
+
+// groupMoved says not-the-leader the way a sharded node means it: the
+// request reached a node that does not lead its account's group (any
+// more), or no node leads it yet, and nothing was written.
+func groupMoved(err error) error {
+	if errors.Is(err, ErrNotLeader) || errors.Is(err, ErrNoDirectory) {
+		return clustererr.ErrGroupMoved
+	}
+	return err
 }
 
 // Query reads the credential's account from its group's leader, as
@@ -242,9 +258,10 @@ func (g *Groups) Propose(ctx context.Context, cmd *actors.Command) (actors.Resul
 func (g *Groups) Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
 	n, err := g.nodeOf(cred.AccountID)
 	if err != nil {
-		return actors.Result{}, err
+		return actors.Result{}, groupMoved(err)
 	}
-	return n.Query(ctx, cred, q)
+	res, err := n.Query(ctx, cred, q)
+	return res, groupMoved(err)
 }
 
 // QueryLinearizable is Query after the group's leader has confirmed with
@@ -252,9 +269,10 @@ func (g *Groups) Query(ctx context.Context, cred actors.Credential, q actors.Que
 func (g *Groups) QueryLinearizable(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error) {
 	n, err := g.nodeOf(cred.AccountID)
 	if err != nil {
-		return actors.Result{}, err
+		return actors.Result{}, groupMoved(err)
 	}
-	return n.QueryLinearizable(ctx, cred, q)
+	res, err := n.QueryLinearizable(ctx, cred, q)
+	return res, groupMoved(err)
 }
 
 // Leader is the raft address of the node leading account's group when

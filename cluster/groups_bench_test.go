@@ -160,9 +160,7 @@ func (c *shardedCluster) writeLoop(ctx context.Context, account, version string,
 		case ctx.Err() != nil:
 			return nil
 		case err != nil:
-			return err
-		case res.Err != nil:
-			return fmt.Errorf("%s: write %d: %v", account, i, res.Err)
+			return fmt.Errorf("%s: write %d: %w", account, i, err)
 		}
 		version = res.Body.(actors.CardEnvelope).Card.Version
 		writes.Add(1)

@@ -114,22 +114,18 @@ func (g *Groups) restoreGroup(id int, file string) error {
 	if !known {
 		return ErrNotLeader
 	}
-	f, err := os.Open(file)
+	f, size, err := persistence.OpenSnapshotFile(file)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return err
-	}
 	conn, err := g.conns.dialer.open(addr, streamRestore, metaRPCTimeout)
 	if err != nil {
 		return ErrNotLeader
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(restoreTimeout))
-	head := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint16(nil, uint16(id)), uint64(info.Size()))
+	head := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint16(nil, uint16(id)), uint64(size))
 	if _, err := conn.Write(head); err != nil {
 		return err
 	}

@@ -175,13 +175,13 @@ func (c *shardedCluster) spreadLeaders() {
 }
 
 // propose sends cmd to whichever running member leads its account's group.
-func (c *shardedCluster) propose(cmd *actors.Command) actors.Result {
+func (c *shardedCluster) propose(cmd *actors.Command) answer {
 	c.t.Helper()
-	var res actors.Result
+	var res answer
 	c.eventually(fmt.Sprintf("propose %T for %s", cmd.Payload, cmd.Account), func() error {
 		for _, m := range c.running() {
 			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-			r, err := m.groups.Propose(ctx, cmd)
+			r, err := answerOf(m.groups.Propose(ctx, cmd))
 			cancel()
 			if err == nil {
 				res = r
@@ -197,12 +197,12 @@ func (c *shardedCluster) propose(cmd *actors.Command) actors.Result {
 }
 
 // query reads account's portfolio from whichever member leads its group.
-func (c *shardedCluster) query(account string) actors.Result {
+func (c *shardedCluster) query(account string) answer {
 	c.t.Helper()
-	var res actors.Result
+	var res answer
 	c.eventually("query "+account, func() error {
 		for _, m := range c.running() {
-			r, err := m.groups.Query(context.Background(), ownerCred(account), actors.ListPortfolioQuery{})
+			r, err := answerOf(m.groups.Query(context.Background(), ownerCred(account), actors.ListPortfolioQuery{}))
 			if err == nil {
 				res = r
 				return nil

@@ -68,7 +68,7 @@ func TestOldDirectoryEntriesApplyAndLeaveNoSecret(t *testing.T) {
 		{Index: 2, Term: 1, Type: raft.LogCommand, Data: oldDirectoryEntry("n1")},
 		logEntry(t, 3, createCard("acct-1", "c1", addresses[0], t0+1)),
 	})
-	if r, isResults := responses[2].([]actors.Result); !isResults || len(r) != 1 || r[0].Status != 201 {
+	if r, isResults := responses[2].([]applied); !isResults || len(r) != 1 || r[0].Status != 201 {
 		t.Fatalf("the command after an old directory entry: %#v", responses[2])
 	}
 	if responses[1] != nil {

@@ -44,14 +44,14 @@ func (g *Groups) proposeLogin(ctx context.Context, n *Node, cmd *actors.Command,
 	}
 	made, err := g.reserveLogin(ctx, folded, cmd.Account)
 	if errors.Is(err, errLoginHeld) {
-		return actors.Result{Err: actors.ErrLoginTaken}, nil
+		return actors.Result{}, actors.ErrLoginTaken
 	}
 	if err != nil {
 		return actors.Result{}, err
 	}
 	res, err := n.Propose(ctx, cmd)
 	switch {
-	case err == nil && res.Err == nil:
+	case err == nil:
 		g.settleLogins(ctx, cmd.Account, folded)
 	case errors.Is(err, ErrOutcomeUnknown):
 	case made:

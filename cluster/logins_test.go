@@ -33,9 +33,9 @@ func setLogin(account, login string) *actors.Command {
 		Payload: &actors.SetLogin{Login: login, ExpectedPasswordHash: "$argon2id$v=19$m=65536,t=3,p=4$" + account}}
 }
 
-func wantCode(t *testing.T, res actors.Result, code actors.Code) {
+func wantCode(t *testing.T, res answer, code actors.Code) {
 	t.Helper()
-	if res.Err == nil || res.Err.Code != code {
+	if res.refusal == nil || res.refusal.Code != code {
 		t.Fatalf("result %+v, want %s", res, code)
 	}
 }

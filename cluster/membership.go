@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
+
 	"github.com/hashicorp/raft"
 )
 
@@ -22,13 +24,8 @@ import (
 //     changes at once cannot both pass the check on the same view.
 
 var (
-	// ErrMemberConflict means the change contradicts the configuration:
-	// the id or address belongs to another member, or the node already
-	// votes.
-	ErrMemberConflict = errors.New("cluster: conflicting member")
-	// ErrNoQuorum means the change would leave the voters unable to reach
-	// a quorum with the nodes that are up.
-	ErrNoQuorum = errors.New("cluster: the change would lose the quorum")
+	ErrMemberConflict = clustererr.ErrMemberConflict
+	ErrNoQuorum       = clustererr.ErrNoQuorum
 )
 
 // AddNode adds the node id, reachable for raft at raftAddr, as a

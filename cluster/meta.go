@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
+
 	"github.com/hashicorp/raft"
 
 	"github.com/addrwatch/addrwatch/persistence"
@@ -111,9 +113,9 @@ func (f *metaFSM) Apply(l *raft.Log) any {
 // Errors a move's meta commands answer; they change nothing. The first
 // three are the caller's to see (Groups.MoveSlot).
 var (
-	ErrNoSuchGroup  = errors.New("cluster: no such group")
-	ErrSlotAtTarget = errors.New("cluster: the slot is already in that group")
-	ErrSlotMoving   = errors.New("cluster: the slot is already moving")
+	ErrNoSuchGroup  = clustererr.ErrNoSuchGroup
+	ErrSlotAtTarget = clustererr.ErrSlotAtTarget
+	ErrSlotMoving   = clustererr.ErrSlotMoving
 	errMoveGone     = errors.New("cluster: that move is no longer under way")
 )
 

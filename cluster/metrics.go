@@ -1,9 +1,10 @@
 package cluster
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // applyMetrics counts what the write path does, for the cluster status and

@@ -328,7 +328,8 @@ func (n *Node) leads() bool {
 }
 
 // Propose replicates cmd and returns its result once it has applied here.
-// ErrNotLeader means it never entered the log.
+// ErrNotLeader means it never entered the log; a rule's refusal is the
+// *actors.Error returned.
 func (n *Node) Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
 	if !n.serving() {
 		return actors.Result{}, ErrNotLeader
@@ -347,7 +348,7 @@ func (n *Node) Query(ctx context.Context, cred actors.Credential, q actors.Query
 	if !n.serving() {
 		return actors.Result{}, ErrNotLeader
 	}
-	return n.accounts.Query(ctx, cred, q, queryTimeout), nil
+	return n.accounts.Query(ctx, cred, q, queryTimeout).Outcome()
 }
 
 // AccountForLogin returns the account whose login is login (compared
@@ -365,7 +366,7 @@ func (n *Node) QueryLinearizable(ctx context.Context, cred actors.Credential, q 
 	if err := n.check.verify(ctx); err != nil {
 		return actors.Result{}, err
 	}
-	return n.accounts.Query(ctx, cred, q, queryTimeout), nil
+	return n.accounts.Query(ctx, cred, q, queryTimeout).Outcome()
 }
 
 // WaitForLeader waits until the cluster has a serving leader or ctx ends.

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
+
 	"github.com/hashicorp/raft"
 
 	"github.com/addrwatch/addrwatch/persistence"
@@ -52,7 +54,7 @@ func (n *Node) TransferLeadership(id string) error {
 }
 
 // ErrUnknownServer names a server the cluster does not have.
-var ErrUnknownServer = errors.New("cluster: unknown server")
+var ErrUnknownServer = clustererr.ErrUnknownServer
 
 // Backup takes a snapshot now and streams it to w: a consistent file of
 // every account, with the snapshot format's checksum, that Restore (or

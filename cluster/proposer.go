@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
+
 	"github.com/hashicorp/raft"
 
 	"github.com/addrwatch/addrwatch/actors"
@@ -35,11 +37,11 @@ const (
 
 // ErrNotLeader means this node cannot accept the request; the caller may
 // forward it to the leader.
-var ErrNotLeader = errors.New("cluster: not the leader")
+var ErrNotLeader = clustererr.ErrNotLeader
 
 // ErrOutcomeUnknown means the command was handed to raft but leadership was
 // lost before it was known to commit: it may or may not have applied.
-var ErrOutcomeUnknown = errors.New("cluster: leadership changed before the write was confirmed; its outcome is unknown")
+var ErrOutcomeUnknown = clustererr.ErrOutcomeUnknown
 
 type proposal struct {
 	record []byte // the command, encoded by its caller
@@ -144,13 +146,13 @@ func (p *proposer) submit(batch []*proposal) {
 			answerAll(own, proposalResult{err: applyError(err)})
 			return
 		}
-		results, isResults := future.Response().([]actors.Result)
+		results, isResults := future.Response().([]applied)
 		if !isResults || len(results) != len(own) {
 			answerAll(own, proposalResult{err: errors.New("cluster: apply returned no results")})
 			return
 		}
 		for i, pr := range own {
-			pr.done <- proposalResult{res: results[i]}
+			pr.done <- proposalResult{res: results[i].Result, err: results[i].err}
 		}
 	}()
 }

@@ -41,8 +41,8 @@ func baseAccountWithCards(tb testing.TB, id string) *actors.Account {
 		at += int64(time.Second)
 		var res actors.Result
 		a, res = actors.Apply(a, &actors.Command{Account: id, At: at, Principal: p, Payload: payload})
-		if res.Err != nil {
-			tb.Fatalf("%s: %T: %v", id, payload, res.Err)
+		if _, err := res.Outcome(); err != nil {
+			tb.Fatalf("%s: %T: %v", id, payload, err)
 		}
 	}
 	apply(systemPrincipal, createAccount(id).Payload)

@@ -50,13 +50,13 @@ func BenchmarkNodeCostPerAccount(b *testing.B) {
 // newAccountWithKey is an account as created, with one API key.
 func newAccountWithKey(tb testing.TB, id string) *actors.Account {
 	a, res := actors.Apply(nil, createAccount(id))
-	if res.Err != nil {
-		tb.Fatal(res.Err)
+	if _, err := res.Outcome(); err != nil {
+		tb.Fatal(err)
 	}
 	a, res = actors.Apply(a, &actors.Command{Account: id, At: t0 + int64(time.Second), Principal: ownerPrincipal,
 		Payload: &actors.CreateKey{KeyID: id + "-key", Name: "agent", Capability: actors.LevelWrite, Hash: hashOf("awk." + id)}})
-	if res.Err != nil {
-		tb.Fatal(res.Err)
+	if _, err := res.Outcome(); err != nil {
+		tb.Fatal(err)
 	}
 	return a
 }

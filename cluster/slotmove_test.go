@@ -13,6 +13,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 )
 
 // accountsInSlot returns n account IDs that all fall in slot s.
@@ -72,8 +73,13 @@ func (l *cardLoad) record(account string, op porcupine.Operation) {
 // isAway reports a refusal because the account's slot is moving: nothing
 // was applied.
 func isAway(err error) bool {
-	var e *actors.Error
-	return errors.As(err, &e) && e == errSlotAway
+	return errors.Is(err, clustererr.ErrSlotAway)
+}
+
+// isRefusal reports a rule's refusal: nothing was applied.
+func isRefusal(err error) bool {
+	_, refused := errors.AsType[*actors.Error](err)
+	return refused
 }
 
 // write updates the card's name through whichever member leads its group.
@@ -89,16 +95,16 @@ func (l *cardLoad) write(ctx context.Context, account, version string, i int) st
 		switch {
 		case errors.Is(err, ErrNotLeader):
 			continue
-		case isAway(err) || isAway(res.Err):
+		case isAway(err):
 			l.away.Add(1)
 			time.Sleep(10 * time.Millisecond)
 			return version
+		case isRefusal(err):
+			return "" // stale: read the version again
 		case err != nil:
 			// The outcome is unknown: it may apply at any time from now on.
 			l.record(account, porcupine.Operation{ClientId: 0, Input: nameOp{write: true, name: name}, Call: call, Return: math.MaxInt64})
 			return ""
-		case res.Err != nil:
-			return "" // stale: read the version again
 		}
 		l.record(account, porcupine.Operation{ClientId: 0, Input: nameOp{write: true, name: name}, Call: call, Return: l.now()})
 		l.written.Add(1)
@@ -120,7 +126,7 @@ func (l *cardLoad) read(ctx context.Context, account string, client int) string 
 			l.away.Add(1)
 			time.Sleep(10 * time.Millisecond)
 			return ""
-		case err != nil || res.Err != nil:
+		case err != nil:
 			return ""
 		}
 		card := res.Body.(actors.CardEnvelope).Card

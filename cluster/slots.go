@@ -1,10 +1,11 @@
 package cluster
 
 import (
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
+
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 )
 
 // Placement of accounts on raft groups (SCALE.md, "Placement"). An account
@@ -86,7 +87,7 @@ func NewDirectory(groups int) (Directory, error) {
 
 // ErrNoDirectory is returned while a node has not yet applied the meta
 // group's directory (a new cluster before its first meta leader).
-var ErrNoDirectory = errors.New("cluster: the slot directory is not known yet")
+var ErrNoDirectory = clustererr.ErrNoDirectory
 
 // GroupOf is the group that holds account.
 func (d Directory) GroupOf(account string) (int, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 	"github.com/addrwatch/addrwatch/persistence"
 )
 
@@ -49,15 +50,15 @@ func TestFSMAppliesASlotMoveInLogOrder(t *testing.T) {
 		slotLog(t, 3, slotEntry{Op: "freeze", Slot: s, Move: 40}),
 		logEntry(t, 4, createCard(ids[1], "after", addresses[1], t0+2), createCard("elsewhere", "after", addresses[1], t0+2)),
 	})
-	if r := res[0].([]actors.Result)[0]; r.Err != nil {
-		t.Fatalf("the write before the freeze: %v", r.Err)
+	if r := res[0].([]applied)[0]; r.err != nil {
+		t.Fatalf("the write before the freeze: %v", r.err)
 	}
 	if res[1] != nil {
 		t.Fatalf("the freeze: %v", res[1])
 	}
-	after := res[2].([]actors.Result)
-	if after[0].Err != errSlotAway || after[1].Err != nil {
-		t.Fatalf("after the freeze: the moving account's write %v, another's %v", after[0].Err, after[1].Err)
+	after := res[2].([]applied)
+	if after[0].err != clustererr.ErrSlotAway || after[1].err != nil {
+		t.Fatalf("after the freeze: the moving account's write %v, another's %v", after[0].err, after[1].err)
 	}
 	if !src.slots.away(s) || src.slots.away(SlotOf("elsewhere")) {
 		t.Fatal("the freeze marked the wrong slots away")
@@ -91,8 +92,8 @@ func TestFSMAppliesASlotMoveInLogOrder(t *testing.T) {
 		t.Fatalf("the installed account differs:\n got %s\nwant %s", got, want)
 	}
 	// The destination takes writes to the slot now.
-	if r := dst.ApplyBatch([]*raft.Log{logEntry(t, 3, createCard(ids[1], "moved", addresses[1], t0+3))})[0].([]actors.Result)[0]; r.Err != nil {
-		t.Fatalf("a write after the move: %v", r.Err)
+	if r := dst.ApplyBatch([]*raft.Log{logEntry(t, 3, createCard(ids[1], "moved", addresses[1], t0+3))})[0].([]applied)[0]; r.err != nil {
+		t.Fatalf("a write after the move: %v", r.err)
 	}
 	// A late install of the finished move would put back the frozen copy
 	// of an account written since; it is refused and changes nothing.

@@ -1,17 +1,18 @@
 package cluster
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 )
 
 // ErrInvalidMember means a node ID or raft address is not one a cluster
 // can use.
-var ErrInvalidMember = errors.New("invalid cluster member")
+var ErrInvalidMember = clustererr.ErrInvalidMember
 
 // nodeIDCharsMax bounds a node ID: it travels in every raft RPC and names
 // the node in logs and URLs.

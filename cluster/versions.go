@@ -6,9 +6,10 @@ import (
 	"io"
 	"net"
 	"sort"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 
 	"github.com/hashicorp/raft"
 
@@ -183,14 +184,14 @@ func (n *Node) gate(cmd *actors.Command) error {
 
 // admit returns nil when this node and every one of the other voters
 // support version want, and otherwise the refusal naming who does not. The
-// refusal is also actors.ErrFeatureNotAdmitted, for a caller that can say
+// refusal is a *clustererr.VersionError, also clustererr.ErrFeatureNotAdmitted, for a caller that can say
 // the same with older kinds (a label import, httpd/labels.go).
 func (v *voterVersions) admit(others []raft.ServerID, want actors.FeatureVersion) error {
 	if want > actors.SupportedFeatureVersion() {
-		return fmt.Errorf("%w: %w", actors.ErrFeatureNotAdmitted, actors.Errorf(actors.CodeHTTPError, "this node's release does not support this change yet (feature version %d); retry once every node runs the new release", want))
+		return &clustererr.VersionError{Want: uint32(want)}
 	}
 	if low, behind := v.lowest(others, want); low < want {
-		return fmt.Errorf("%w: %w", actors.ErrFeatureNotAdmitted, actors.Errorf(actors.CodeHTTPError, "the cluster is being upgraded: this change needs feature version %d, which %s do not support yet; retry once every node runs the new release", want, strings.Join(behind, ", ")))
+		return &clustererr.VersionError{Want: uint32(want), Behind: behind}
 	}
 	return nil
 }

@@ -34,21 +34,10 @@ type activityView struct {
 
 func (s *Server) registerActivity(r routeAdder) {
 	r.GET(activityPath, handle(func(ctx *fasthttp.RequestCtx) error {
-		cred, err := s.credential(ctx, audienceOwner)
+		page, err := askPage(s, ctx, audienceOwner, func() (actors.QueryOf[actors.ActivityPage], error) { return activityQuery(ctx.QueryArgs()) })
 		if err != nil {
 			return err
 		}
-		q, err := activityQuery(ctx.QueryArgs())
-		if err != nil {
-			return err
-		}
-		c, cancel := readContext(ctx, requestTimeout)
-		defer cancel()
-		res, err := s.ask(c, cred, q, consistencyOf(ctx))
-		if err != nil {
-			return err
-		}
-		page := res.Body.(actors.ActivityPage)
 		v := activityView{Entries: make([]activityEntryView, len(page.Entries))}
 		for i, e := range page.Entries {
 			v.Entries[i] = activityEntryView{KeyID: e.KeyID, Op: e.Op, Status: e.Status, Code: e.Code, Count: e.Count,

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 )
 
 // record proposes one key's lines of a window. It proposes
@@ -19,19 +20,17 @@ func (l *activityLog) record(ref activityKeyRef, at int64, entries []actors.Acti
 	defer cancel()
 	cmd := &actors.Command{Account: ref.account, At: at, Principal: actors.Principal{Kind: actors.PrincipalAgent, KeyID: ref.keyID},
 		Payload: &actors.RecordKeyActivity{Entries: entries}}
-	res, err := l.store.Propose(ctx, cmd)
-	var refused *actors.Error
-	if errors.As(err, &refused) {
-		// An API error returned as the error, not as the result, is a
-		// refusal before the log (the feature gate): nothing was
+	_, err := l.store.Propose(ctx, cmd)
+	if errors.Is(err, clustererr.ErrFeatureNotAdmitted) {
+		// The feature gate refused it before the log: nothing was
 		// recorded, so nothing is recorded twice.
 		cmd.Payload = &actors.RecordActivity{Entries: asVersion2(entries)}
-		res, err = l.store.Propose(ctx, cmd)
+		_, err = l.store.Propose(ctx, cmd)
 	}
-	if err == nil && res.Err != nil && res.Err.Code != actors.CodeUnauthorized {
+	if refused, isRefusal := errors.AsType[*actors.Error](err); isRefusal && refused.Code != actors.CodeUnauthorized {
 		// A revoked key's last lines are refused; anything else is a bug
 		// in the edge's entries.
-		l.log.Warn("activity record refused", "code", res.Err.Code, "error", res.Err.Message)
+		l.log.Warn("activity record refused", "code", refused.Code, "error", refused.Message)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 )
 
 // ownerActivity reads every kept line of the account through the owner
@@ -107,7 +108,7 @@ func (g *gatedStore) Propose(ctx context.Context, cmd *actors.Command) (actors.R
 	}
 	g.mu.Unlock()
 	if cmd.Payload.Kind() == actors.KindRecordKeyActivity {
-		return actors.Result{}, actors.Errorf(actors.CodeHTTPError, "the cluster is being upgraded")
+		return actors.Result{}, &clustererr.VersionError{Want: uint32(actors.KindRecordKeyActivity.FeatureVersion()), Behind: []string{"node-2 (version 2)"}}
 	}
 	return g.Store.Propose(ctx, cmd)
 }

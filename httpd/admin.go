@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
 // adminPrefix is the base path of the operator API.
@@ -19,7 +20,7 @@ func (s *Server) registerAdmin(r routeAdder) {
 	r.GET(adminPrefix+"/cluster", handle(func(ctx *fasthttp.RequestCtx) error {
 		status, err := s.op.Status()
 		if err != nil {
-			return storeError(err)
+			return specError(err)
 		}
 		writeJSON(ctx, fasthttp.StatusOK, status)
 		return nil
@@ -27,7 +28,7 @@ func (s *Server) registerAdmin(r routeAdder) {
 	r.POST(adminPrefix+"/cluster/nodes", handle(s.addNode))
 	r.DELETE(adminPrefix+"/cluster/nodes/{id}", handle(func(ctx *fasthttp.RequestCtx) error {
 		if err := s.op.RemoveServer(pathParam(ctx, "id")); err != nil {
-			return storeError(err)
+			return specError(err)
 		}
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return nil
@@ -39,7 +40,7 @@ func (s *Server) registerAdmin(r routeAdder) {
 	r.POST(adminPrefix+"/restore", handle(s.restore))
 	r.POST(adminPrefix+"/snapshot", handle(func(ctx *fasthttp.RequestCtx) error {
 		if err := s.op.Snapshot(); err != nil {
-			return storeError(err)
+			return specError(err)
 		}
 		writeJSON(ctx, fasthttp.StatusOK, map[string]bool{"snapshot_taken": true})
 		return nil
@@ -78,7 +79,7 @@ func (s *Server) registerAdmin(r routeAdder) {
 func (s *Server) adminGate(r *router.Router, next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		path := string(ctx.Path())
-		checkedByNode := forwarded(ctx) && !s.nodesUnauthenticated
+		checkedByNode := forward.Forwarded(ctx) && !s.nodesUnauthenticated
 		if path == "/healthz" || path == "/readyz" || checkedByNode || !strings.HasPrefix(path, adminPrefix+"/") {
 			next(ctx)
 			return
@@ -153,7 +154,7 @@ func (s *Server) addNode(ctx *fasthttp.RequestCtx) error {
 	}
 	added, err := s.op.AddNode(*req.ID, *req.RaftAddr)
 	if err != nil {
-		return storeError(err)
+		return specError(err)
 	}
 	writeJSON(ctx, fasthttp.StatusOK, added)
 	return nil
@@ -180,7 +181,7 @@ func (s *Server) transferLeadership(ctx *fasthttp.RequestCtx) error {
 		err = s.op.TransferLeadership(deref(req.ID))
 	}
 	if err != nil {
-		return storeError(err)
+		return specError(err)
 	}
 	writeJSON(ctx, fasthttp.StatusOK, map[string]bool{"transferred": true})
 	return nil
@@ -197,7 +198,7 @@ type GroupTransferer interface {
 func (s *Server) backup(ctx *fasthttp.RequestCtx) error {
 	var buf bytes.Buffer
 	if err := s.op.Backup(&buf); err != nil {
-		return storeError(err)
+		return specError(err)
 	}
 	ctx.Response.Header.SetContentType("application/octet-stream")
 	ctx.Response.Header.Set(fasthttp.HeaderContentDisposition, `attachment; filename="addrwatch-backup.snap"`)

@@ -47,7 +47,7 @@ func (s *Server) moveSlot(ctx *fasthttp.RequestCtx) error {
 	}
 	move, err := mover.MoveSlot(SlotMove{Slot: req.Slot, Account: deref(req.Account), To: *req.To})
 	if err != nil {
-		return storeError(err)
+		return specError(err)
 	}
 	writeJSON(ctx, fasthttp.StatusAccepted, move)
 	return nil
@@ -81,7 +81,7 @@ func (s *Server) drain(ctx *fasthttp.RequestCtx) error {
 	}
 	on := req.Drain == nil || *req.Drain
 	if err := drainer.Drain(*req.ID, on); err != nil {
-		return storeError(err)
+		return specError(err)
 	}
 	writeJSON(ctx, fasthttp.StatusOK, map[string]any{"id": *req.ID, "draining": on})
 	return nil

@@ -2,6 +2,7 @@ package httpd
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -111,15 +112,15 @@ func (u *credentialUse) touch(ref credentialRef, cred actors.Credential, now int
 // next try.
 func (u *credentialUse) record(ctx context.Context, cred actors.Credential, now int64) int64 {
 	retry := now + int64(keyLastUsedGrain)
-	res, err := u.store.Query(ctx, cred, actors.CredentialUseQuery{}, ReadLeader)
-	if err != nil || res.Err != nil {
+	seen, err := ask(ctx, u.store, cred, actors.CredentialUseQuery{}, ReadLeader)
+	if err != nil {
 		return retry
 	}
-	cmd, due := u.touchFor(cred, res.Body.(actors.CredentialUseView), now)
+	cmd, due := u.touchFor(cred, seen, now)
 	if cmd == nil {
 		return due
 	}
-	if res, err := u.store.Propose(ctx, cmd); err != nil || res.Err != nil {
+	if _, err := u.store.Propose(ctx, cmd); err != nil {
 		return retry
 	}
 	return due
@@ -182,7 +183,9 @@ type usageRecordingStore struct {
 
 func (s usageRecordingStore) Query(ctx context.Context, cred actors.Credential, q actors.Query, rc ReadConsistency) (actors.Result, error) {
 	res, err := s.Store.Query(ctx, cred, q, rc)
-	if err != nil || res.Err != nil && res.Err.Code == actors.CodeUnauthorized {
+	if refused, isRefusal := errors.AsType[*actors.Error](err); err != nil && (!isRefusal || refused.Code == actors.CodeUnauthorized) {
+		// Not authenticated, or not known to be: a rule's other refusals
+		// (a card not found) still followed an authenticated credential.
 		return res, err
 	}
 	noteAuthenticated(ctx, cred)

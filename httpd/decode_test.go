@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 )
 
 // leak is a value no error message may repeat: it stands for whatever
@@ -519,23 +521,23 @@ func TestStoreError(t *testing.T) {
 		err  error
 		code actors.Code
 	}{
-		{ErrNotLeader, actors.CodeHTTPError},
-		{fmt.Errorf("forward: %w", ErrNotLeader), actors.CodeHTTPError},
-		{ErrOutcomeUnknown, actors.CodeHTTPError},
+		{clustererr.ErrNotLeader, actors.CodeHTTPError},
+		{fmt.Errorf("forward: %w", clustererr.ErrNotLeader), actors.CodeHTTPError},
+		{clustererr.ErrOutcomeUnknown, actors.CodeHTTPError},
 		{rule, actors.CodeNotFound},
 		{fmt.Errorf("wrapped: %w", rule), actors.CodeNotFound},
 		{errors.New("dial tcp 10.0.0.7:7000: connection refused"), actors.CodeHTTPError},
 	}
 	for _, tc := range cases {
-		got := storeError(tc.err)
+		got := specError(tc.err)
 		if got.Code != tc.code {
-			t.Errorf("storeError(%v) = %v, want code %s", tc.err, got, tc.code)
+			t.Errorf("specError(%v) = %v, want code %s", tc.err, got, tc.code)
 		}
 		if tc.code == actors.CodeHTTPError && strings.Contains(got.Message, "10.0.0.7") {
 			t.Errorf("storeError leaks an internal address: %q", got.Message)
 		}
 	}
-	if storeError(ErrNotLeader).Message == storeError(ErrOutcomeUnknown).Message {
+	if specError(clustererr.ErrNotLeader).Message == specError(clustererr.ErrOutcomeUnknown).Message {
 		t.Error("a safe-to-retry failure and an unknown outcome read the same")
 	}
 }
@@ -563,3 +565,56 @@ func BenchmarkCanonicalBodyHash(b *testing.B) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestClusterConditionsAreToldOnce: every condition of the cluster the
+// node returns becomes its spec error in the edge's one table, with the
+// status and Retry-After a client acts on, wrapped or not; a node address
+// in a condition's chain never reaches the client.
+func TestClusterConditionsAreToldOnce(t *testing.T) {
+	cases := []struct {
+		err        error
+		code       actors.Code
+		retryAfter int
+		message    string // "" = any
+	}{
+		{clustererr.ErrGroupMoved, actors.CodeHTTPError, 1, "this account's raft group is now led elsewhere, or the account has just moved to another group; retry in a second"},
+		{fmt.Errorf("group 2: %w", clustererr.ErrSlotAway), actors.CodeHTTPError, 1, "this account is moving between the cluster's raft groups; retry in a second"},
+		{fmt.Errorf("10.0.0.7:7000: %w", clustererr.ErrNotLeader), actors.CodeHTTPError, 0, msgNoLeader},
+		{clustererr.ErrNoDirectory, actors.CodeHTTPError, 0, msgNoLeader},
+		{context.DeadlineExceeded, actors.CodeHTTPError, 0, msgOutcomeUnknown},
+		{&clustererr.VersionError{Want: 3, Behind: []string{"node-2 (version 2)"}}, actors.CodeHTTPError, 0,
+			"the cluster is being upgraded: this change needs feature version 3, which node-2 (version 2) do not support yet; retry once every node runs the new release"},
+		{&clustererr.VersionError{Want: 9}, actors.CodeHTTPError, 0,
+			"this node's release does not support this change yet (feature version 9); retry once every node runs the new release"},
+		{fmt.Errorf("%w: no server %q in the cluster", clustererr.ErrUnknownServer, "n9"), actors.CodeNotFound, 0, `cluster: unknown server: no server "n9" in the cluster`},
+		{&clustererr.NoAccountError{Account: "acct-x"}, actors.CodeNotFound, 0, `no account "acct-x" in this cluster`},
+		{fmt.Errorf("%w: id", clustererr.ErrInvalidMember), actors.CodeValidation, 0, ""},
+		{&clustererr.GroupRangeError{Group: 7, Count: 3}, actors.CodeValidation, 0, "there is no group 7: groups are numbered from 0 to 2"},
+		{&clustererr.SlotRangeError{Slot: -1, Count: 4096}, actors.CodeValidation, 0, "slot must be from 0 to 4095"},
+		{clustererr.ErrGroupNotNamed, actors.CodeValidation, 0, `a sharded cluster (--groups) hands over one group's leadership at a time: send {"group": N}`},
+		{clustererr.ErrMemberConflict, actors.CodeConflict, 0, ""},
+		{clustererr.ErrNoQuorum, actors.CodeConflict, 0, ""},
+		{fmt.Errorf("%w: a backup waits until no slot is moving", clustererr.ErrSlotMoving), actors.CodeConflict, 0, "cluster: the slot is already moving: a backup waits until no slot is moving"},
+		{clustererr.ErrSlotAtTarget, actors.CodeConflict, 0, ""},
+	}
+	for _, tc := range cases {
+		got := specError(tc.err)
+		if got.Code != tc.code || got.RetryAfter != tc.retryAfter || tc.message != "" && got.Message != tc.message {
+			t.Errorf("%v: told %+v, want %s, retry after %d, %q", tc.err, got, tc.code, tc.retryAfter, tc.message)
+		}
+		if strings.Contains(got.Message, "10.0.0.7") {
+			t.Errorf("%v: the client is told a node's address: %q", tc.err, got.Message)
+		}
+	}
+}
+
+// TestBodyOfAnotherTypeIsAnInternalError: a result whose body is not the
+// type asked for is an internal error, never a panic.
+func TestBodyOfAnotherTypeIsAnInternalError(t *testing.T) {
+	if _, err := bodyOf[actors.KeyView](actors.Result{Status: 200, Body: actors.MeView{}}); actors.ErrorCode(err) != actors.CodeInternal {
+		t.Fatalf("a MeView read as a KeyView: %v", err)
+	}
+	if v, err := bodyOf[actors.KeyView](actors.Result{Status: 201, Body: actors.KeyView{KeyID: "k"}}); err != nil || v.KeyID != "k" {
+		t.Fatalf("a KeyView: %+v, %v", v, err)
+	}
+}

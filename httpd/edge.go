@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/httpd/edge"
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
 // The edge's hardening lives in package edge. This file wires it to the
@@ -72,7 +73,8 @@ func (s *Server) newEdge() *edge.Edge {
 
 // clients names requests' clients behind the trusted proxies, taking the
 // client this package's layers named first: an MCP tool call's (mcp.go),
-// then the one named by the node that forwarded the request (forward.go).
+// then the one named by the node that forwarded the request (package
+// forward).
 func clients(trusted []*net.IPNet) edge.Clients {
 	return edge.Clients{Trusted: trusted, Named: namedClient, Forwarded: forwardedScheme}
 }
@@ -81,16 +83,11 @@ func namedClient(ctx *fasthttp.RequestCtx) (string, bool) {
 	if ip, toolCall := mcpToolCall(ctx); toolCall && ip != "" {
 		return ip, true // the MCP request's client, named when it was received
 	}
-	ip, named := ctx.UserValue(forwardedClientKey).(string)
-	return ip, named && forwarded(ctx)
+	return forward.NamedClient(ctx)
 }
 
-func forwardedScheme(ctx *fasthttp.RequestCtx) (https, isForwarded bool) {
-	if !forwarded(ctx) {
-		return false, false
-	}
-	https, _ = ctx.UserValue(forwardedHTTPSKey).(bool)
-	return https, true
+func forwardedScheme(ctx *fasthttp.RequestCtx) (https, forwarded bool) {
+	return forward.NamedHTTPS(ctx), forward.Forwarded(ctx)
 }
 
 // clientIP is the client of ctx behind the trusted proxies (edge.Clients).
@@ -102,12 +99,6 @@ func clientIP(ctx *fasthttp.RequestCtx, trusted []*net.IPNet) string {
 // IPv4 address or its IPv6 /64 (edge.Clients).
 func clientKeyOf(ctx *fasthttp.RequestCtx, trusted []*net.IPNet) string {
 	return clients(trusted).Key(ctx)
-}
-
-// clientProto is the scheme a follower names in clientProtoHeader when it
-// forwards a request.
-func clientProto(ctx *fasthttp.RequestCtx, trusted []*net.IPNet) string {
-	return clients(trusted).Proto(ctx)
 }
 
 // requestIsHTTPS reports whether the client reached us over HTTPS
@@ -141,7 +132,7 @@ func newEdgeLimits(trusted []*net.IPNet, now func() time.Time) *edge.Limits {
 // budget.
 func spending(ctx *fasthttp.RequestCtx) edge.Spending {
 	path := ctx.Path()
-	if forwarded(ctx) {
+	if forward.Forwarded(ctx) {
 		return edge.Spending{}
 	}
 	if !bytes.HasPrefix(path, agentPathPrefix) || bytes.HasPrefix(path, docsPathPrefix) || bytes.Equal(path, openAPIPath) {

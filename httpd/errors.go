@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
@@ -55,14 +57,59 @@ func StatusOf(code actors.Code) int {
 }
 
 // specError is the one place an error becomes the spec's {code, error}:
-// an *actors.Error (wrapped or not) as it is, a Store failure as
-// storeError says, anything else a 503 that says nothing of its cause.
+// an *actors.Error (wrapped or not) as it is, a condition of the cluster
+// as clusterRefusals says, anything else a 503 that says nothing of its
+// cause.
 func specError(err error) *actors.Error {
 	if e, ok := errors.AsType[*actors.Error](err); ok && e != nil {
 		return e
 	}
-	return storeError(err)
+	for _, r := range clusterRefusals {
+		if errors.Is(err, r.condition) {
+			message := r.message
+			if message == "" {
+				message = err.Error()
+			}
+			return &actors.Error{Code: r.code, Message: message, RetryAfter: r.retryAfter}
+		}
+	}
+	return actors.Errorf(actors.CodeHTTPError, "the request could not be completed; retry shortly")
 }
+
+// clusterRefusals is the one table from a condition of the cluster
+// (package clustererr) to what a client is told: the first whose
+// condition matches wins. An empty message says the condition in its own
+// words, which name nothing secret (a member, a group, a slot, a
+// version); the others replace words that would name a node.
+var clusterRefusals = []struct {
+	condition  error
+	code       actors.Code
+	message    string
+	retryAfter int // seconds; a 503 without one gets the default (retry_after.go)
+}{
+	{clustererr.ErrSlotAway, actors.CodeHTTPError, "this account is moving between the cluster's raft groups; retry in a second", 1},
+	{clustererr.ErrGroupMoved, actors.CodeHTTPError, "this account's raft group is now led elsewhere, or the account has just moved to another group; retry in a second", 1},
+	{clustererr.ErrNotLeader, actors.CodeHTTPError, msgNoLeader, 0},
+	{clustererr.ErrNoDirectory, actors.CodeHTTPError, msgNoLeader, 0},
+	{clustererr.ErrOutcomeUnknown, actors.CodeHTTPError, msgOutcomeUnknown, 0},
+	{context.DeadlineExceeded, actors.CodeHTTPError, msgOutcomeUnknown, 0},
+	{clustererr.ErrFeatureNotAdmitted, actors.CodeHTTPError, "", 0},
+	{clustererr.ErrUnknownServer, actors.CodeNotFound, "", 0},
+	{clustererr.ErrNoSuchAccount, actors.CodeNotFound, "", 0},
+	{clustererr.ErrInvalidMember, actors.CodeValidation, "", 0},
+	{clustererr.ErrNoSuchGroup, actors.CodeValidation, "", 0},
+	{clustererr.ErrNoSuchSlot, actors.CodeValidation, "", 0},
+	{clustererr.ErrGroupNotNamed, actors.CodeValidation, "", 0},
+	{clustererr.ErrMemberConflict, actors.CodeConflict, "", 0},
+	{clustererr.ErrNoQuorum, actors.CodeConflict, "", 0},
+	{clustererr.ErrSlotMoving, actors.CodeConflict, "", 0},
+	{clustererr.ErrSlotAtTarget, actors.CodeConflict, "", 0},
+}
+
+const (
+	msgNoLeader       = "no leader is available right now; retry shortly"
+	msgOutcomeUnknown = "the write may or may not have been applied; re-read before retrying"
+)
 
 // writeError writes the {"code","error"} body of err.
 func writeError(ctx *fasthttp.RequestCtx, failure error) {
@@ -116,27 +163,9 @@ func writeJSON(ctx *fasthttp.RequestCtx, status int, body any) {
 // appendBuffers hold the bodies the JSONAppender views are written into.
 var appendBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-// writeResult writes an actor result.
+// writeResult writes a successful actor result.
 func writeResult(ctx *fasthttp.RequestCtx, res actors.Result) {
-	if res.Err != nil {
-		writeError(ctx, res.Err)
-		return
-	}
 	writeJSON(ctx, res.Status, res.Body)
-}
-
-// storeError turns a Store failure into the error a client should see.
-func storeError(err error) *actors.Error {
-	switch {
-	case errors.Is(err, ErrNotLeader):
-		return actors.Errorf(actors.CodeHTTPError, "no leader is available right now; retry shortly")
-	case errors.Is(err, ErrOutcomeUnknown):
-		return actors.Errorf(actors.CodeHTTPError, "the write may or may not have been applied; re-read before retrying")
-	}
-	if e, ok := errors.AsType[*actors.Error](err); ok && e != nil {
-		return e
-	}
-	return actors.Errorf(actors.CodeHTTPError, "the request could not be completed; retry shortly")
 }
 
 // handlerFunc is a route body that returns its error instead of writing

@@ -90,21 +90,10 @@ func unixNanoClamped(t time.Time) int64 {
 
 func (s *Server) registerEvents(r routeAdder, prefix string, aud audience) {
 	r.GET(prefix+"/events", handle(func(ctx *fasthttp.RequestCtx) error {
-		cred, err := s.credential(ctx, aud)
+		page, err := askPage(s, ctx, aud, func() (actors.QueryOf[actors.EventsPage], error) { return eventsQuery(ctx) })
 		if err != nil {
 			return err
 		}
-		q, err := eventsQuery(ctx)
-		if err != nil {
-			return err
-		}
-		c, cancel := readContext(ctx, requestTimeout)
-		defer cancel()
-		res, err := s.ask(c, cred, q, consistencyOf(ctx))
-		if err != nil {
-			return err
-		}
-		page := res.Body.(actors.EventsPage)
 		v := eventsView{Events: make([]eventView, len(page.Events)), NextSince: cursorFor(page.NextSeq), HasMore: page.HasMore}
 		for i, e := range page.Events {
 			v.Events[i] = eventView{ID: cursorFor(e.Seq), At: e.At, Kind: e.Kind}
@@ -112,4 +101,24 @@ func (s *Server) registerEvents(r routeAdder, prefix string, aud audience) {
 		writeJSON(ctx, fasthttp.StatusOK, v)
 		return nil
 	}))
+}
+
+// askPage is the read path of the paged feeds (the events feed and the
+// owner's activity): it checks the caller's credential for aud, builds the
+// query from the request (after the credential's shape is checked, before
+// it is looked up) and asks it at the request's read consistency within
+// requestTimeout, returning the page.
+func askPage[T any](s *Server, ctx *fasthttp.RequestCtx, aud audience, build func() (actors.QueryOf[T], error)) (T, error) {
+	var none T
+	cred, err := s.credential(ctx, aud)
+	if err != nil {
+		return none, err
+	}
+	q, err := build()
+	if err != nil {
+		return none, err
+	}
+	c, cancel := readContext(ctx, requestTimeout)
+	defer cancel()
+	return ask(c, s.store, cred, q, consistencyOf(ctx))
 }

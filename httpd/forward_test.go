@@ -8,24 +8,28 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
 // leaderCluster is a follower's view of a cluster whose leader listens for
-// node connections on addr, and for framed ones on frames (none when
-// empty: such a leader refuses them, as one too old to know them does).
-type leaderCluster struct{ addr, frames string }
+// node connections on addr (and refuses framed ones, as one too old to
+// know them does; httpd/forward tests them).
+type leaderCluster struct{ addr string }
 
 func (c leaderCluster) Serving() bool          { return false }
 func (c leaderCluster) Leading() bool          { return false }
 func (c leaderCluster) Leader() (string, bool) { return c.addr, true }
-func (c leaderCluster) DialNode(addr string, stream NodeStream, timeout time.Duration) (net.Conn, error) {
-	if stream == StreamFrames {
-		if c.frames == "" {
-			return nil, errors.New("not accepted: EOF")
-		}
-		addr = c.frames
+func (c leaderCluster) DialNode(addr string, stream forward.NodeStream, timeout time.Duration) (net.Conn, error) {
+	if stream == forward.StreamFrames {
+		return nil, errors.New("not accepted: EOF")
 	}
 	return net.DialTimeout("tcp", addr, timeout)
+}
+
+// followerOf is the forwarder a Server trusting trusted builds for c.
+func followerOf(c forward.Cluster, trusted []*net.IPNet) *forward.Forwarder {
+	return (&Server{}).newForwarder(Config{Cluster: c, TrustedProxies: trusted})
 }
 
 // serveLoopback serves h on a loopback port until the test ends.
@@ -41,10 +45,17 @@ func serveLoopback(t *testing.T, h fasthttp.RequestHandler) string {
 	return ln.Addr().String()
 }
 
+// The headers only a node connection may carry (httpd/forward).
+const (
+	clientIPHeader        = "X-Addrwatch-Client-IP"
+	clientProtoHeader     = "X-Addrwatch-Client-Proto"
+	legacyForwardedHeader = "X-Addrwatch-Forwarded"
+)
+
 // seenBy answers what the handler believes about the request: its client
 // IP, whether it was forwarded, and any node header left in it.
 func seenBy(ctx *fasthttp.RequestCtx) {
-	ctx.WriteString(strings.Join([]string{clientIP(ctx, nil), boolWord(forwarded(ctx)),
+	ctx.WriteString(strings.Join([]string{clientIP(ctx, nil), boolWord(forward.Forwarded(ctx)),
 		string(ctx.Request.Header.Peek(clientIPHeader)), string(ctx.Request.Header.Peek(legacyForwardedHeader))}, "|"))
 }
 
@@ -75,16 +86,16 @@ func get(t *testing.T, addr string, headers ...string) string {
 // follower's edge saw, not the follower, and not what the client claimed.
 // On a listener clients reach, the node headers mean nothing.
 func TestForwardedRequestNamesItsClient(t *testing.T) {
-	leader := serveLoopback(t, receiveForwarded(seenBy))
+	leader := serveLoopback(t, forward.Receive(seenBy))
 	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
-	f := &forwarder{cluster: leaderCluster{addr: leader}, trusted: []*net.IPNet{loopback}, clients: map[forwardTarget]*fasthttp.HostClient{}}
-	follower := serveLoopback(t, ignoreNodeHeaders(f.send(false, func([]byte) bool { return false }, seenBy)))
+	f := followerOf(leaderCluster{addr: leader}, []*net.IPNet{loopback})
+	follower := serveLoopback(t, forward.IgnoreNodeHeaders(f.Handler(false, func([]byte) bool { return false }, seenBy)))
 
 	got := get(t, follower, "X-Forwarded-For", "198.51.100.7", clientIPHeader, "192.0.2.66", legacyForwardedHeader, "anything")
 	if want := "198.51.100.7|forwarded||"; got != want {
 		t.Errorf("the leader saw %q through the follower, want %q", got, want)
 	}
-	public := serveLoopback(t, ignoreNodeHeaders(seenBy))
+	public := serveLoopback(t, forward.IgnoreNodeHeaders(seenBy))
 	got = get(t, public, clientIPHeader, "192.0.2.66", legacyForwardedHeader, "anything")
 	if want := "127.0.0.1|direct||"; got != want {
 		t.Errorf("a client's own node headers: the handler saw %q, want %q", got, want)

@@ -153,18 +153,18 @@ func (s *Server) openHistoryCSV(c context.Context, cred actors.Credential, cardI
 	d := &historyCSV{s: s, cred: cred, rc: rc, combined: cardID == "", window: actors.HistoryWindowAt(s.now())}
 	var cards []actors.HistoryCardView
 	if d.combined {
-		res, err := s.ask(c, cred, actors.HistoryCardsQuery{}, rc)
+		res, err := ask(c, s.store, cred, actors.HistoryCardsQuery{}, rc)
 		if err != nil {
 			return nil, err
 		}
-		hc := res.Body.(actors.HistoryCardsView)
+		hc := res
 		d.plan, cards = hc.Plan, hc.Cards
 	} else {
-		res, err := s.ask(c, cred, actors.HistoryCardQuery{CardID: cardID}, rc)
+		res, err := ask(c, s.store, cred, actors.HistoryCardQuery{CardID: cardID}, rc)
 		if err != nil {
 			return nil, err
 		}
-		hc := res.Body.(actors.HistoryCardContext)
+		hc := res
 		d.plan, cards = hc.Plan, []actors.HistoryCardView{hc.Card}
 	}
 	for i, p := range s.pagesFor(chain.WithAccount(c, cred.AccountID), cards, d.plan, d.window, csvPageLimit, false) {

@@ -123,18 +123,6 @@ func queryIntDefault(ctx *fasthttp.RequestCtx, name string, def, lo, hi int) (in
 	return queryInt(name, string(ctx.QueryArgs().Peek(name)), lo, hi)
 }
 
-// ask authenticates and runs a query, returning its successful result.
-func (s *Server) ask(c context.Context, cred actors.Credential, q actors.Query, rc ReadConsistency) (actors.Result, error) {
-	res, err := s.store.Query(c, cred, q, rc)
-	if err != nil {
-		return actors.Result{}, storeError(err)
-	}
-	if res.Err != nil {
-		return actors.Result{}, res.Err
-	}
-	return res, nil
-}
-
 // notesFor returns the notes the caller may read for the transactions.
 func (s *Server) notesFor(c context.Context, cred actors.Credential, txs []txView, rc ReadConsistency) (map[string]string, error) {
 	if len(txs) == 0 {
@@ -144,12 +132,12 @@ func (s *Server) notesFor(c context.Context, cred actors.Credential, txs []txVie
 	for i, t := range txs {
 		ids[i] = t.TxID
 	}
-	res, err := s.ask(c, cred, actors.TxNotesQuery{TxIDs: ids}, rc)
+	res, err := ask(c, s.store, cred, actors.TxNotesQuery{TxIDs: ids}, rc)
 	if err != nil {
 		return nil, err
 	}
 	notes := map[string]string{}
-	for _, n := range res.Body.(actors.NotesView).Notes {
+	for _, n := range res.Notes {
 		notes[n.TxID] = n.Note
 	}
 	return notes, nil
@@ -207,11 +195,11 @@ func (s *Server) cardTransactions(ctx *fasthttp.RequestCtx, aud audience) error 
 // cardTransactionsView is a page of one card's History with its notes,
 // for the API and the site.
 func (s *Server) cardTransactionsView(c context.Context, cred actors.Credential, cardID string, offset, limit int, rc ReadConsistency) (transactionsView, error) {
-	res, err := s.ask(c, cred, actors.HistoryCardQuery{CardID: cardID}, rc)
+	res, err := ask(c, s.store, cred, actors.HistoryCardQuery{CardID: cardID}, rc)
 	if err != nil {
 		return transactionsView{}, err
 	}
-	hc := res.Body.(actors.HistoryCardContext)
+	hc := res
 	w := actors.HistoryWindowAt(s.now())
 	page := s.pageFor(chain.WithAccount(c, cred.AccountID), hc.Card.Address, hc.Plan, w, offset, limit, false)
 	v := transactionsView{CardID: hc.Card.ID, Address: hc.Card.Address, Offset: offset, Limit: limit, Transactions: []txView{}}
@@ -286,11 +274,11 @@ func (s *Server) combinedHistory(ctx *fasthttp.RequestCtx, aud audience) error {
 // combinedHistoryView is the combined History of the caller's readable
 // cards with their notes, for the API and the site.
 func (s *Server) combinedHistoryView(c context.Context, cred actors.Credential, force bool, rc ReadConsistency) (combinedView, error) {
-	res, err := s.ask(c, cred, actors.HistoryCardsQuery{}, rc)
+	res, err := ask(c, s.store, cred, actors.HistoryCardsQuery{}, rc)
 	if err != nil {
 		return combinedView{}, err
 	}
-	hc := res.Body.(actors.HistoryCardsView)
+	hc := res
 	w := actors.HistoryWindowAt(s.now())
 	pages := s.pagesFor(chain.WithAccount(c, cred.AccountID), hc.Cards, hc.Plan, w, combinedTxsMax, force)
 	v := combinedView{Cards: make([]combinedCardView, len(hc.Cards)), Complete: true}
@@ -380,11 +368,11 @@ func (s *Server) putNote(ctx *fasthttp.RequestCtx, aud audience) error {
 // authenticated it; nil, the note context's one query authenticates cred
 // too, and refuses a read-only key as every write does.
 func (s *Server) saveNote(c context.Context, cred actors.Credential, who *actors.Principal, txid, text string) (actors.Result, error) {
-	res, err := s.ask(c, cred, actors.NoteContextQuery{}, ReadLeader)
+	res, err := ask(c, s.store, cred, actors.NoteContextQuery{}, ReadLeader)
 	if err != nil {
 		return actors.Result{}, err
 	}
-	nc := res.Body.(actors.NoteContextView)
+	nc := res
 	if who == nil {
 		if nc.Principal.Kind == actors.PrincipalAgent && nc.Capability < actors.LevelWrite {
 			return actors.Result{}, errReadOnlyKey

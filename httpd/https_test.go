@@ -11,13 +11,19 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
 // answersScheme is a handler that answers what requestIsHTTPS says.
 func answersScheme(s *Server) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		ctx.WriteString(clientProto(ctx, s.trustedProxies))
-		if s.requestIsHTTPS(ctx) != (clientProto(ctx, s.trustedProxies) == "https") {
+		scheme := "http"
+		if clients(s.trustedProxies).IsHTTPS(ctx) {
+			scheme = "https"
+		}
+		ctx.WriteString(scheme)
+		if s.requestIsHTTPS(ctx) != (scheme == "https") {
 			ctx.WriteString(" (requestIsHTTPS disagrees)")
 		}
 	}
@@ -37,8 +43,8 @@ func loopbackNet(t *testing.T) []*net.IPNet {
 // case-insensitively); an untrusted peer's is ignored.
 func TestRequestIsHTTPSBehindProxies(t *testing.T) {
 	trusting := &Server{trustedProxies: loopbackNet(t)}
-	behindProxy := serveLoopback(t, ignoreNodeHeaders(answersScheme(trusting)))
-	direct := serveLoopback(t, ignoreNodeHeaders(answersScheme(&Server{})))
+	behindProxy := serveLoopback(t, forward.IgnoreNodeHeaders(answersScheme(trusting)))
+	direct := serveLoopback(t, forward.IgnoreNodeHeaders(answersScheme(&Server{})))
 	cases := []struct {
 		name    string
 		addr    string
@@ -93,7 +99,7 @@ func serveTLS(t *testing.T, s *Server, handler fasthttp.RequestHandler) (string,
 // turn it off.
 func TestRequestIsHTTPSOverTLS(t *testing.T) {
 	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	base, client := serveTLS(t, s, ignoreNodeHeaders(answersScheme(s)))
+	base, client := serveTLS(t, s, forward.IgnoreNodeHeaders(answersScheme(s)))
 	req, err := http.NewRequest("GET", base+"/v1/me", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -116,9 +122,9 @@ func TestRequestIsHTTPSOverTLS(t *testing.T) {
 // claimed in the node header.
 func TestForwardedRequestKeepsItsScheme(t *testing.T) {
 	leaderServer := &Server{} // trusts no proxy: only the follower's word counts
-	leader := serveLoopback(t, receiveForwarded(answersScheme(leaderServer)))
-	f := &forwarder{cluster: leaderCluster{addr: leader}, trusted: loopbackNet(t), clients: map[forwardTarget]*fasthttp.HostClient{}}
-	follower := serveLoopback(t, ignoreNodeHeaders(f.send(false, func([]byte) bool { return false }, answersScheme(leaderServer))))
+	leader := serveLoopback(t, forward.Receive(answersScheme(leaderServer)))
+	f := followerOf(leaderCluster{addr: leader}, loopbackNet(t))
+	follower := serveLoopback(t, forward.IgnoreNodeHeaders(f.Handler(false, func([]byte) bool { return false }, answersScheme(leaderServer))))
 
 	if got := get(t, follower, "X-Forwarded-Proto", "https"); got != "https" {
 		t.Errorf("HTTPS at the follower: the leader saw %q, want https", got)
@@ -128,9 +134,9 @@ func TestForwardedRequestKeepsItsScheme(t *testing.T) {
 	}
 	// A forwarded request without the header (an older follower) is not
 	// taken for HTTPS, even if the node connection itself is TLS.
-	ctx := &fasthttp.RequestCtx{}
-	ctx.SetUserValue(forwardedKey, true)
-	if leaderServer.requestIsHTTPS(ctx) {
-		t.Error("a forwarded request without the follower's word counted as HTTPS")
-	}
+	forward.Receive(func(ctx *fasthttp.RequestCtx) {
+		if leaderServer.requestIsHTTPS(ctx) {
+			t.Error("a forwarded request without the follower's word counted as HTTPS")
+		}
+	})(&fasthttp.RequestCtx{})
 }

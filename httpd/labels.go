@@ -26,9 +26,9 @@ import (
 const (
 	labelsPath = ownerPrefix + "/labels.jsonl"
 	// labelImportBudget bounds the time one import works. A follower
-	// relays an answer only within forwardTimeout (30 s); lines not
-	// reached are reported, and importing the file again goes on where
-	// it stopped, since what was imported is then unchanged.
+	// relays an answer only within httpd/forward's forwardTimeout (30 s);
+	// lines not reached are reported, and importing the file again goes
+	// on where it stopped, since what was imported is then unchanged.
 	labelImportBudget = 25 * time.Second
 	// labelRefEchoMax bounds how much of a line's ref the report repeats.
 	labelRefEchoMax = 100
@@ -104,11 +104,11 @@ func (s *Server) registerLabels(r routeAdder) {
 
 // labelsOf returns every label the account of cred holds.
 func (s *Server) labelsOf(c context.Context, cred actors.Credential, rc ReadConsistency) (actors.LabelsView, error) {
-	res, err := s.ask(c, cred, actors.LabelsQuery{}, rc)
+	res, err := ask(c, s.store, cred, actors.LabelsQuery{}, rc)
 	if err != nil {
 		return actors.LabelsView{}, err
 	}
-	return res.Body.(actors.LabelsView), nil
+	return res, nil
 }
 
 // serveLabels writes the account's labels as a BIP-329 file.

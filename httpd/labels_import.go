@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 )
 
 // A label import costs the log a handful of entries, whatever the file
@@ -25,7 +26,7 @@ import (
 // refused for room that a refused line left.
 //
 // During a rolling upgrade, while a voter does not apply ImportLabels yet
-// (actors.ErrFeatureNotAdmitted), the lines go one command each, as
+// (clustererr.ErrFeatureNotAdmitted), the lines go one command each, as
 // before. And an account runs one import at a time on the node that
 // serves it (its leader): a second one meanwhile is 409 CONFLICT, since
 // its lines would be decided on a state the first is changing.
@@ -252,11 +253,11 @@ func (imp *labelImport) roomFor(room *int, uses func(*labelChange) bool) bool {
 // later line's note).
 func (imp *labelImport) notes() (actors.NoteContextView, error) {
 	if imp.noteContext == nil {
-		res, err := imp.s.ask(imp.c, imp.cred, actors.NoteContextQuery{}, ReadLeader)
+		res, err := ask(imp.c, imp.s.store, imp.cred, actors.NoteContextQuery{}, ReadLeader)
 		if err != nil {
 			return actors.NoteContextView{}, err
 		}
-		nc := res.Body.(actors.NoteContextView)
+		nc := res
 		imp.noteContext = &nc
 	}
 	nc := *imp.noteContext
@@ -290,15 +291,17 @@ func (imp *labelImport) propose(batch []*labelChange) {
 			lines[i] = p.change
 		}
 		res, err := imp.proposeCommand(&actors.ImportLabels{Lines: lines})
-		if errors.Is(err, actors.ErrFeatureNotAdmitted) {
+		if errors.Is(err, clustererr.ErrFeatureNotAdmitted) {
 			imp.oneByOne = true
 		} else {
+			var done actors.ImportLabelsResult
+			if err == nil {
+				done, err = bodyOf[actors.ImportLabelsResult](res)
+			}
 			for i, p := range batch {
-				var refusal error
-				if err != nil {
-					refusal = err
-				} else if r := res.Body.(actors.ImportLabelsResult).Refusals[i]; r != nil {
-					refusal = r
+				refusal := err
+				if err == nil && done.Refusals[i] != nil {
+					refusal = done.Refusals[i]
 				}
 				p.settle(refusal)
 			}

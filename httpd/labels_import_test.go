@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 )
 
 // Tests of what a label import costs the log (labels_import.go): the
@@ -147,7 +148,7 @@ func TestLabelImportDuringAnUpgradeSendsOneCommandALine(t *testing.T) {
 	l, store := countedLabelsTest(t, actors.PlanBase)
 	store.beforePropose = func(cmd *actors.Command) error {
 		if _, imports := cmd.Payload.(*actors.ImportLabels); imports {
-			return fmt.Errorf("%w: %w", actors.ErrFeatureNotAdmitted, actors.Errorf(actors.CodeHTTPError, "the cluster is being upgraded"))
+			return &clustererr.VersionError{Want: uint32(actors.KindImportLabels.FeatureVersion()), Behind: []string{"node-2 (version 2)"}}
 		}
 		return nil
 	}

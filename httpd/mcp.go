@@ -179,14 +179,10 @@ func (s *Server) mcpCaller(ctx *fasthttp.RequestCtx) (*auth.TokenInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.store.Query(context.Background(), cred, actors.AuthQuery{}, ReadLeader)
+	view, err := ask(context.Background(), s.store, cred, actors.AuthQuery{}, ReadLeader)
 	if err != nil {
-		return nil, storeError(err)
+		return nil, specError(err)
 	}
-	if res.Err != nil {
-		return nil, res.Err
-	}
-	view := res.Body.(actors.AuthView)
 	return &auth.TokenInfo{
 		UserID: cred.AccountID + "." + cred.ID,
 		Scopes: []string{view.Capability.String()},

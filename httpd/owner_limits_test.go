@@ -47,11 +47,11 @@ func (m *memoryStore) Propose(_ context.Context, cmd *actors.Command) (actors.Re
 	m.proposed.Add(1)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.accounts.ApplyBatch([]*actors.Command{cmd})[0], nil
+	return m.accounts.ApplyBatch([]*actors.Command{cmd})[0].Outcome()
 }
 
 func (m *memoryStore) Query(ctx context.Context, cred actors.Credential, q actors.Query, _ ReadConsistency) (actors.Result, error) {
-	return m.accounts.Query(ctx, cred, q, 5*time.Second), nil
+	return m.accounts.Query(ctx, cred, q, 5*time.Second).Outcome()
 }
 
 func (m *memoryStore) AccountForLogin(login string) (string, bool) {

@@ -2,7 +2,6 @@ package httpd
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -98,7 +97,7 @@ func (s *Server) readWith(ctx *fasthttp.RequestCtx, aud audience, build func() (
 	}
 	res, qerr := s.store.Query(c, cred, q, rc)
 	if qerr != nil {
-		writeError(ctx, storeError(qerr))
+		writeError(ctx, specError(qerr))
 		return
 	}
 	writeResult(ctx, res)
@@ -155,34 +154,20 @@ func (s *Server) write(ctx *fasthttp.RequestCtx, aud audience, spec writeSpec) {
 }
 
 // propose replicates cmd and returns its successful result, or the error
-// of the store or of the rule.
+// of the store or of the rule. The error is kept whole: a caller that can
+// say the same with older kinds when a voter lacks this one
+// (clustererr.ErrFeatureNotAdmitted) may (labels_import.go).
 func (s *Server) propose(c context.Context, cmd *actors.Command) (actors.Result, error) {
-	res, err := s.store.Propose(c, cmd)
-	if errors.Is(err, actors.ErrFeatureNotAdmitted) {
-		// Kept whole: it writes as the 503 it wraps, and a caller that
-		// can say the same with older kinds may (labels_import.go).
-		return actors.Result{}, err
-	}
-	if err != nil {
-		return actors.Result{}, storeError(err)
-	}
-	if res.Err != nil {
-		return actors.Result{}, res.Err
-	}
-	return res, nil
+	return s.store.Propose(c, cmd)
 }
 
 // authorize authenticates cred on applied state and refuses a read-only
 // key, which may never change anything.
 func (s *Server) authorize(c context.Context, cred actors.Credential) (actors.AuthView, error) {
-	res, err := s.store.Query(c, cred, actors.AuthQuery{}, ReadLeader)
+	who, err := ask(c, s.store, cred, actors.AuthQuery{}, ReadLeader)
 	if err != nil {
-		return actors.AuthView{}, storeError(err)
+		return actors.AuthView{}, err
 	}
-	if res.Err != nil {
-		return actors.AuthView{}, res.Err
-	}
-	who := res.Body.(actors.AuthView)
 	if who.Principal.Kind == actors.PrincipalAgent && who.Capability < actors.LevelWrite {
 		return actors.AuthView{}, errReadOnlyKey
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
@@ -103,8 +104,8 @@ func (s *Server) restore(ctx *fasthttp.RequestCtx) error {
 		return actors.Errorf(actors.CodeValidation, "the request body must be a backup file from GET /admin/v1/backup")
 	}
 	if err := s.op.Restore(f.Name()); err != nil {
-		if errors.Is(err, ErrNotLeader) || errors.Is(err, ErrOutcomeUnknown) {
-			return storeError(err)
+		if errors.Is(err, clustererr.ErrNotLeader) || errors.Is(err, clustererr.ErrOutcomeUnknown) {
+			return specError(err)
 		}
 		return actors.Errorf(actors.CodeValidation, "the backup was not restored: %v", err)
 	}
@@ -119,14 +120,4 @@ func requestBody(ctx *fasthttp.RequestCtx) io.Reader {
 		return stream
 	}
 	return bytes.NewReader(ctx.PostBody())
-}
-
-// copyRequest copies a request to be forwarded, its streamed body
-// included: fasthttp's CopyTo takes only the part of a streamed body read
-// so far.
-func copyRequest(dst *fasthttp.Request, src *fasthttp.RequestCtx) {
-	src.Request.CopyTo(dst)
-	if stream := src.RequestBodyStream(); stream != nil {
-		dst.SetBodyStream(stream, src.Request.Header.ContentLength())
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
 func TestAccountOfSecret(t *testing.T) {
@@ -105,7 +106,7 @@ type shardedLeaders struct {
 	anyAddr   string
 }
 
-func (c shardedLeaders) For(account string) Leadership {
+func (c shardedLeaders) For(account string) forward.Leadership {
 	if addr, found := c.byAccount[account]; found {
 		return leaderCluster{addr: addr}
 	}
@@ -117,16 +118,14 @@ func (c shardedLeaders) For(account string) Leadership {
 // and one that names no account to the leader For("") names.
 func TestForwardingGoesToTheAccountsGroupLeader(t *testing.T) {
 	leaderAt := func(name string) string {
-		return serveLoopback(t, receiveForwarded(func(ctx *fasthttp.RequestCtx) { ctx.WriteString(name) }))
+		return serveLoopback(t, forward.Receive(func(ctx *fasthttp.RequestCtx) { ctx.WriteString(name) }))
 	}
 	cluster := shardedLeaders{
 		byAccount: map[string]string{"acct1": leaderAt("leader of acct1"), "acct2": leaderAt("leader of acct2")},
 		anyAddr:   leaderAt("leader of a random group"),
 	}
-	f := &forwarder{cluster: cluster, clients: map[forwardTarget]*fasthttp.HostClient{}, route: func(ctx *fasthttp.RequestCtx) string {
-		return accountOfSecret(strings.TrimPrefix(string(ctx.Request.Header.Peek("Authorization")), "Bearer "))
-	}}
-	follower := serveLoopback(t, f.send(false, func([]byte) bool { return false }, func(ctx *fasthttp.RequestCtx) {
+	f := followerOf(cluster, nil)
+	follower := serveLoopback(t, f.Handler(false, func([]byte) bool { return false }, func(ctx *fasthttp.RequestCtx) {
 		t.Errorf("the follower served %s itself", ctx.Path())
 	}))
 	for bearer, want := range map[string]string{

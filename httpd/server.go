@@ -16,6 +16,7 @@ import (
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/httpd/edge"
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
 // Config wires a Server.
@@ -40,7 +41,7 @@ type Config struct {
 	Metrics *prometheus.Registry
 	// Cluster, when set, makes a follower forward what it cannot serve to
 	// the leader.
-	Cluster Cluster
+	Cluster forward.Cluster
 	// TrustedProxies are the peers whose X-Forwarded-For names the client
 	// IP for the edge rate limits, and whose X-Forwarded-Proto says whether
 	// the client used HTTPS. Their connections are not capped.
@@ -73,8 +74,8 @@ type Server struct {
 	passwordCost   int
 	sheetBudget    bool
 	history        History
-	limits         *edge.Limits // nil when limits are off
-	forward        *forwarder   // nil without a cluster
+	limits         *edge.Limits       // nil when limits are off
+	forward        *forward.Forwarder // nil without a cluster
 	metrics        *requestMetrics
 	registry       *prometheus.Registry
 	activity       *activityLog
@@ -117,18 +118,11 @@ func New(cfg Config) *Server {
 	s.nodesUnauthenticated = cfg.NodesUnauthenticated
 	s.owner, s.hashing = newOwnerLimits(cfg.TrustedProxies, s.now), newHashSlots(runtime.GOMAXPROCS(0))
 	s.dummyPasswordHash = dummyPasswordHash(s.bcryptCost())
-	if cfg.Cluster != nil {
-		s.forward = &forwarder{cluster: cfg.Cluster, trusted: cfg.TrustedProxies, clients: map[forwardTarget]*fasthttp.HostClient{}, route: s.routingAccount}
-	}
 	if cfg.Metrics != nil {
 		s.registry, s.metrics = cfg.Metrics, newRequestMetrics(cfg.Metrics)
-		if s.forward != nil {
-			s.forward.relayed = prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "addrwatch_forwarded_requests_total",
-				Help: "Requests this node passed to the leader, by how: framed (many public requests on one connection), public or admin (one per connection), download (a History CSV, streamed).",
-			}, []string{"way"})
-			cfg.Metrics.MustRegister(s.forward.relayed)
-		}
+	}
+	if cfg.Cluster != nil {
+		s.forward = s.newForwarder(cfg)
 	}
 	return s
 }
@@ -167,7 +161,7 @@ func onlyMethods(r routeAdder, path string, allowed ...string) {
 // PublicHandler serves the agent API (/v1) and the owner API (/owner/v1)
 // to clients.
 func (s *Server) PublicHandler() fasthttp.RequestHandler {
-	return sayWhenToRetry(ignoreNodeHeaders(s.publicRoutes()))
+	return sayWhenToRetry(forward.IgnoreNodeHeaders(s.publicRoutes()))
 }
 
 // publicRoutes is the public API. Outside in: limit the client, pass what
@@ -189,7 +183,7 @@ func (s *Server) publicRoutes() fasthttp.RequestHandler {
 	}
 	s.registerMCP(r, api)
 	if s.forward != nil {
-		h = s.forward.send(false, servedLocally, h)
+		h = s.forward.Handler(false, servedLocally, h)
 	}
 	if s.limits != nil {
 		h = s.limits.Wrap(h)
@@ -199,7 +193,7 @@ func (s *Server) publicRoutes() fasthttp.RequestHandler {
 
 // AdminHandler serves the admin API and the health endpoints to clients.
 func (s *Server) AdminHandler() fasthttp.RequestHandler {
-	return sayWhenToRetry(ignoreNodeHeaders(s.adminRoutes()))
+	return sayWhenToRetry(forward.IgnoreNodeHeaders(s.adminRoutes()))
 }
 
 // adminRoutes is the admin API: the token is checked before anything else,
@@ -209,7 +203,7 @@ func (s *Server) adminRoutes() fasthttp.RequestHandler {
 	s.registerAdmin(r)
 	h := r.Handler
 	if s.forward != nil {
-		h = s.forward.send(true, adminServedLocally, h)
+		h = s.forward.Handler(true, adminServedLocally, h)
 	}
 	return s.adminGate(r, h)
 }

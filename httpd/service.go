@@ -2,6 +2,7 @@ package httpd
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -124,7 +125,10 @@ func (s *Server) CreateKey(ctx context.Context, cred actors.Credential, capabili
 	if err != nil {
 		return KeyCreated{}, err
 	}
-	v := res.Body.(actors.KeyView)
+	v, err := bodyOf[actors.KeyView](res)
+	if err != nil {
+		return KeyCreated{}, err
+	}
 	return KeyCreated{KeyID: v.KeyID, Key: key, Capability: v.Capability, Name: v.Name, CreatedAt: v.CreatedAt}, nil
 }
 
@@ -138,19 +142,20 @@ func (s *Server) OwnerCredential(secret string) (actors.Credential, bool) {
 // returns that hash. An unknown account costs the same bcrypt work as a
 // known one, so timing does not tell them apart.
 func (s *Server) checkPassword(ctx context.Context, cred actors.Credential, password string) (string, error) {
-	res, err := s.store.Query(ctx, cred, actors.PasswordHashQuery{}, ReadLeader)
-	if err != nil {
-		return "", storeError(err)
+	hash, err := ask(ctx, s.store, cred, actors.PasswordHashQuery{}, ReadLeader)
+	_, refused := errors.AsType[*actors.Error](err)
+	if err != nil && !refused {
+		return "", specError(err)
 	}
 	stored := s.dummyPasswordHash
-	if res.Err == nil {
-		stored = res.Body.(string)
+	if !refused {
+		stored = hash
 	}
 	var mismatch error
 	if busy := s.hashing.run(func() { mismatch = comparePassword([]byte(stored), []byte(password)) }); busy != nil {
 		return "", busy
 	}
-	if mismatch != nil || res.Err != nil {
+	if mismatch != nil || refused {
 		return "", errWrongAccountOrPassword
 	}
 	return stored, nil

@@ -43,7 +43,7 @@ func (s *Server) takeSheetCeiling(ctx *fasthttp.RequestCtx, aud audience) error 
 	}
 	c, cancel := s.context()
 	defer cancel()
-	if _, err := s.ask(c, cred, actors.AuthQuery{}, ReadLeader); err != nil {
+	if _, err := ask(c, s.store, cred, actors.AuthQuery{}, ReadLeader); err != nil {
 		return err
 	}
 	return s.limits.TakeSheetCeiling(cred.AccountID)

@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"errors"
 	"net/url"
 	"strconv"
 
@@ -112,23 +113,19 @@ func (s *Server) signedInAs(h siteHandler, passive bool) fasthttp.RequestHandler
 		if passive {
 			c = passiveContext(c)
 		}
-		res, err := s.store.Query(c, cred, actors.AuthQuery{}, ReadLeader)
+		who, err := ask(c, s.store, cred, actors.AuthQuery{}, ReadLeader)
 		cancel()
 		if err != nil {
-			s.siteError(ctx, storeError(err))
-			return
-		}
-		if res.Err != nil {
-			if res.Err.Code == actors.CodeUnauthorized {
+			if refused, isRefusal := errors.AsType[*actors.Error](err); isRefusal && refused.Code == actors.CodeUnauthorized {
 				s.owner.bearers.fail(key, s.owner.now())
 				clearSessionCookies(ctx, https)
 				s.redirect(ctx, "/?m=expired")
 				return
 			}
-			s.siteError(ctx, res.Err)
+			s.siteError(ctx, specError(err))
 			return
 		}
-		h(ctx, &siteSession{cred: cred, who: res.Body.(actors.AuthView).Principal, csrf: csrfToken(token), https: https, passive: passive})
+		h(ctx, &siteSession{cred: cred, who: who.Principal, csrf: csrfToken(token), https: https, passive: passive})
 	}
 }
 
@@ -136,9 +133,9 @@ func (s *Server) signedInAs(h siteHandler, passive bool) fasthttp.RequestHandler
 func (s *Server) home(ctx *fasthttp.RequestCtx) {
 	if cred, _, found := s.siteCredential(ctx); found {
 		c, cancel := s.context()
-		res, err := s.store.Query(c, cred, actors.AuthQuery{}, ReadLeader)
+		_, err := s.store.Query(c, cred, actors.AuthQuery{}, ReadLeader)
 		cancel()
-		if err == nil && res.Err == nil {
+		if err == nil {
 			s.redirect(ctx, "/access")
 			return
 		}
@@ -226,21 +223,16 @@ func siteErr(err error) *actors.Error {
 	return specError(err)
 }
 
-// siteQuery runs an owner query as the signed-in session.
-func (s *Server) siteQuery(sess *siteSession, q actors.Query) (actors.Result, *actors.Error) {
+// siteAsk runs an owner query as the signed-in session and returns its
+// answer, typed.
+func siteAsk[T any](s *Server, sess *siteSession, q actors.QueryOf[T]) (T, *actors.Error) {
 	c, cancel := s.context()
 	defer cancel()
 	if sess.passive {
 		c = passiveContext(c)
 	}
-	res, err := s.store.Query(c, sess.cred, q, ReadLeader)
-	if err != nil {
-		return actors.Result{}, storeError(err)
-	}
-	if res.Err != nil {
-		return actors.Result{}, res.Err
-	}
-	return res, nil
+	v, err := ask(c, s.store, sess.cred, q, ReadLeader)
+	return v, siteErr(err)
 }
 
 // redirect answers 303 See Other, so a form post is never re-sent by a

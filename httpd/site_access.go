@@ -54,11 +54,11 @@ type accessData struct {
 
 // panel reads the access panel's state and the layout's fields.
 func (s *Server) panel(sess *siteSession, nav string) (actors.AccessPanelView, sitePage, *actors.Error) {
-	res, err := s.siteQuery(sess, actors.AccessPanelQuery{})
+	res, err := siteAsk(s, sess, actors.AccessPanelQuery{})
 	if err != nil {
 		return actors.AccessPanelView{}, sitePage{}, err
 	}
-	v := res.Body.(actors.AccessPanelView)
+	v := res
 	return v, sitePage{Nav: nav, Signed: true, CSRF: sess.csrf, AccountID: v.AccountID, Login: v.Login, Plan: v.Plan.String(), LiveCursor: v.AuditSeq}, nil
 }
 

@@ -72,7 +72,7 @@ func (s *Server) activityPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		page.Problem = "The filter was not applied: " + problems[0]
 		q = actors.ActivityQuery{KeyID: d.Key, Limit: 50}
 	}
-	res, err := s.siteQuery(sess, q)
+	res, err := siteAsk(s, sess, q)
 	if err != nil {
 		s.siteError(ctx, err)
 		return
@@ -88,7 +88,7 @@ func (s *Server) activityPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	for _, sp := range panel.Spaces {
 		resources[sp.ID] = "Space " + sp.Name
 	}
-	view := res.Body.(actors.ActivityPage)
+	view := res
 	for _, e := range view.Entries {
 		d.Rows = append(d.Rows, newActivityRow(e, names, resources))
 	}

@@ -24,10 +24,10 @@ func (s *Server) liveChanges(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		writeError(ctx, actors.Errorf(actors.CodeValidation, "after must be the cursor of a page"))
 		return
 	}
-	res, qerr := s.siteQuery(sess, actors.LiveQuery{AfterSeq: after})
+	res, qerr := siteAsk(s, sess, actors.LiveQuery{AfterSeq: after})
 	if qerr != nil {
 		writeError(ctx, qerr)
 		return
 	}
-	writeJSON(ctx, fasthttp.StatusOK, res.Body)
+	writeJSON(ctx, fasthttp.StatusOK, res)
 }

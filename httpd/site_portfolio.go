@@ -66,18 +66,18 @@ func (s *Server) renderPortfolio(ctx *fasthttp.RequestCtx, sess *siteSession, st
 		s.siteError(ctx, err)
 		return
 	}
-	res, err := s.siteQuery(sess, actors.ListPortfolioQuery{})
+	res, err := siteAsk(s, sess, actors.ListPortfolioQuery{})
 	if err != nil {
 		s.siteError(ctx, err)
 		return
 	}
-	me, err := s.siteQuery(sess, actors.MeQuery{})
+	me, err := siteAsk(s, sess, actors.MeQuery{})
 	if err != nil {
 		s.siteError(ctx, err)
 		return
 	}
-	used := me.Body.(actors.MeView).PortfolioCards
-	cards := res.Body.(actors.PortfolioListView).Cards
+	used := me.PortfolioCards
+	cards := res.Cards
 	page.Title, page.Problem = "Portfolio", problem
 	page.Notice = portfolioNotices[string(ctx.QueryArgs().Peek("m"))]
 	page.Data = portfolioData{Cards: cards, Form: form, Colors: actors.ColorKeys, Full: used.Used >= used.Limit, Limit: used.Limit}
@@ -98,7 +98,7 @@ func (s *Server) addCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 // API's validate endpoint, for the session.
 func (s *Server) validateCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	form := readCardForm(ctx)
-	_, err := s.siteQuery(sess, actors.ValidateCreatePortfolioCardQuery{Card: actors.CreatePortfolioCard{CardID: "validate", Address: form.Address, CardFields: form.fields()}})
+	_, err := siteAsk(s, sess, actors.ValidateCreatePortfolioCardQuery{Card: actors.CreatePortfolioCard{CardID: "validate", Address: form.Address, CardFields: form.fields()}})
 	siteHeaders(ctx)
 	if err != nil {
 		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"valid": false, "code": err.Code, "error": err.Message})
@@ -120,11 +120,11 @@ type cardData struct {
 }
 
 func (s *Server) card(sess *siteSession, id string) (actors.CardView, *actors.Error) {
-	res, err := s.siteQuery(sess, actors.GetPortfolioCardQuery{CardID: id})
+	res, err := siteAsk(s, sess, actors.GetPortfolioCardQuery{CardID: id})
 	if err != nil {
 		return actors.CardView{}, err
 	}
-	return res.Body.(actors.CardEnvelope).Card, nil
+	return res.Card, nil
 }
 
 func (s *Server) cardPage(ctx *fasthttp.RequestCtx, sess *siteSession) {

@@ -46,12 +46,12 @@ type sheetPageData struct {
 
 func (s *Server) sheetPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
-	space, err := s.siteQuery(sess, actors.GetSpaceQuery{SpaceID: id})
+	space, err := siteAsk(s, sess, actors.GetSpaceQuery{SpaceID: id})
 	if err != nil {
 		s.siteError(ctx, err)
 		return
 	}
-	sheet, err := s.siteQuery(sess, actors.SheetQuery{SpaceID: id, Offset: 0, Limit: 1})
+	sheet, err := siteAsk(s, sess, actors.SheetQuery{SpaceID: id, Offset: 0, Limit: 1})
 	if err != nil {
 		s.siteError(ctx, err)
 		return
@@ -61,8 +61,8 @@ func (s *Server) sheetPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.siteError(ctx, err)
 		return
 	}
-	page.Title = space.Body.(actors.SpaceEnvelope).Space.Name + " · Sheet"
-	page.Data = sheetPageData{Space: space.Body.(actors.SpaceEnvelope).Space, Headers: sheet.Body.(actors.SheetView).Headers}
+	page.Title = space.Space.Name + " · Sheet"
+	page.Data = sheetPageData{Space: space.Space, Headers: sheet.Headers}
 	s.renderPage(ctx, fasthttp.StatusOK, "sheet", page)
 }
 
@@ -104,11 +104,11 @@ func (s *Server) readSheet(sess *siteSession, q actors.SheetQuery) (sheetSnapsho
 		snap := sheetSnapshot{Filtered: filtered, Rows: []actors.SheetRowView{}}
 		q.Offset = 0
 		for {
-			res, err := s.siteQuery(sess, q)
+			res, err := siteAsk(s, sess, q)
 			if err != nil {
 				return snap, err
 			}
-			v := res.Body.(actors.SheetView)
+			v := res
 			if q.Offset > 0 && v.Revision != snap.Revision {
 				break // the Sheet changed between pages: read it again
 			}
@@ -176,11 +176,11 @@ func sheetIndexParam(ctx *fasthttp.RequestCtx) (int, *actors.Error) {
 
 // sheetSlot reads one slot and the headers, with the Sheet's revision.
 func (s *Server) sheetSlot(sess *siteSession, id string, index int) (actors.SheetView, *actors.Error) {
-	res, err := s.siteQuery(sess, actors.SheetQuery{SpaceID: id, Offset: index, Limit: 1})
+	res, err := siteAsk(s, sess, actors.SheetQuery{SpaceID: id, Offset: index, Limit: 1})
 	if err != nil {
 		return actors.SheetView{}, err
 	}
-	return res.Body.(actors.SheetView), nil
+	return res, nil
 }
 
 // onBase runs write with rev and, while it is refused as stale and the

@@ -74,12 +74,12 @@ func (s *Server) renderSpaces(ctx *fasthttp.RequestCtx, sess *siteSession, statu
 		s.siteError(ctx, err)
 		return
 	}
-	res, err := s.siteQuery(sess, actors.ListSpacesQuery{})
+	res, err := siteAsk(s, sess, actors.ListSpacesQuery{})
 	if err != nil {
 		s.siteError(ctx, err)
 		return
 	}
-	list := res.Body.(actors.SpaceListView)
+	list := res
 	d := spacesData{Spaces: list.Spaces, Revision: list.BookmarkRevision}
 	d.Form.Name, d.Form.Type = name, typ
 	page.Title, page.Problem, page.Data = "Spaces", problem, d
@@ -94,7 +94,12 @@ func (s *Server) createSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.renderSpaces(ctx, sess, StatusOf(err.Code), name, typ, spaceRefusal(err))
 		return
 	}
-	s.redirect(ctx, "/spaces/"+url.PathEscape(res.Body.(actors.SpaceEnvelope).Space.ID)+"?m=space-added")
+	created, berr := bodyOf[actors.SpaceEnvelope](res)
+	if berr != nil {
+		s.siteError(ctx, siteErr(berr))
+		return
+	}
+	s.redirect(ctx, "/spaces/"+url.PathEscape(created.Space.ID)+"?m=space-added")
 }
 
 func (s *Server) renderSpace(ctx *fasthttp.RequestCtx, sess *siteSession, status int, id string, form cardForm, coin, problem string) {
@@ -103,26 +108,26 @@ func (s *Server) renderSpace(ctx *fasthttp.RequestCtx, sess *siteSession, status
 		s.siteError(ctx, err)
 		return
 	}
-	res, err := s.siteQuery(sess, actors.ListBookmarksQuery{SpaceID: id})
+	res, err := siteAsk(s, sess, actors.ListBookmarksQuery{SpaceID: id})
 	if err != nil {
 		s.siteError(ctx, err)
 		return
 	}
-	list := res.Body.(actors.BookmarkListView)
-	all, err := s.siteQuery(sess, actors.ListSpacesQuery{})
+	list := res
+	all, err := siteAsk(s, sess, actors.ListSpacesQuery{})
 	if err != nil {
 		s.siteError(ctx, err)
 		return
 	}
-	spaces := all.Body.(actors.SpaceListView)
+	spaces := all
 	d := spaceData{Space: list.Space, Revision: spaces.BookmarkRevision, Cards: list.Cards, Form: form, Coin: coin, Coins: chain.Coins(), Colors: actors.ColorKeys}
 	if list.Space.Type == actors.SpaceBitcoin {
 		d.Targets = append(d.Targets, moveTarget{Value: "portfolio", Label: "Portfolio (as an Account card)"})
 	}
 	d.Targets = append(d.Targets, moveTargets(spaces, id)...)
 	if list.Space.Type == actors.SpaceSheet {
-		if sheet, err := s.siteQuery(sess, actors.SheetQuery{SpaceID: id, Sparse: true}); err == nil {
-			v := sheet.Body.(actors.SheetView)
+		if sheet, err := siteAsk(s, sess, actors.SheetQuery{SpaceID: id, Sparse: true}); err == nil {
+			v := sheet
 			d.SheetRows, d.SheetMore = len(v.Rows), v.NextOffset != nil
 		}
 	}
@@ -146,11 +151,11 @@ func moveTargets(spaces actors.SpaceListView, except string) []moveTarget {
 
 // spaceTargets is moveTargets of the owner's Spaces as they are now.
 func (s *Server) spaceTargets(sess *siteSession, except string) ([]moveTarget, *actors.Error) {
-	all, err := s.siteQuery(sess, actors.ListSpacesQuery{})
+	all, err := siteAsk(s, sess, actors.ListSpacesQuery{})
 	if err != nil {
 		return nil, err
 	}
-	return moveTargets(all.Body.(actors.SpaceListView), except), nil
+	return moveTargets(all, except), nil
 }
 
 // updateSpaceForm renames a Space or changes its type (which clears its
@@ -174,12 +179,12 @@ func (s *Server) updateSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 
 func (s *Server) deleteSpacePage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
-	res, err := s.siteQuery(sess, actors.ListBookmarksQuery{SpaceID: id})
+	res, err := siteAsk(s, sess, actors.ListBookmarksQuery{SpaceID: id})
 	if err != nil {
 		s.siteError(ctx, err)
 		return
 	}
-	all, err := s.siteQuery(sess, actors.ListSpacesQuery{})
+	all, err := siteAsk(s, sess, actors.ListSpacesQuery{})
 	if err != nil {
 		s.siteError(ctx, err)
 		return
@@ -189,9 +194,9 @@ func (s *Server) deleteSpacePage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.siteError(ctx, err)
 		return
 	}
-	list := res.Body.(actors.BookmarkListView)
+	list := res
 	page.Title, page.Narrow = "Delete a Space", true
-	page.Data = spaceData{Space: list.Space, Cards: list.Cards, Revision: all.Body.(actors.SpaceListView).BookmarkRevision}
+	page.Data = spaceData{Space: list.Space, Cards: list.Cards, Revision: all.BookmarkRevision}
 	s.renderPage(ctx, fasthttp.StatusOK, "space_delete", page)
 }
 
@@ -264,12 +269,12 @@ func (s *Server) moveForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		p.DestinationKind, p.DestinationSpaceID = actors.LocationBookmark, to[len("space:"):]
 		// The destination's version as it is now: the move rules judge
 		// the card; the destination may have changed since the page.
-		res, err := s.siteQuery(sess, actors.GetSpaceQuery{SpaceID: p.DestinationSpaceID})
+		res, err := siteAsk(s, sess, actors.GetSpaceQuery{SpaceID: p.DestinationSpaceID})
 		if err != nil {
 			s.moveRefused(ctx, sess, from, err)
 			return
 		}
-		v := res.Body.(actors.SpaceEnvelope).Space.Version
+		v := res.Space.Version
 		p.ExpectedDestinationVersion = &v
 	default:
 		s.moveRefused(ctx, sess, from, actors.Errorf(actors.CodeValidation, "choose where to move the card"))

@@ -2,11 +2,12 @@ package httpd
 
 import (
 	"fmt"
-	"github.com/addrwatch/addrwatch/internal/testaddr"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/addrwatch/addrwatch/internal/testaddr"
 
 	"github.com/valyala/fasthttp"
 

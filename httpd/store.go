@@ -2,20 +2,24 @@ package httpd
 
 import (
 	"context"
-	"errors"
 	"io"
 
 	"github.com/addrwatch/addrwatch/actors"
 )
 
-// Store is what the API needs from the node.
+// Store is what the API needs from the node. Its answers have one error
+// channel: a rule's refusal is the *actors.Error returned (found with
+// errors.As), a condition of the cluster one of package clustererr's
+// (errors.Is), and specError (errors.go) turns either into what the
+// client is told.
 type Store interface {
-	// Propose replicates cmd and returns its result once applied. It returns
-	// an error wrapping ErrNotLeader when the command never entered the log,
-	// or ErrOutcomeUnknown when it may or may not have applied.
+	// Propose replicates cmd and returns its result once applied. It
+	// returns an error wrapping clustererr.ErrNotLeader when the command
+	// never entered the log, or clustererr.ErrOutcomeUnknown when it may or
+	// may not have applied.
 	Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error)
 	// Query authenticates cred on its account and runs q on applied state,
-	// as fresh as rc asks.
+	// as fresh as rc asks. Read its answer with ask, typed.
 	Query(ctx context.Context, cred actors.Credential, q actors.Query, rc ReadConsistency) (actors.Result, error)
 	// AccountForLogin returns the account whose login is login, compared
 	// without regard to case, in applied state (sign-in runs on the leader).
@@ -62,8 +66,24 @@ type Operator interface {
 	Restore(path string) error
 }
 
-// Errors a Store returns; the wiring maps the node's own errors to these.
-var (
-	ErrNotLeader      = errors.New("not the leader")
-	ErrOutcomeUnknown = errors.New("outcome unknown")
-)
+// ask runs q through st and returns its answer as the type q declares
+// (actors.QueryOf), so no handler asserts a result's type.
+func ask[T any](c context.Context, st Store, cred actors.Credential, q actors.QueryOf[T], rc ReadConsistency) (T, error) {
+	res, err := st.Query(c, cred, q, rc)
+	if err != nil {
+		var none T
+		return none, err
+	}
+	return bodyOf[T](res)
+}
+
+// bodyOf is a successful result's body as a T: a query's answer, or the
+// view a command answers with. A body of another type is a programmer
+// error, answered as an internal error rather than a panic.
+func bodyOf[T any](res actors.Result) (T, error) {
+	v, isT := res.Body.(T)
+	if !isT {
+		return v, actors.Errorf(actors.CodeInternal, "internal error")
+	}
+	return v, nil
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/chain"
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 )
 
 // Issue 28, the attack as it was reproduced: the block explorer fails on
@@ -78,9 +79,9 @@ func TestEvery503SaysWhenToRetry(t *testing.T) {
 		err   error
 		retry int // 0: any of at least 1
 	}{
-		{"no leader", storeError(ErrNotLeader), 0},
-		{"outcome unknown", storeError(ErrOutcomeUnknown), 0},
-		{"a store failure", storeError(errors.New("raft: shutdown")), 0},
+		{"no leader", specError(clustererr.ErrNotLeader), 0},
+		{"outcome unknown", specError(clustererr.ErrOutcomeUnknown), 0},
+		{"a store failure", specError(errors.New("raft: shutdown")), 0},
 		{"not an actors.Error", errors.New("anything"), 0},
 		{"password hashing busy", errHashingBusy, hashBusyRetrySeconds},
 		{"the breaker is open", upstreamUnavailable(open), 4},

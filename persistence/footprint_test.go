@@ -167,8 +167,8 @@ func (b *fpBuilder) apply(p actors.Principal, payload actors.Payload, idem *acto
 	}
 	var res actors.Result
 	b.a, res = actors.Apply(b.a, cmds[0])
-	if res.Err != nil {
-		b.t.Fatalf("%s: %T: %v", b.id, payload, res.Err)
+	if _, err := res.Outcome(); err != nil {
+		b.t.Fatalf("%s: %T: %v", b.id, payload, err)
 	}
 	if b.a == nil {
 		b.t.Fatalf("%s: %T: Apply returned no account", b.id, payload)
@@ -183,8 +183,8 @@ func (b *fpBuilder) query(q actors.Query) actors.Result {
 	cred := b.cred
 	cred.Now = b.at
 	res := actors.RunQuery(b.a, cred, q)
-	if res.Err != nil {
-		b.t.Fatalf("%s: %T: %v", b.id, q, res.Err)
+	if _, err := res.Outcome(); err != nil {
+		b.t.Fatalf("%s: %T: %v", b.id, q, err)
 	}
 	return res
 }
@@ -350,8 +350,8 @@ func fpServeReads(t testing.TB, a *actors.Account, cred actors.Credential) {
 	run := func(q actors.Query) actors.Result {
 		t.Helper()
 		res := actors.RunQuery(a, cred, q)
-		if res.Err != nil {
-			t.Fatalf("%s: %T: %v", a.ID, q, res.Err)
+		if _, err := res.Outcome(); err != nil {
+			t.Fatalf("%s: %T: %v", a.ID, q, err)
 		}
 		return res
 	}

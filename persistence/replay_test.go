@@ -42,8 +42,8 @@ func replay(t *testing.T, entries ...string) (*actors.Account, actors.Result) {
 
 func TestOldChangePasswordEntryKeepsTheOwnerSecret(t *testing.T) {
 	a, res := replay(t, oldCreateAccountEntry, oldChangePasswordEntry)
-	if res.Err != nil || res.Status != 204 {
-		t.Fatalf("old ChangePassword entry: status %d, err %v; want 204 as when it was written", res.Status, res.Err)
+	if _, err := res.Outcome(); err != nil || res.Status != 204 {
+		t.Fatalf("old ChangePassword entry: status %d, err %v; want 204 as when it was written", res.Status, err)
 	}
 	if a.PasswordHash != "pw-new" {
 		t.Fatalf("password hash %q, want pw-new", a.PasswordHash)
@@ -58,8 +58,8 @@ func TestOldChangePasswordEntryKeepsTheOwnerSecret(t *testing.T) {
 
 func TestOldRotateOwnerSecretEntryNeedsNoPassword(t *testing.T) {
 	a, res := replay(t, oldCreateAccountEntry, oldRotateOwnerSecretEntry)
-	if res.Err != nil || res.Status != 200 {
-		t.Fatalf("old RotateOwnerSecret entry: status %d, err %v", res.Status, res.Err)
+	if _, err := res.Outcome(); err != nil || res.Status != 200 {
+		t.Fatalf("old RotateOwnerSecret entry: status %d, err %v", res.Status, err)
 	}
 	if a.OwnerSecretHash != sha("aws.acct-r.rotated") || a.OwnerSecretEpoch != 1 {
 		t.Fatalf("old rotation did not rotate (epoch %d)", a.OwnerSecretEpoch)

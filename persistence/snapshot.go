@@ -26,7 +26,10 @@ import (
 // apply; last comes a CRC-32C of everything
 // before it. The terminator and checksum let a restore tell a complete
 // snapshot from a truncated or damaged one before loading it.
-var snapshotMagic = []byte("AWSNAP")
+var snapshotMagic = []byte(SnapshotMagic)
+
+// SnapshotMagic starts every snapshot, and so every backup file.
+const SnapshotMagic = "AWSNAP"
 
 const (
 	snapshotFormatV1 byte = 1 // accounts only

@@ -61,7 +61,7 @@ func TestSnapshotFromBeforeIssue13StillRestores(t *testing.T) {
 		a, res = actors.Apply(a, &actors.Command{Account: id, At: at, Principal: r.who, Idempotency: &req,
 			Payload: &actors.CreatePortfolioCard{CardID: "card-new", Address: snapshotAddresses[0]}})
 		body, replayed := res.Body.(json.RawMessage) // a replay returns the saved JSON
-		if res.Err != nil || res.Status != 201 || !replayed || !bytes.Contains(body, []byte(`"id":"`+r.card+`"`)) {
+		if _, err := res.Outcome(); err != nil || res.Status != 201 || !replayed || !bytes.Contains(body, []byte(`"id":"`+r.card+`"`)) {
 			t.Fatalf("replay of %s: %+v", r.req.Token, res)
 		}
 	}

@@ -37,8 +37,8 @@ func buildAccount(t testing.TB, id string, cards int) *actors.Account {
 		at += int64(time.Second)
 		var res actors.Result
 		a, res = actors.Apply(a, &actors.Command{Account: id, At: at, Principal: p, Idempotency: idem, Payload: payload})
-		if res.Err != nil {
-			t.Fatalf("%s: %T: %v", id, payload, res.Err)
+		if _, err := res.Outcome(); err != nil {
+			t.Fatalf("%s: %T: %v", id, payload, err)
 		}
 	}
 	apply(actors.Principal{Kind: actors.PrincipalSystem}, &actors.CreateAccount{
@@ -128,7 +128,7 @@ func TestSnapshotRestoredAccountBehavesTheSame(t *testing.T) {
 		Idempotency: &actors.IdempotencyRequest{Token: "idempotency-acct-a-card-0", Method: "POST", Path: "/v1/portfolio/cards", BodyHash: sha("acct-a-card-0")},
 		Payload:     &actors.CreatePortfolioCard{CardID: "other", Address: snapshotAddresses[0]}}
 	_, res := actors.Apply(restored, retry)
-	if res.Err != nil || res.Status != 201 {
+	if _, err := res.Outcome(); err != nil || res.Status != 201 {
 		t.Fatalf("replay on restored account = %+v, want the recorded 201", res)
 	}
 	if len(restored.Portfolio) != 2 {

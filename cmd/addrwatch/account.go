@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"net/http"
 )
 
@@ -62,11 +61,7 @@ func createAccount(ctx context.Context, a *app, plan, password, login string) er
 	if created.AccountID == "" || created.OwnerSecret == "" {
 		return errors.New("unexpected response from server: account_id or owner_secret missing")
 	}
-	if a.globals.json {
-		err = printRaw(a.stdout, body)
-	} else {
-		_, err = fmt.Fprintf(a.stdout, "account_id: %s\nowner_secret: %s\n", created.AccountID, created.OwnerSecret)
-	}
+	err = a.printAnswer(body, "account_id: %s\nowner_secret: %s\n", created.AccountID, created.OwnerSecret)
 	creationNotice(a.stderr, "owner secret")
 	return err
 }

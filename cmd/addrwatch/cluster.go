@@ -15,12 +15,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/addrwatch/addrwatch/persistence"
 )
 
 // backupMagic starts every backup file the admin API writes, so a file that
 // is not one (a proxy's error page, a wrong path) is caught before it is
 // kept or uploaded.
-const backupMagic = "AWSNAP"
+const backupMagic = persistence.SnapshotMagic
 
 var clusterStatusCommand = &command{
 	words:   []string{"cluster", "status"},
@@ -168,15 +170,11 @@ new leader. --undo ends it; the node then gets its share of the groups back.
 			if err != nil {
 				return err
 			}
-			if a.globals.json {
-				return printRaw(a.stdout, body)
-			}
+			line := "%s is draining: it hands over the groups it leads\n"
 			if *undo {
-				_, err = fmt.Fprintf(a.stdout, "%s is no longer draining\n", args[0])
-			} else {
-				_, err = fmt.Fprintf(a.stdout, "%s is draining: it hands over the groups it leads\n", args[0])
+				line = "%s is no longer draining\n"
 			}
-			return err
+			return a.printAnswer(body, line, args[0])
 		}
 	},
 }
@@ -327,11 +325,7 @@ func removeNode(ctx context.Context, a *app, id string) error {
 	if err != nil {
 		return err
 	}
-	if a.globals.json {
-		return printRaw(a.stdout, body)
-	}
-	_, err = fmt.Fprintf(a.stdout, "removed node %s\n", id)
-	return err
+	return a.printAnswer(body, "removed node %s\n", id)
 }
 
 // moveSlot sends the move and says what the meta group recorded.
@@ -527,30 +521,16 @@ func syncDir(dir string) {
 // The file is checked for the backup magic first, so a wrong path fails
 // here instead of after a long upload.
 func restore(ctx context.Context, a *app, path string) error {
-	f, err := os.Open(path)
+	f, size, err := persistence.OpenSnapshotFile(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !info.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", path)
-	}
-	head := make([]byte, len(backupMagic))
-	if _, err := io.ReadFull(f, head); err != nil || string(head) != backupMagic {
-		return fmt.Errorf("%s is not an addrwatch backup file (no %s header)", path, backupMagic)
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
 	c, err := a.adminTransferClient()
 	if err != nil {
 		return err
 	}
-	resp, err := c.send(ctx, http.MethodPost, "/admin/v1/restore", "application/octet-stream", io.NopCloser(f), info.Size(), "application/json")
+	resp, err := c.send(ctx, http.MethodPost, "/admin/v1/restore", "application/octet-stream", io.NopCloser(f), size, "application/json")
 	if err != nil {
 		return err
 	}
@@ -571,9 +551,5 @@ func restore(ctx context.Context, a *app, path string) error {
 	if !answer.Restored {
 		return errors.New("unexpected response from server: restored is not true")
 	}
-	if a.globals.json {
-		return printRaw(a.stdout, body)
-	}
-	_, err = fmt.Fprintf(a.stdout, "restored %s (%d bytes)\n", path, info.Size())
-	return err
+	return a.printAnswer(body, "restored %s (%d bytes)\n", path, size)
 }

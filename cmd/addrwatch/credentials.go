@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"net/http"
 )
 
@@ -79,11 +78,7 @@ func postForOwnerSecret(ctx context.Context, a *app, path string, body map[strin
 	if issued.OwnerSecret == "" {
 		return errors.New("unexpected response from server: owner_secret missing")
 	}
-	if a.globals.json {
-		err = printRaw(a.stdout, answer)
-	} else {
-		_, err = fmt.Fprintf(a.stdout, "owner_secret: %s\n", issued.OwnerSecret)
-	}
+	err = a.printAnswer(answer, "owner_secret: %s\n", issued.OwnerSecret)
 	creationNotice(a.stderr, "owner secret")
 	return err
 }

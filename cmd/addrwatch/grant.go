@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"net/http"
 	"net/url"
 )
@@ -62,9 +61,5 @@ func setGrant(ctx context.Context, a *app, pathPrefix, idName, what string, args
 	if err != nil {
 		return err
 	}
-	if a.globals.json {
-		return printRaw(a.stdout, body)
-	}
-	_, err = fmt.Fprintf(a.stdout, "%s %s: grant %s\n", what, id, level)
-	return err
+	return a.printAnswer(body, "%s %s: grant %s\n", what, id, level)
 }

@@ -98,12 +98,7 @@ func createKey(ctx context.Context, a *app, capability, name string) error {
 	if created.KeyID == "" || created.Key == "" {
 		return errors.New("unexpected response from server: key_id or key missing")
 	}
-	if a.globals.json {
-		err = printRaw(a.stdout, body)
-	} else {
-		_, err = fmt.Fprintf(a.stdout, "key_id: %s\nkey: %s\ncapability: %s\nname: %s\n",
-			created.KeyID, created.Key, created.Capability, created.Name)
-	}
+	err = a.printAnswer(body, "key_id: %s\nkey: %s\ncapability: %s\nname: %s\n", created.KeyID, created.Key, created.Capability, created.Name)
 	creationNotice(a.stderr, "key")
 	return err
 }
@@ -145,9 +140,5 @@ func revokeKey(ctx context.Context, a *app, keyID string) error {
 	if err != nil {
 		return err
 	}
-	if a.globals.json {
-		return printRaw(a.stdout, body)
-	}
-	_, err = fmt.Fprintf(a.stdout, "revoked key %s\n", keyID)
-	return err
+	return a.printAnswer(body, "revoked key %s\n", keyID)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"net/http"
 )
 
@@ -43,11 +42,7 @@ answered 429 with Retry-After. A login another account has is refused with
 			if err := decodeResponse(body, &set); err != nil {
 				return err
 			}
-			if a.globals.json {
-				return printRaw(a.stdout, body)
-			}
-			_, err = fmt.Fprintf(a.stdout, "login: %s\n", set.Login)
-			return err
+			return a.printAnswer(body, "login: %s\n", set.Login)
 		}
 	},
 }
@@ -77,11 +72,7 @@ yet) and plan (GET /owner/v1/account).`,
 			if err := decodeResponse(body, &account); err != nil {
 				return err
 			}
-			if a.globals.json {
-				return printRaw(a.stdout, body)
-			}
-			_, err = fmt.Fprintf(a.stdout, "account_id: %s\nlogin: %s\nplan: %s\n", account.AccountID, account.Login, account.Plan)
-			return err
+			return a.printAnswer(body, "account_id: %s\nlogin: %s\nplan: %s\n", account.AccountID, account.Login, account.Plan)
 		}
 	},
 }

@@ -23,6 +23,16 @@ func printRaw(w io.Writer, body []byte) error {
 	return nil
 }
 
+// printAnswer prints the server's answer: under --json the body as the
+// server sent it (printRaw), else the line format makes of args.
+func (a *app) printAnswer(body []byte, format string, args ...any) error {
+	if a.globals.json {
+		return printRaw(a.stdout, body)
+	}
+	_, err := fmt.Fprintf(a.stdout, format, args...)
+	return err
+}
+
 // printPretty writes a JSON body indented for a human reader.
 func printPretty(w io.Writer, body []byte) error {
 	var out bytes.Buffer

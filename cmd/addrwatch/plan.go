@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"net/http"
 )
 
@@ -33,9 +32,5 @@ func setPlan(ctx context.Context, a *app, plan string) error {
 	if err != nil {
 		return err
 	}
-	if a.globals.json {
-		return printRaw(a.stdout, body)
-	}
-	_, err = fmt.Fprintf(a.stdout, "plan: %s\n", plan)
-	return err
+	return a.printAnswer(body, "plan: %s\n", plan)
 }

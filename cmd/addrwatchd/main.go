@@ -96,7 +96,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return explainOpenError(err)
 		}
 		defer groups.Close()
-		store = groupsStore{groups: groups}
+		store = newGroupsStore(groups)
 		demo = demoNode{bootstrapped: groups.Bootstrapped, waitForLeader: groups.WaitForReady}
 	} else {
 		accounts := actors.NewRegistry(logger)
@@ -106,7 +106,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return explainOpenError(err)
 		}
 		defer node.Close()
-		store = nodeStore{node: node}
+		store = newNodeStore(node)
 		demo = demoNode{bootstrapped: node.Bootstrapped, waitForLeader: node.WaitForLeader}
 	}
 

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"net"
 	"time"
@@ -13,81 +11,62 @@ import (
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
-// nodeStore adapts a cluster node to the httpd interfaces, translating the
-// node's errors into the ones httpd understands.
-type nodeStore struct{ node *cluster.Node }
-
-func (s nodeStore) Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
-	res, err := s.node.Propose(ctx, cmd)
-	return res, translate(err)
-}
-
-func (s nodeStore) Query(ctx context.Context, cred actors.Credential, q actors.Query, rc httpd.ReadConsistency) (actors.Result, error) {
-	return query(s.node, ctx, cred, q, rc)
-}
-
-// reader is what both backends read with: a node, or a sharded node's
-// groups.
-type reader interface {
+// accountStore is what both backends serve accounts with: a node, or a
+// sharded node's groups. Their errors go to the edge as they are: a
+// rule's refusal is an *actors.Error, a cluster condition one of
+// package clustererr's, and the edge's one table says what each means to
+// a client (httpd/errors.go).
+type accountStore interface {
+	Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error)
 	Query(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error)
 	QueryLinearizable(ctx context.Context, cred actors.Credential, q actors.Query) (actors.Result, error)
+	AccountForLogin(login string) (string, bool)
 }
 
-// query runs q on r as fresh as rc asks.
-func query(r reader, ctx context.Context, cred actors.Credential, q actors.Query, rc httpd.ReadConsistency) (actors.Result, error) {
-	run := r.Query
+// accounts adapts an accountStore to httpd.Store.
+type accounts struct{ of accountStore }
+
+func (s accounts) Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
+	return s.of.Propose(ctx, cmd)
+}
+
+// Query runs q as fresh as rc asks.
+func (s accounts) Query(ctx context.Context, cred actors.Credential, q actors.Query, rc httpd.ReadConsistency) (actors.Result, error) {
 	if rc == httpd.ReadLinearizable {
-		run = r.QueryLinearizable
+		return s.of.QueryLinearizable(ctx, cred, q)
 	}
-	res, err := run(ctx, cred, q)
-	return res, translate(err)
+	return s.of.Query(ctx, cred, q)
 }
 
-func (s nodeStore) AccountForLogin(login string) (string, bool) {
-	return s.node.AccountForLogin(login)
+func (s accounts) AccountForLogin(login string) (string, bool) { return s.of.AccountForLogin(login) }
+
+// nodeStore adapts a cluster node to the httpd interfaces.
+type nodeStore struct {
+	accounts
+	node *cluster.Node
 }
+
+func newNodeStore(n *cluster.Node) nodeStore { return nodeStore{accounts{n}, n} }
 
 func (s nodeStore) Status() (any, error) { return s.node.Status() }
-func (s nodeStore) Snapshot() error      { return translate(s.node.Snapshot()) }
+func (s nodeStore) Snapshot() error      { return s.node.Snapshot() }
 func (s nodeStore) AddNode(id, raftAddr string) (any, error) {
-	added, err := s.node.AddNode(id, raftAddr)
-	return added, translate(err)
+	return s.node.AddNode(id, raftAddr)
 }
-func (s nodeStore) RemoveServer(id string) error { return translate(s.node.RemoveServer(id)) }
-func (s nodeStore) Ready() bool                  { return s.node.Ready() }
-func (s nodeStore) Backup(w io.Writer) error     { return translate(s.node.Backup(w)) }
-func (s nodeStore) Restore(path string) error    { return translate(s.node.RestoreFile(path)) }
-func (s nodeStore) TransferLeadership(id string) error {
-	return translate(s.node.TransferLeadership(id))
-}
-
-func translate(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, cluster.ErrNotLeader), errors.Is(err, cluster.ErrNoDirectory):
-		// A sharded node that has no slot directory yet has no leader
-		// to send anything to; nothing entered a log.
-		return fmt.Errorf("%w: %v", httpd.ErrNotLeader, err)
-	case errors.Is(err, cluster.ErrUnknownServer):
-		return actors.Errorf(actors.CodeNotFound, "%v", err)
-	case errors.Is(err, cluster.ErrInvalidMember):
-		return actors.Errorf(actors.CodeValidation, "%v", err)
-	case errors.Is(err, cluster.ErrMemberConflict), errors.Is(err, cluster.ErrNoQuorum):
-		return actors.Errorf(actors.CodeConflict, "%v", err)
-	case errors.Is(err, cluster.ErrOutcomeUnknown), errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%w: %v", httpd.ErrOutcomeUnknown, err)
-	}
-	return err
-}
+func (s nodeStore) RemoveServer(id string) error       { return s.node.RemoveServer(id) }
+func (s nodeStore) Ready() bool                        { return s.node.Ready() }
+func (s nodeStore) Backup(w io.Writer) error           { return s.node.Backup(w) }
+func (s nodeStore) Restore(path string) error          { return s.node.RestoreFile(path) }
+func (s nodeStore) TransferLeadership(id string) error { return s.node.TransferLeadership(id) }
 
 func (s nodeStore) Serving() bool                     { return s.node.Serving() }
 func (s nodeStore) Leading() bool                     { return s.node.IsLeader() }
 func (s nodeStore) Leader() (addr string, known bool) { return s.node.Leader() }
 
-func (s nodeStore) DialNode(addr string, stream httpd.NodeStream, timeout time.Duration) (net.Conn, error) {
+func (s nodeStore) DialNode(addr string, stream forward.NodeStream, timeout time.Duration) (net.Conn, error) {
 	return s.node.DialForward(addr, forwardOf(stream), timeout)
 }
 
@@ -98,11 +77,11 @@ func (s nodeStore) registerMetrics(reg prometheus.Registerer) {
 }
 
 // forwardOf is the node connection stream of a kind of forwarded traffic.
-func forwardOf(stream httpd.NodeStream) cluster.Forward {
+func forwardOf(stream forward.NodeStream) cluster.Forward {
 	switch stream {
-	case httpd.StreamAdmin:
+	case forward.StreamAdmin:
 		return cluster.ForwardAdmin
-	case httpd.StreamFrames:
+	case forward.StreamFrames:
 		return cluster.ForwardFrames
 	}
 	return cluster.ForwardPublic
@@ -113,7 +92,7 @@ func forwardOf(stream httpd.NodeStream) cluster.Forward {
 type backend interface {
 	httpd.Store
 	httpd.Operator
-	httpd.Cluster
+	forward.Cluster
 	// forwarded is the listener of the traffic of kind f other nodes
 	// forward to this one.
 	forwarded(f cluster.Forward) net.Listener

@@ -11,59 +11,35 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/cluster"
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 	"github.com/addrwatch/addrwatch/httpd"
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
 // groupsStore adapts a sharded node (--groups, cluster.Groups) to the
 // httpd interfaces: every account's requests go to its group, and the
 // edge forwards each request to the leader of its account's group
-// (httpd.ShardedCluster).
-type groupsStore struct{ groups *cluster.Groups }
+// (forward.ShardedCluster).
+type groupsStore struct {
+	accounts
+	groups *cluster.Groups
+}
+
+func newGroupsStore(g *cluster.Groups) groupsStore { return groupsStore{accounts{g}, g} }
 
 var (
 	_ httpd.Store            = groupsStore{}
 	_ httpd.Operator         = groupsStore{}
-	_ httpd.ShardedCluster   = groupsStore{}
+	_ forward.ShardedCluster = groupsStore{}
 	_ httpd.AccountPlacement = groupsStore{}
 	_ httpd.SlotMover        = groupsStore{}
 	_ httpd.GroupTransferer  = groupsStore{}
 	_ httpd.Drainer          = groupsStore{}
 )
 
-func (s groupsStore) Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
-	res, err := s.groups.Propose(ctx, cmd)
-	return res, groupMoved(translate(err))
-}
-
-func (s groupsStore) Query(ctx context.Context, cred actors.Credential, q actors.Query, rc httpd.ReadConsistency) (actors.Result, error) {
-	res, err := query(s.groups, ctx, cred, q, rc)
-	return res, groupMoved(err)
-}
-
-// errGroupMoved is a request that reached a node which, by the time it
-// got there, no longer leads the account's group: the group elected
-// another leader, or the account's slot flipped to another group and this
-// node's directory flipped before the forwarding node's did. Nothing was
-// written; the next try goes where the account now is.
-var errGroupMoved = &actors.Error{Code: actors.CodeHTTPError, RetryAfter: 1,
-	Message: "this account's raft group is now led elsewhere, or the account has just moved to another group; retry in a second"}
-
-// groupMoved says not-the-leader the way a sharded node means it.
-func groupMoved(err error) error {
-	if errors.Is(err, httpd.ErrNotLeader) {
-		return errGroupMoved
-	}
-	return err
-}
-
-func (s groupsStore) AccountForLogin(login string) (string, bool) {
-	return s.groups.AccountForLogin(login)
-}
-
 func (s groupsStore) Status() (any, error) { return s.groups.Status() }
-func (s groupsStore) Snapshot() error      { return translate(s.groups.Snapshot()) }
+func (s groupsStore) Snapshot() error      { return s.groups.Snapshot() }
 func (s groupsStore) Ready() bool          { return s.groups.Ready() }
 
 // AddNode adds a node to every group (the edge forwarded the request to
@@ -71,57 +47,42 @@ func (s groupsStore) Ready() bool          { return s.groups.Ready() }
 func (s groupsStore) AddNode(id, raftAddr string) (any, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), membershipTimeout)
 	defer cancel()
-	added, err := s.groups.AddNode(ctx, id, raftAddr)
-	return added, translate(err)
+	return s.groups.AddNode(ctx, id, raftAddr)
 }
 
 // RemoveServer removes a node from every group.
 func (s groupsStore) RemoveServer(id string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), membershipTimeout)
 	defer cancel()
-	return translate(s.groups.RemoveServer(ctx, id))
+	return s.groups.RemoveServer(ctx, id)
 }
 
 // membershipTimeout bounds a membership change across every group.
 const membershipTimeout = time.Minute
 
-func (s groupsStore) TransferLeadership(string) error {
-	return actors.Errorf(actors.CodeValidation, `a sharded cluster (--groups) hands over one group's leadership at a time: send {"group": N}`)
-}
+func (s groupsStore) TransferLeadership(string) error { return clustererr.ErrGroupNotNamed }
 
 // TransferGroupLeadership hands group's leadership to the voter id (any
 // when empty); the edge forwarded the request to that group's leader.
 func (s groupsStore) TransferGroupLeadership(group int, id string) error {
 	if group < 0 || group >= s.groups.Count() {
-		return actors.Errorf(actors.CodeValidation, "there is no group %d: groups are numbered from 0 to %d", group, s.groups.Count()-1)
+		return &clustererr.GroupRangeError{Group: group, Count: s.groups.Count()}
 	}
-	return translate(s.groups.Group(group).TransferLeadership(id))
+	return s.groups.Group(group).TransferLeadership(id)
 }
 
 // Backup writes one file of every group's accounts, which restores into
 // a new cluster of one group; refused while a slot moves.
-func (s groupsStore) Backup(w io.Writer) error {
-	err := s.groups.Backup(w)
-	if errors.Is(err, cluster.ErrSlotMoving) {
-		return actors.Errorf(actors.CodeConflict, "%v", err)
-	}
-	return translate(err)
-}
+func (s groupsStore) Backup(w io.Writer) error { return s.groups.Backup(w) }
 
 // Restore restores a backup into every group (the edge forwarded the
 // request to the meta leader).
-func (s groupsStore) Restore(path string) error {
-	err := s.groups.RestoreFile(path)
-	if errors.Is(err, cluster.ErrSlotMoving) {
-		return actors.Errorf(actors.CodeConflict, "%v", err)
-	}
-	return translate(err)
-}
+func (s groupsStore) Restore(path string) error { return s.groups.RestoreFile(path) }
 
 // For is the leadership of account's group; "" gets a group at random.
-func (s groupsStore) For(account string) httpd.Leadership {
+func (s groupsStore) For(account string) forward.Leadership {
 	if account == httpd.RouteMeta {
-		return metaLeadership(s)
+		return metaLeadership{s.groups}
 	}
 	if g, isGroup := httpd.ParseRouteGroup(account); isGroup {
 		if g >= s.groups.Count() {
@@ -149,7 +110,7 @@ func (s groupsStore) Leading() bool                            { return s.For(""
 func (s groupsStore) Leader() (string, bool)                   { return s.For("").Leader() }
 func (s groupsStore) forwarded(f cluster.Forward) net.Listener { return s.groups.ForwardedListener(f) }
 
-func (s groupsStore) DialNode(addr string, stream httpd.NodeStream, timeout time.Duration) (net.Conn, error) {
+func (s groupsStore) DialNode(addr string, stream forward.NodeStream, timeout time.Duration) (net.Conn, error) {
 	return s.groups.DialForward(addr, forwardOf(stream), timeout)
 }
 
@@ -183,22 +144,20 @@ func (s groupsStore) MoveSlot(m httpd.SlotMove) (any, error) {
 	if m.Slot == nil {
 		// A mistyped ID would move some other slot: it must name an account.
 		if g, err := s.groups.GroupOf(m.Account); err != nil || !s.groups.Accounts(g).Has(m.Account) {
-			return nil, actors.Errorf(actors.CodeNotFound, "no account %q in this cluster", m.Account)
+			return nil, &clustererr.NoAccountError{Account: m.Account}
 		}
 	} else {
 		if *m.Slot < 0 || *m.Slot >= cluster.SlotCount {
-			return nil, actors.Errorf(actors.CodeValidation, "slot must be from 0 to %d", cluster.SlotCount-1)
+			return nil, &clustererr.SlotRangeError{Slot: *m.Slot, Count: cluster.SlotCount}
 		}
 		slot = cluster.Slot(*m.Slot)
 	}
 	move, err := s.groups.MoveSlot(slot, m.To)
 	switch {
 	case errors.Is(err, cluster.ErrNoSuchGroup):
-		return nil, actors.Errorf(actors.CodeValidation, "there is no group %d: groups are numbered from 0 to %d", m.To, s.groups.Count()-1)
-	case errors.Is(err, cluster.ErrSlotAtTarget), errors.Is(err, cluster.ErrSlotMoving):
-		return nil, actors.Errorf(actors.CodeConflict, "%v", err)
+		return nil, &clustererr.GroupRangeError{Group: m.To, Count: s.groups.Count()}
 	case err != nil:
-		return nil, translate(err)
+		return nil, err
 	}
 	return slotMoveView{Slot: int(slot), Move: move.ID, From: move.From, To: move.To}, nil
 }
@@ -213,7 +172,7 @@ type slotMoveView struct {
 
 // Drain marks a node as draining, or no longer (the edge forwarded the
 // request to the meta leader).
-func (s groupsStore) Drain(id string, on bool) error { return translate(s.groups.Drain(id, on)) }
+func (s groupsStore) Drain(id string, on bool) error { return s.groups.Drain(id, on) }
 
 // metaLeadership is the meta group's leadership on this node.
 type metaLeadership struct{ groups *cluster.Groups }

@@ -51,12 +51,3 @@ func (c Clients) IsHTTPS(ctx *fasthttp.RequestCtx) bool {
 	}
 	return bytes.EqualFold(bytes.TrimSpace(proto), []byte("https"))
 }
-
-// Proto is the scheme a follower names when it forwards a request:
-// "https" or "http", as IsHTTPS says.
-func (c Clients) Proto(ctx *fasthttp.RequestCtx) string {
-	if c.IsHTTPS(ctx) {
-		return "https"
-	}
-	return "http"
-}

@@ -1,4 +1,4 @@
-package httpd
+package forward
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package httpd
+package forward
 
 import (
 	"errors"
@@ -10,10 +10,10 @@ import (
 )
 
 // Streamed forwarding: a follower relays a History CSV download
-// (isHistoryCSV) as the leader writes it, rather than reading it whole
+// (Config.Streamed) as the leader writes it, rather than reading it whole
 // first as it does other answers. An extended account's full history is
 // never held on the follower, and the download may take as long as the
-// leader may take to write it (historyCSVWriteTimeout), not forwardTimeout.
+// leader may take to write it (Config.StreamTimeout), not forwardTimeout.
 //
 // Each download has a node connection of its own, closed when the file
 // has gone out: a download is rare and long, and its own connection is
@@ -33,18 +33,18 @@ var errCutShort = errors.New("the leader's answer was cut short")
 // and sets its answer's status and headers on ctx, and its body as a
 // stream the server writes to the client as it arrives, once this
 // node's handler has returned. An error means nothing was set.
-func (f *forwarder) forwardStream(ctx *fasthttp.RequestCtx, target forwardTarget, req *fasthttp.Request) error {
+func (f *Forwarder) forwardStream(ctx *fasthttp.RequestCtx, target forwardTarget, req *fasthttp.Request) error {
 	var conn *watchedConn
 	// A streaming client's read deadline is set once, before the answer's
 	// head, and holds until its body is read.
-	client := f.newClient(target, historyCSVWriteTimeout, func(c net.Conn) net.Conn {
+	client := f.newClient(target, f.cfg.StreamTimeout, func(c net.Conn) net.Conn {
 		conn = &watchedConn{Conn: c}
 		return conn
 	})
 	client.StreamResponseBody = true
 	client.MaxResponseBodySize = streamPrefetchMax
 	resp := fasthttp.AcquireResponse()
-	if err := client.DoTimeout(req, resp, historyCSVWriteTimeout); err != nil {
+	if err := client.DoTimeout(req, resp, f.cfg.StreamTimeout); err != nil {
 		fasthttp.ReleaseResponse(resp)
 		client.CloseIdleConnections()
 		return err

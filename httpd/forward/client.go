@@ -1,4 +1,4 @@
-package httpd
+package forward
 
 import (
 	"bufio"
@@ -173,7 +173,7 @@ func (c *framedConn) do(req *fasthttp.Request, resp *fasthttp.Response, timeout 
 // it if need be, or an error when that leader refused one lately. A
 // connection to a node that no longer leads is retired once it is found
 // unusable; a sharded cluster has one per leader at once.
-func (f *forwarder) framedTo(addr string) (*framedConn, error) {
+func (f *Forwarder) framedTo(addr string) (*framedConn, error) {
 	f.framesMu.Lock()
 	defer f.framesMu.Unlock()
 	if c := f.framed[addr]; c != nil && c.usable() {
@@ -188,7 +188,7 @@ func (f *forwarder) framedTo(addr string) (*framedConn, error) {
 			delete(f.framed, a)
 		}
 	}
-	c, err := dialFramed(f.cluster, addr)
+	c, err := dialFramed(f.cfg.Cluster, addr)
 	if err != nil {
 		if f.framesRefused == nil {
 			f.framesRefused = map[string]time.Time{}

@@ -1,4 +1,4 @@
-package httpd
+package forward
 
 import (
 	"bufio"
@@ -8,14 +8,12 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
-	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // FramedServer is the leader's end of framed forwarding: it serves the
 // public requests that followers send over framed node connections.
 type FramedServer struct {
-	handler fasthttp.RequestHandler
-	logger  fasthttp.Logger
+	cfg FramedConfig
 	// answerMax is the largest answer sent as is: frameBytesMax, lower in
 	// tests.
 	answerMax int
@@ -25,14 +23,24 @@ type FramedServer struct {
 	closed bool
 }
 
-// NewFramedServer returns the server of framed forwarded requests: the
-// public routes, as the node's forwarded public listener serves them.
-func (s *Server) NewFramedServer() *FramedServer {
-	return newFramedServer(s.newEdge().RefuseBadHeads(s.ForwardedPublicHandler()), edge.NewLogger(s.log, "addrwatch-frames"))
+// FramedConfig wires a FramedServer.
+type FramedConfig struct {
+	// Handler serves each request, as the node's forwarded public
+	// listener does (Receive).
+	Handler fasthttp.RequestHandler
+	Logger  fasthttp.Logger
+	// BodyMax bounds a request's body, as on the edge's listeners.
+	BodyMax int
+	// ReadError is the answer to a request fasthttp could not read from
+	// its frame, as the edge answers one it cannot read.
+	ReadError func(ctx *fasthttp.RequestCtx, err error) error
+	// WriteError writes err as the answer, in the spec's {code, error}.
+	WriteError func(ctx *fasthttp.RequestCtx, err error)
 }
 
-func newFramedServer(handler fasthttp.RequestHandler, logger fasthttp.Logger) *FramedServer {
-	return &FramedServer{handler: handler, logger: logger, answerMax: frameBytesMax, conns: map[net.Conn]struct{}{}}
+// NewFramedServer returns the server of framed forwarded requests.
+func NewFramedServer(cfg FramedConfig) *FramedServer {
+	return &FramedServer{cfg: cfg, answerMax: frameBytesMax, conns: map[net.Conn]struct{}{}}
 }
 
 // Serve serves the framed connections ln accepts until ln is closed.
@@ -124,7 +132,7 @@ func (fs *FramedServer) work(conn net.Conn, w *frameWriter, work <-chan frame) {
 	for f := range work {
 		answer, err := fs.serve(conn, f.data)
 		if err != nil {
-			fs.logger.Printf("framed request %d: %v", f.id, err)
+			fs.cfg.Logger.Printf("framed request %d: %v", f.id, err)
 			w.close()
 			continue
 		}
@@ -147,11 +155,11 @@ func (fs *FramedServer) serve(conn net.Conn, data []byte) ([]byte, error) {
 		ctx.ResetUserValues()
 		ctxPool.Put(ctx)
 	}()
-	ctx.Init2(conn, fs.logger, false)
-	if err := parseFrame(data, func(br *bufio.Reader) error { return readFramedRequest(&ctx.Request, br) }); err != nil {
-		writeError(ctx, edge.ReadError(ctx, err, bodyBytesMax))
+	ctx.Init2(conn, fs.cfg.Logger, false)
+	if err := parseFrame(data, func(br *bufio.Reader) error { return readFramedRequest(&ctx.Request, br, fs.cfg.BodyMax) }); err != nil {
+		fs.cfg.WriteError(ctx, fs.cfg.ReadError(ctx, err))
 	} else {
-		fs.handler(ctx)
+		fs.cfg.Handler(ctx)
 	}
 	ctx.Response.SkipBody = ctx.Request.Header.IsHead()
 	answer, err := encodeFrame(ctx.Response.Write)
@@ -159,7 +167,7 @@ func (fs *FramedServer) serve(conn net.Conn, data []byte) ([]byte, error) {
 		// The follower would refuse the frame and drop the connection,
 		// failing every other request on it too.
 		ctx.Response.Reset()
-		writeError(ctx, actors.Errorf(actors.CodeHTTPError, "the answer is too large to pass on from the leader; send the request to the leader"))
+		fs.cfg.WriteError(ctx, actors.Errorf(actors.CodeHTTPError, "the answer is too large to pass on from the leader; send the request to the leader"))
 		answer, err = encodeFrame(ctx.Response.Write)
 	}
 	return answer, err
@@ -170,12 +178,12 @@ func (fs *FramedServer) serve(conn net.Conn, data []byte) ([]byte, error) {
 // caller to read once it has agreed to; the follower already has, with its
 // client, and the body is in the frame (a follower of an older version
 // keeps the header).
-func readFramedRequest(req *fasthttp.Request, br *bufio.Reader) error {
-	if err := req.ReadLimitBody(br, bodyBytesMax); err != nil {
+func readFramedRequest(req *fasthttp.Request, br *bufio.Reader, bodyMax int) error {
+	if err := req.ReadLimitBody(br, bodyMax); err != nil {
 		return err
 	}
 	if req.MayContinue() {
-		return req.ContinueReadBody(br, bodyBytesMax)
+		return req.ContinueReadBody(br, bodyMax)
 	}
 	return nil
 }

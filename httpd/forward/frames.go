@@ -1,4 +1,4 @@
-package httpd
+package forward
 
 import (
 	"bufio"
@@ -9,8 +9,6 @@ import (
 	"io"
 	"sync"
 	"time"
-
-	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // Framed forwarding: a follower passes public requests to the leader over
@@ -80,8 +78,12 @@ func readFrame(br *bufio.Reader) (frame, error) {
 	return frame{id: binary.BigEndian.Uint32(head[:4]), data: data}, nil
 }
 
+// parseBufferBytes is the buffer of a bufio.Reader that parses a frame:
+// the edge's read buffer (fasthttp's per connection).
+const parseBufferBytes = 16 << 10
+
 // readerPool holds the bufio.Readers that parse frames.
-var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, edge.ReadBufferBytes) }}
+var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, parseBufferBytes) }}
 
 // parseFrame runs read on a bufio.Reader over data.
 func parseFrame(data []byte, read func(*bufio.Reader) error) error {

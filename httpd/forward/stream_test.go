@@ -1,4 +1,4 @@
-package httpd
+package forward
 
 import (
 	"bufio"
@@ -56,8 +56,8 @@ func streamCSV(pieces [][]byte, pause func(written int)) fasthttp.RequestHandler
 // public request to leader.
 func followerOf(t *testing.T, leader string, timeout time.Duration) string {
 	t.Helper()
-	f := &forwarder{cluster: leaderCluster{addr: leader}, timeout: timeout, clients: map[forwardTarget]*fasthttp.HostClient{}}
-	return serveLoopback(t, f.send(false, func([]byte) bool { return false }, func(ctx *fasthttp.RequestCtx) {
+	f := newFollower(leaderCluster{addr: leader}, timeout)
+	return serveLoopback(t, f.Handler(false, func([]byte) bool { return false }, func(ctx *fasthttp.RequestCtx) {
 		t.Errorf("the follower served %s itself", ctx.Path())
 	}))
 }
@@ -120,7 +120,7 @@ func TestForwardedHistoryCSVOutlastsForwardTimeout(t *testing.T) {
 	pieces := csvPieces()[:5]
 	csv := streamCSV(pieces, func(int) { time.Sleep(timeout) })
 	leader := serveLoopback(t, func(ctx *fasthttp.RequestCtx) {
-		if isHistoryCSV(ctx.Method(), ctx.RequestURI()) {
+		if isDownload(ctx.Method(), ctx.RequestURI()) {
 			csv(ctx)
 			return
 		}

@@ -1,4 +1,4 @@
-package httpd
+package forward
 
 import (
 	"bufio"
@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
-
-	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // countingListener counts the connections it accepts.
@@ -48,19 +46,19 @@ func framedLeaderWith(t *testing.T, h fasthttp.RequestHandler, answerMax int) (l
 		t.Fatal(err)
 	}
 	frames := &countingListener{Listener: ln}
-	fs := newFramedServer(receiveForwarded(h), edge.NewLogger(nil, "test"))
+	fs := newTestFramedServer(Receive(h))
 	fs.answerMax = answerMax
 	go fs.Serve(frames)
 	t.Cleanup(func() { ln.Close(); fs.Close() })
-	return leaderCluster{addr: serveLoopback(t, receiveForwarded(h)), frames: ln.Addr().String()}, frames, fs
+	return leaderCluster{addr: serveLoopback(t, Receive(h)), frames: ln.Addr().String()}, frames, fs
 }
 
-// followerOf serves, on a loopback listener, a follower that forwards
-// every request to the leader of c.
+// framedFollowerOf serves, on a loopback listener, a follower that
+// forwards every request to the leader of c.
 func framedFollowerOf(t *testing.T, c leaderCluster, timeout time.Duration) string {
 	t.Helper()
-	f := &forwarder{cluster: c, trusted: loopbackNet(t), timeout: timeout, clients: map[forwardTarget]*fasthttp.HostClient{}}
-	return serveLoopback(t, ignoreNodeHeaders(f.send(false, func([]byte) bool { return false }, seenBy)))
+	f := newFollower(c, timeout)
+	return serveLoopback(t, IgnoreNodeHeaders(f.Handler(false, func([]byte) bool { return false }, seenBy)))
 }
 
 func do(t *testing.T, method, url, body string, headers ...string) *fasthttp.Response {
@@ -171,7 +169,7 @@ func TestFramedForwardingKeepsTheAnswer(t *testing.T) {
 // connections, as one of an older version does, is still reached, one
 // request per connection.
 func TestForwardingToALeaderWithoutFrames(t *testing.T) {
-	c := leaderCluster{addr: serveLoopback(t, receiveForwarded(seenBy))}
+	c := leaderCluster{addr: serveLoopback(t, Receive(seenBy))}
 	follower := framedFollowerOf(t, c, 0)
 	for range 3 {
 		resp := do(t, fasthttp.MethodGet, "http://"+follower+"/v1/me", "")
@@ -303,7 +301,7 @@ func FuzzFramedRequest(f *testing.F) {
 	f.Add(framed([]byte("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 99\r\n\r\nshort")))
 	f.Add(framed([]byte("GET / HTTP/1.1\nHost: x\n\n")))
 	f.Add([]byte{0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff})
-	fs := newFramedServer(receiveForwarded(func(ctx *fasthttp.RequestCtx) { ctx.SetBody(ctx.PostBody()) }), edge.NewLogger(nil, "fuzz"))
+	fs := newTestFramedServer(Receive(func(ctx *fasthttp.RequestCtx) { ctx.SetBody(ctx.PostBody()) }))
 	conn, peer := net.Pipe()
 	defer conn.Close()
 	defer peer.Close()
@@ -341,7 +339,7 @@ func TestFramedRequestWithExpectContinue(t *testing.T) {
 // A frame that still says Expect: 100-continue (from a follower that
 // keeps the header) is served with its body.
 func TestFramedServerReadsTheBodyBehindExpectContinue(t *testing.T) {
-	fs := newFramedServer(func(ctx *fasthttp.RequestCtx) { ctx.SetBody(ctx.PostBody()) }, edge.NewLogger(nil, "test"))
+	fs := newTestFramedServer(func(ctx *fasthttp.RequestCtx) { ctx.SetBody(ctx.PostBody()) })
 	conn, peer := net.Pipe()
 	defer conn.Close()
 	defer peer.Close()
@@ -380,7 +378,7 @@ func get10(t *testing.T, addr string) string {
 // Host header the hop needs.
 func TestForwardingAnHTTP10RequestWithoutHost(t *testing.T) {
 	framed, _, _ := framedLeader(t, seenBy)
-	relayed := leaderCluster{addr: serveLoopback(t, receiveForwarded(seenBy))}
+	relayed := leaderCluster{addr: serveLoopback(t, Receive(seenBy))}
 	for name, c := range map[string]leaderCluster{"framed": framed, "one per connection": relayed} {
 		if got, want := get10(t, framedFollowerOf(t, c, 0)), "127.0.0.1|forwarded||"; got != want {
 			t.Errorf("%s: the leader answered %q, want %q", name, got, want)

@@ -64,76 +64,63 @@ type Payload interface {
 // support (the caller must stop rather than skip it, unless the record is
 // marked ignorable).
 func NewPayload(k Kind) (Payload, bool) {
-	if k.FeatureVersion() > SupportedFeatureVersion() {
+	spec, known := commandKinds[k]
+	if !known || k.FeatureVersion() > SupportedFeatureVersion() {
 		return nil, false
 	}
-	switch k {
-	case KindCreateAccount:
-		return &CreateAccount{}, true
-	case KindDeleteAccount:
-		return &DeleteAccount{}, true
-	case KindCreateKey:
-		return &CreateKey{}, true
-	case KindRevokeKey:
-		return &RevokeKey{}, true
-	case KindCreateSession:
-		return &CreateSession{}, true
-	case KindDeleteSession:
-		return &DeleteSession{}, true
-	case KindSetGrant:
-		return &SetGrant{}, true
-	case KindSetPlan:
-		return &SetPlan{}, true
-	case KindChangePassword:
-		return &ChangePassword{}, true
-	case KindRotateOwnerSecret:
-		return &RotateOwnerSecret{}, true
-	case KindCreatePortfolioCard:
-		return &CreatePortfolioCard{}, true
-	case KindUpdatePortfolioCard:
-		return &UpdatePortfolioCard{}, true
-	case KindDeletePortfolioCard:
-		return &DeletePortfolioCard{}, true
-	case KindCreateSpace:
-		return &CreateSpace{}, true
-	case KindUpdateSpace:
-		return &UpdateSpace{}, true
-	case KindDeleteSpace:
-		return &DeleteSpace{}, true
-	case KindCreateBookmarkCard:
-		return &CreateBookmarkCard{}, true
-	case KindUpdateBookmarkCard:
-		return &UpdateBookmarkCard{}, true
-	case KindDeleteBookmarkCard:
-		return &DeleteBookmarkCard{}, true
-	case KindMoveCard:
-		return &MoveCard{}, true
-	case KindPatchSheet:
-		return &PatchSheet{}, true
-	case KindPutSheetRow:
-		return &PutSheetRow{}, true
-	case KindDeleteSheetRow:
-		return &DeleteSheetRow{}, true
-	case KindCompactSheet:
-		return &CompactSheet{}, true
-	case KindPutNote:
-		return &PutNote{}, true
-	case KindDeleteNote:
-		return &DeleteNote{}, true
-	case KindSetLogin:
-		return &SetLogin{}, true
-	case KindTouchKey:
-		return &TouchKey{}, true
-	case KindTouchSession:
-		return &TouchSession{}, true
-	case KindRecordActivity:
-		return &RecordActivity{}, true
-	case KindRecordKeyActivity:
-		return &RecordKeyActivity{}, true
-	case KindImportLabels:
-		return &ImportLabels{}, true
-	}
-	return nil, false
+	return spec.payload(), true
+}
+
+// commandKind is what the log needs to know of one kind of command.
+type commandKind struct {
+	// payload makes an empty payload to decode a record into.
+	payload func() Payload
+	// version is the feature version that introduced the kind (1 when
+	// zero): a leader proposes it only once every voter applies it.
+	version FeatureVersion
+	// ignorable marks an advisory record that a node which does not know
+	// the kind may skip (Kind.Ignorable).
+	ignorable bool
+}
+
+// commandKinds is the one table of the log's command kinds, as Consul's
+// FSM registers its commands: adding a command is its Kind number above,
+// a row here, and its payload (the struct and its apply) beside the rules
+// it follows. TestCommandKindsAreTheirPayloads checks each row against
+// its payload's Kind.
+var commandKinds = map[Kind]commandKind{
+	KindCreateAccount:       {payload: func() Payload { return &CreateAccount{} }},
+	KindDeleteAccount:       {payload: func() Payload { return &DeleteAccount{} }},
+	KindCreateKey:           {payload: func() Payload { return &CreateKey{} }},
+	KindRevokeKey:           {payload: func() Payload { return &RevokeKey{} }},
+	KindCreateSession:       {payload: func() Payload { return &CreateSession{} }},
+	KindDeleteSession:       {payload: func() Payload { return &DeleteSession{} }},
+	KindSetGrant:            {payload: func() Payload { return &SetGrant{} }},
+	KindSetPlan:             {payload: func() Payload { return &SetPlan{} }},
+	KindChangePassword:      {payload: func() Payload { return &ChangePassword{} }},
+	KindRotateOwnerSecret:   {payload: func() Payload { return &RotateOwnerSecret{} }},
+	KindCreatePortfolioCard: {payload: func() Payload { return &CreatePortfolioCard{} }},
+	KindUpdatePortfolioCard: {payload: func() Payload { return &UpdatePortfolioCard{} }},
+	KindDeletePortfolioCard: {payload: func() Payload { return &DeletePortfolioCard{} }},
+	KindCreateSpace:         {payload: func() Payload { return &CreateSpace{} }},
+	KindUpdateSpace:         {payload: func() Payload { return &UpdateSpace{} }},
+	KindDeleteSpace:         {payload: func() Payload { return &DeleteSpace{} }},
+	KindCreateBookmarkCard:  {payload: func() Payload { return &CreateBookmarkCard{} }},
+	KindUpdateBookmarkCard:  {payload: func() Payload { return &UpdateBookmarkCard{} }},
+	KindDeleteBookmarkCard:  {payload: func() Payload { return &DeleteBookmarkCard{} }},
+	KindMoveCard:            {payload: func() Payload { return &MoveCard{} }},
+	KindPatchSheet:          {payload: func() Payload { return &PatchSheet{} }},
+	KindPutSheetRow:         {payload: func() Payload { return &PutSheetRow{} }},
+	KindDeleteSheetRow:      {payload: func() Payload { return &DeleteSheetRow{} }},
+	KindCompactSheet:        {payload: func() Payload { return &CompactSheet{} }},
+	KindPutNote:             {payload: func() Payload { return &PutNote{} }},
+	KindDeleteNote:          {payload: func() Payload { return &DeleteNote{} }},
+	KindSetLogin:            {payload: func() Payload { return &SetLogin{} }},
+	KindTouchKey:            {payload: func() Payload { return &TouchKey{} }},
+	KindTouchSession:        {payload: func() Payload { return &TouchSession{} }},
+	KindRecordActivity:      {payload: func() Payload { return &RecordActivity{} }, version: 2, ignorable: true},
+	KindRecordKeyActivity:   {payload: func() Payload { return &RecordKeyActivity{} }, version: 3, ignorable: true},
+	KindImportLabels:        {payload: func() Payload { return &ImportLabels{} }, version: 3},
 }
 
 // Result is the outcome of applying a command or running a query: a

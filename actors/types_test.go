@@ -185,3 +185,25 @@ func TestVersionStringsAreOpaqueAndUnique(t *testing.T) {
 		t.Fatalf("a new card reuses version %s", other.Version)
 	}
 }
+
+// TestCommandKindsAreTheirPayloads: every row of the command table makes
+// a payload of its own kind, and the kinds are the log's numbers 1 to 32
+// with none missing, so a row cannot decode one kind as another.
+func TestCommandKindsAreTheirPayloads(t *testing.T) {
+	for k, spec := range commandKinds {
+		if got := spec.payload().Kind(); got != k {
+			t.Errorf("the row of kind %d makes a payload of kind %d", k, got)
+		}
+	}
+	for k := KindCreateAccount; k <= KindImportLabels; k++ {
+		if _, known := commandKinds[k]; !known {
+			t.Errorf("kind %d has no row", k)
+		}
+	}
+	if KindRecordActivity.FeatureVersion() != 2 || KindImportLabels.FeatureVersion() != 3 || KindCreateAccount.FeatureVersion() != 1 {
+		t.Error("feature versions are not the table's")
+	}
+	if !KindRecordKeyActivity.Ignorable() || KindImportLabels.Ignorable() || Kind(200).Ignorable() {
+		t.Error("ignorable kinds are not the table's")
+	}
+}

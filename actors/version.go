@@ -47,13 +47,7 @@ func SupportedFeatureVersion() FeatureVersion {
 
 // FeatureVersion is the version that introduced kind k.
 func (k Kind) FeatureVersion() FeatureVersion {
-	switch k {
-	case KindRecordActivity:
-		return 2
-	case KindRecordKeyActivity, KindImportLabels:
-		return 3
-	}
-	return 1
+	return max(commandKinds[k].version, 1)
 }
 
 // Ignorable reports whether a node that does not know kind k may skip its
@@ -62,4 +56,4 @@ func (k Kind) FeatureVersion() FeatureVersion {
 // different cards, grants or keys. (Consul's FSM marks such records the
 // same way.) The flag travels in the record, so that a node older than the
 // kind can read it (persistence.EncodeCommand).
-func (k Kind) Ignorable() bool { return k == KindRecordActivity || k == KindRecordKeyActivity }
+func (k Kind) Ignorable() bool { return commandKinds[k].ignorable }

@@ -673,7 +673,10 @@ func snapshotBytes(t *testing.T, f *fsm) []byte {
 
 func queryJSON(t *testing.T, f *fsm, cred actors.Credential, q actors.Query) string {
 	t.Helper()
-	res := f.accounts.Query(context.Background(), cred, q, testTimeout)
+	res, refusal := f.accounts.Query(context.Background(), cred, q, testTimeout).Outcome()
+	if refusal != nil {
+		return refusal.Error()
+	}
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/persistence"
 )
 
@@ -27,7 +26,7 @@ func (f *gatedFSM) Apply(l *raft.Log) any {
 	}
 	f.entries <- len(cmds)
 	<-f.release
-	return make([]actors.Result, len(cmds))
+	return make([]applied, len(cmds))
 }
 
 func (f *gatedFSM) Snapshot() (raft.FSMSnapshot, error) { return nil, errors.New("not in this test") }

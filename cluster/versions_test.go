@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 )
 
 // The leader admits a command of a feature version only once every other
@@ -18,9 +19,9 @@ func TestVoterVersionsAdmitOnlyWhatEveryVoterSupports(t *testing.T) {
 	if err := v.admit(others, 1); err != nil {
 		t.Fatalf("version 1 is always admitted: %v", err)
 	}
-	var refusal *actors.Error
-	if err := v.admit(others, 2); !errors.As(err, &refusal) || refusal.Code != actors.CodeHTTPError ||
-		!strings.Contains(refusal.Message, "n2 (version 1), n3 (version 1)") {
+	var refusal *clustererr.VersionError
+	if err := v.admit(others, 2); !errors.As(err, &refusal) || !errors.Is(err, clustererr.ErrFeatureNotAdmitted) ||
+		!strings.Contains(refusal.Error(), "n2 (version 1), n3 (version 1)") {
 		t.Fatalf("before any voter answered: %v", err)
 	}
 	v.set("n2", 2)
@@ -43,14 +44,14 @@ func TestVoterVersionsAdmitOnlyWhatEveryVoterSupports(t *testing.T) {
 }
 
 // While a voter runs a release of version 2, RecordKeyActivity is refused
-// before the log with an *actors.Error, which tells the edge to record
-// with RecordActivity instead (httpd/activity_record.go); that is admitted.
+// before the log with clustererr.ErrFeatureNotAdmitted, which tells the
+// edge to record with RecordActivity instead (httpd/activity_record.go);
+// that is admitted.
 func TestGateSendsActivityBackToTheOlderKind(t *testing.T) {
 	v := newVoterVersions()
 	v.set("n2", 2)
 	others := []raft.ServerID{"n2"}
-	var refusal *actors.Error
-	if err := v.admit(others, actors.KindRecordKeyActivity.FeatureVersion()); !errors.As(err, &refusal) {
+	if err := v.admit(others, actors.KindRecordKeyActivity.FeatureVersion()); !errors.Is(err, clustererr.ErrFeatureNotAdmitted) {
 		t.Fatalf("RecordKeyActivity with a voter at version 2: %v", err)
 	}
 	if err := v.admit(others, actors.KindRecordActivity.FeatureVersion()); err != nil {

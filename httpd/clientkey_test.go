@@ -6,27 +6,9 @@ import (
 	"testing"
 
 	"github.com/valyala/fasthttp"
-)
 
-// One host usually owns a whole IPv6 /64 and can send from any address
-// in it, so every per-client limit counts an IPv6 client by its /64, as
-// the connection cap does. IPv4 stays per address, and an IPv4-mapped
-// IPv6 address is its IPv4 address.
-func TestClientKeyIsTheAddressOrTheSlash64(t *testing.T) {
-	for in, want := range map[string]string{
-		"198.51.100.7":              "198.51.100.7",
-		"::ffff:198.51.100.7":       "198.51.100.7",
-		"2001:db8:1:2::1":           "2001:db8:1:2::",
-		"2001:db8:1:2:ffff:ee:dd:1": "2001:db8:1:2::",
-		"2001:db8:1:3::1":           "2001:db8:1:3::",
-		"::1":                       "::",
-	} {
-		ctx := limitedReq("/v1/me", in, "")
-		if got := clientKeyOf(ctx, nil); got != want {
-			t.Errorf("client %s is counted as %q, want %q", in, got, want)
-		}
-	}
-}
+	"github.com/addrwatch/addrwatch/httpd/edge"
+)
 
 // Finding (issue 28, item 4): 60 requests from 60 addresses of one /64
 // were never limited. They come here through a trusted proxy's
@@ -42,22 +24,22 @@ func TestEdgeLimitsCountAnIPv6ClientByItsSlash64(t *testing.T) {
 	}
 	passed := 0
 	for i := range 60 {
-		if e.check(from("/v1/me", fmt.Sprintf("2001:db8:1:2::%x", i+1))) == nil {
+		if e.Check(from("/v1/me", fmt.Sprintf("2001:db8:1:2::%x", i+1))) == nil {
 			passed++
 		}
 	}
-	if passed != regularRate.burst {
-		t.Fatalf("60 addresses of one /64: %d passed, want the one client's burst of %d", passed, regularRate.burst)
+	if passed != edge.RegularRate.Burst {
+		t.Fatalf("60 addresses of one /64: %d passed, want the one client's burst of %d", passed, edge.RegularRate.Burst)
 	}
 	// The Sheet budget is per client too.
-	for i := range sheetIPRate.burst {
+	for i := range edge.SheetIPRate.Burst {
 		mustPass(t, e, from("/v1/bookmark-spaces/abc/sheet", fmt.Sprintf("2001:db8:1:2:%x::1", i+1)))
 	}
 	mustRefuse(t, e, from("/v1/bookmark-spaces/abc/sheet", "2001:db8:1:2:abcd::1"), 3)
 	// Another /64 is another client.
 	mustPass(t, e, from("/v1/me", "2001:db8:1:3::1"))
 	// An IPv4 client's mapped form spends its IPv4 bucket.
-	for range regularRate.burst {
+	for range edge.RegularRate.Burst {
 		mustPass(t, e, from("/v1/me", "192.0.2.44"))
 	}
 	mustRefuse(t, e, from("/v1/me", "::ffff:192.0.2.44"), 2)

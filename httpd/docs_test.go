@@ -80,15 +80,15 @@ func TestDocsMentionEveryAgentRoute(t *testing.T) {
 }
 
 // errorCodes returns the values of the Code constants: the spec's, in
-// actors/errors.go, and the edge's own, in httpd/errors.go.
+// actors/errors.go, and the edge's own, in httpd/errors.go and httpd/edge/codes.go.
 func errorCodes(t *testing.T) []actors.Code {
 	t.Helper()
 	var codes []actors.Code
-	for _, file := range []string{"../actors/errors.go", "errors.go"} {
+	for _, file := range []string{"../actors/errors.go", "errors.go", "edge/codes.go"} {
 		codes = append(codes, codeConstants(t, file)...)
 	}
 	if len(codes) < len(statusOf) {
-		t.Fatalf("found %d codes in actors/errors.go and httpd/errors.go, fewer than the %d in the status table", len(codes), len(statusOf))
+		t.Fatalf("found %d codes in actors/errors.go, httpd/errors.go and httpd/edge/codes.go, fewer than the %d in the status table", len(codes), len(statusOf))
 	}
 	return codes
 }

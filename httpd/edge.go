@@ -1,165 +1,161 @@
 package httpd
 
 import (
-	"errors"
+	"bytes"
 	"net"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/edge"
+	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
-// The edge is everything a request meets before a route: the connection
-// cap, the line-ending check, the framing and version rules, the path
-// guard and the body limits. Its answers have the error shape, and a
-// request whose framing is in doubt closes its connection, so nothing it
-// sent can be read as a second request.
-const (
-	// readBufferBytes is fasthttp's per-connection read buffer, which
-	// also bounds the request line and the header section.
-	readBufferBytes = 16 << 10
-	readTimeout     = 30 * time.Second
-	writeTimeout    = 30 * time.Second
-	idleTimeout     = 2 * time.Minute
-)
-
-// HTTPServer is one listener's fasthttp server together with the edge
-// rules that need the connection itself. Serve it with its own Serve,
-// which wraps the listener; the embedded server's Shutdown stops it.
-type HTTPServer struct {
-	*fasthttp.Server
-	conns *connCap // nil: no per-client connection cap
-}
-
-// Serve accepts connections on ln until the server shuts down. A TLS
-// listener goes in as ln (wrapped by crypto/tls already): the line-ending
-// check must see the decrypted bytes.
-func (s *HTTPServer) Serve(ln net.Listener) error {
-	return s.Server.Serve(&edgeListener{Listener: ln, conns: s.conns})
-}
+// The edge's hardening lives in package edge. This file wires it to the
+// Server: the rules of each listener, the error writer, the clients this
+// package's layers name (a forwarded request's, an MCP tool call's), and
+// which request spends which of the edge's budgets.
 
 // NewHTTPServer returns the public listener's server: request bodies up
 // to bodyBytesMax are read before the handler runs. Every answer to a
 // request made over HTTPS, the edge's own included, carries
-// Strict-Transport-Security (https.go).
-func (s *Server) NewHTTPServer(name string, handler fasthttp.RequestHandler) *HTTPServer {
-	out := s.newHTTPServer(name, handler, false)
-	serve, refuse := out.Handler, out.ErrorHandler
-	out.Handler = func(ctx *fasthttp.RequestCtx) {
-		serve(ctx)
-		s.strictTransport(ctx)
-	}
-	out.ErrorHandler = func(ctx *fasthttp.RequestCtx, err error) {
-		refuse(ctx, err)
-		s.strictTransport(ctx)
-	}
-	return out
+// Strict-Transport-Security (edge/tls.go).
+func (s *Server) NewHTTPServer(name string, handler fasthttp.RequestHandler) *edge.Server {
+	l := s.listener(name, false)
+	l.HSTS = true
+	return s.newEdge().NewServer(l, handler)
 }
 
 // NewAdminHTTPServer returns the admin listener's server. Its bodies are
 // streamed: the handler sees the headers first, so the operator token is
 // checked before a byte of a backup upload is read, and a restore writes
 // the upload to disk instead of holding it in memory (see restore.go).
-func (s *Server) NewAdminHTTPServer(name string, handler fasthttp.RequestHandler) *HTTPServer {
+func (s *Server) NewAdminHTTPServer(name string, handler fasthttp.RequestHandler) *edge.Server {
 	return s.newHTTPServer(name, handler, true)
 }
 
-func (s *Server) newHTTPServer(name string, handler fasthttp.RequestHandler, admin bool) *HTTPServer {
-	bodyMax := bodyBytesMax
+func (s *Server) newHTTPServer(name string, handler fasthttp.RequestHandler, admin bool) *edge.Server {
 	if admin {
 		handler = readAdminBody(handler)
-		bodyMax = adminBodyBytesMax
 	}
-	srv := &fasthttp.Server{
-		Handler:        refuseBadHeads(handler),
-		HeaderReceived: func(h *fasthttp.RequestHeader) fasthttp.RequestConfig { return headerReceived(h, admin) },
-		ErrorHandler: func(ctx *fasthttp.RequestCtx, err error) {
-			writeError(ctx, readError(ctx, err, bodyMax))
-			closeAfterAnswer(ctx)
-		},
-		Logger:                newFasthttpLogger(s.log, name),
-		SecureErrorLogMessage: true,
-		Name:                  name,
-		NoDefaultServerHeader: true,
-		MaxRequestBodySize:    bodyMax,
-		StreamRequestBody:     admin,
-		ReadTimeout:           readTimeout,
-		WriteTimeout:          writeTimeout,
-		IdleTimeout:           idleTimeout,
-		ReadBufferSize:        readBufferBytes,
-	}
-	out := &HTTPServer{Server: srv}
-	if s.connsPerClient > 0 {
-		out.conns = newConnCap(s.connsPerClient, s.connCapExempt)
-	}
-	return out
+	return s.newEdge().NewServer(s.listener(name, admin), handler)
 }
 
-// refuseBadHeads answers, before any route, a request whose head the edge
-// refuses (framing, version, path) and closes the connection after it.
-// headerReceived has already kept such a request's body from being read.
-func refuseBadHeads(next fasthttp.RequestHandler) fasthttp.RequestHandler {
-	return func(ctx *fasthttp.RequestCtx) {
-		if err := refuseHead(&ctx.Request.Header); err != nil {
-			writeError(ctx, err)
-			closeAfterAnswer(ctx)
-			return
-		}
-		if err := refusePath(ctx); err != nil {
-			writeError(ctx, err)
-			return
-		}
-		next(ctx)
+// listener returns the edge rules of the public listener, or of the admin
+// listener when admin is set.
+func (s *Server) listener(name string, admin bool) edge.Listener {
+	if admin {
+		return edge.Listener{Name: name, BodyBytesMax: adminBodyBytesMax, StreamBodies: true, ConnsPerClient: s.connsPerClient, Request: adminRequest}
 	}
+	return edge.Listener{Name: name, BodyBytesMax: bodyBytesMax, ConnsPerClient: s.connsPerClient, Request: publicRequest}
 }
 
-// headerReceived runs once a request's head is parsed, before its body is
-// read. A refused head gets no body read at all (its length is taken as
-// zero) and its connection closes; an HTTP/1.x request of a later minor
-// version is served as HTTP/1.1 (RFC 9112 section 2.3).
-//
-// On the admin listener, which streams bodies, fasthttp still reads the
-// smaller of the body limit and 8 KiB before the handler runs, and would
-// wait for that much; a limit of one byte (zero means the default) leaves
-// the reading to the handlers, after the token check. A restore also gets
-// the long read timeout its upload may need.
-func headerReceived(h *fasthttp.RequestHeader, admin bool) fasthttp.RequestConfig {
-	if servedAsHTTP11(h.Protocol()) {
-		h.SetProtocol("HTTP/1.1")
+// publicRequest gives a History CSV download its long write timeout.
+func publicRequest(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if isHistoryCSV(h.Method(), h.RequestURI()) {
+		return fasthttp.RequestConfig{WriteTimeout: historyCSVWriteTimeout}
 	}
-	if refuseHead(h) != nil {
-		h.SetConnectionClose()
-		h.SetContentLength(0)
-		return fasthttp.RequestConfig{}
-	}
-	if !admin {
-		if isHistoryCSV(h.Method(), h.RequestURI()) {
-			return fasthttp.RequestConfig{WriteTimeout: historyCSVWriteTimeout}
-		}
-		return fasthttp.RequestConfig{}
-	}
-	config := fasthttp.RequestConfig{MaxRequestBodySize: 1}
+	return fasthttp.RequestConfig{}
+}
+
+// adminRequest gives a restore the long read timeout its upload may need.
+func adminRequest(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 	if isRestore(h.Method(), h.RequestURI()) {
-		config.ReadTimeout = restoreReadTimeout
+		return fasthttp.RequestConfig{ReadTimeout: restoreReadTimeout}
 	}
-	return config
+	return fasthttp.RequestConfig{}
 }
 
-// readError is the answer to a request fasthttp could not read. fasthttp
-// closes the connection after it.
-func readError(ctx *fasthttp.RequestCtx, err error, bodyMax int) error {
-	var small *fasthttp.ErrSmallBuffer
-	switch {
-	case errors.Is(err, errBareLineEnding):
-		return actors.Errorf(codeBadRequest, "malformed HTTP request: every line of the request head must end with CRLF")
-	case errors.As(err, &small):
-		if c, ok := ctx.Conn().(interface{ longRequestLine() bool }); ok && c.longRequestLine() {
-			return actors.Errorf(codeURITooLong, "the request line exceeds %d bytes", readBufferBytes)
-		}
-		return actors.Errorf(codeHeadersTooLarge, "the request line and headers exceed %d bytes", readBufferBytes)
-	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		return actors.Errorf(actors.CodeValidation, "request body exceeds %d bytes", bodyMax)
+// newEdge returns the edge of s's listeners.
+func (s *Server) newEdge() *edge.Edge {
+	return &edge.Edge{Log: s.log, WriteError: writeError, Clients: clients(s.trustedProxies)}
+}
+
+// clients names requests' clients behind the trusted proxies, taking the
+// client this package's layers named first: an MCP tool call's (mcp.go),
+// then the one named by the node that forwarded the request (package
+// forward).
+func clients(trusted []*net.IPNet) edge.Clients {
+	return edge.Clients{Trusted: trusted, Named: namedClient, Forwarded: forwardedScheme}
+}
+
+func namedClient(ctx *fasthttp.RequestCtx) (string, bool) {
+	if ip, toolCall := mcpToolCall(ctx); toolCall && ip != "" {
+		return ip, true // the MCP request's client, named when it was received
 	}
-	return actors.Errorf(codeBadRequest, "malformed HTTP request")
+	return forward.NamedClient(ctx)
+}
+
+func forwardedScheme(ctx *fasthttp.RequestCtx) (https, forwarded bool) {
+	return forward.NamedHTTPS(ctx), forward.Forwarded(ctx)
+}
+
+// clientIP is the client of ctx behind the trusted proxies (edge.Clients).
+func clientIP(ctx *fasthttp.RequestCtx, trusted []*net.IPNet) string {
+	return clients(trusted).IP(ctx)
+}
+
+// clientKeyOf is what every per-client limit counts ctx's client by: its
+// IPv4 address or its IPv6 /64 (edge.Clients).
+func clientKeyOf(ctx *fasthttp.RequestCtx, trusted []*net.IPNet) string {
+	return clients(trusted).Key(ctx)
+}
+
+// requestIsHTTPS reports whether the client reached us over HTTPS
+// (edge.Clients).
+func (s *Server) requestIsHTTPS(ctx *fasthttp.RequestCtx) bool {
+	return clients(s.trustedProxies).IsHTTPS(ctx)
+}
+
+var (
+	agentPathPrefix = []byte(agentPrefix + "/")
+	docsPathPrefix  = []byte(agentPrefix + "/docs")
+	openAPIPath     = []byte(agentPrefix + "/openapi.json")
+	spacesPath      = []byte(agentPrefix + "/bookmark-spaces/")
+	sheetPathSuffix = []byte("/sheet")
+)
+
+// newEdgeLimits returns the edge's rate limits of the agent API, for
+// clients behind trusted.
+func newEdgeLimits(trusted []*net.IPNet, now func() time.Time) *edge.Limits {
+	e := edge.Edge{WriteError: writeError, Clients: clients(trusted)}
+	return e.NewLimits(now, spending)
+}
+
+// spending is what a request spends of the edge limits: every /v1 request
+// but the public documents spends, unless another node forwarded it (it
+// was limited on the node that received it). A Sheet route spends the
+// Sheet budget. A request with an Authorization spends the authentication
+// budgets, except a tool call (its MCP request spent them); an MCP
+// request (/v1/mcp) spends nothing else, as each tool call in it is the
+// API request it stands for and spends that request's regular or Sheet
+// budget.
+func spending(ctx *fasthttp.RequestCtx) edge.Spending {
+	path := ctx.Path()
+	if forward.Forwarded(ctx) {
+		return edge.Spending{}
+	}
+	if !bytes.HasPrefix(path, agentPathPrefix) || bytes.HasPrefix(path, docsPathPrefix) || bytes.Equal(path, openAPIPath) {
+		return edge.Spending{}
+	}
+	spend := edge.Spending{Limited: true, Sheet: bytes.HasPrefix(path, spacesPath) && bytes.HasSuffix(path, sheetPathSuffix)}
+	_, toolCall := mcpToolCall(ctx)
+	if header := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization); len(header) > 0 && !toolCall {
+		spend.Key, spend.AuthOnly = bearerKeyID(header), bytes.Equal(path, mcpPathBytes)
+	}
+	return spend
+}
+
+// bearerKeyID names the key a request authenticates with, for the per-key
+// bucket, without looking it up: the key id part of an API key, or the
+// whole (bounded) token for anything else.
+func bearerKeyID(header []byte) string {
+	token, found := bearerToken(header)
+	if !found {
+		return "malformed"
+	}
+	if cred, valid := parseBearer(token, 0); valid {
+		return cred.AccountID + "." + cred.ID
+	}
+	return "invalid:" + truncate(token)
 }

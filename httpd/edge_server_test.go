@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // startEdgeServer serves handler through the edge on a loopback port, with
@@ -66,7 +68,7 @@ func TestEdgeServerInProcess(t *testing.T) {
 		{"GET / HTTP/1.1\nHost: x\n\n", 400},
 		{"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET / HTTP/1.1\r\n\r\n", 400},
 		{"GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505},
-		{"GET / HTTP/1.1\r\nHost: x\r\nX: " + strings.Repeat("a", readBufferBytes) + "\r\n\r\n", 431},
+		{"GET / HTTP/1.1\r\nHost: x\r\nX: " + strings.Repeat("a", edge.ReadBufferBytes) + "\r\n\r\n", 431},
 	} {
 		if status, closed := exchange(t, addr, c.raw); status != c.status || !closed {
 			t.Errorf("%.40q: %d, closed %v; want %d and closed", c.raw, status, closed, c.status)

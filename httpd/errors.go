@@ -11,17 +11,18 @@ import (
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/cluster/clustererr"
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // statusOf is the one table from error code to HTTP status.
 // The codes only the HTTP edge gives: a request refused before it reaches
 // an operation, each named after its HTTP status.
 const (
-	codeBadRequest          actors.Code = "BAD_REQUEST"
+	codeBadRequest                      = edge.CodeBadRequest
 	codeMethodNotAllowed    actors.Code = "METHOD_NOT_ALLOWED"
-	codeURITooLong          actors.Code = "URI_TOO_LONG"
-	codeHeadersTooLarge     actors.Code = "REQUEST_HEADER_FIELDS_TOO_LARGE"
-	codeVersionNotSupported actors.Code = "HTTP_VERSION_NOT_SUPPORTED"
+	codeURITooLong                      = edge.CodeURITooLong
+	codeHeadersTooLarge                 = edge.CodeHeadersTooLarge
+	codeVersionNotSupported             = edge.CodeVersionNotSupported
 )
 
 var statusOf = map[actors.Code]int{

@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
+	"github.com/addrwatch/addrwatch/httpd/edge"
 	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
@@ -18,12 +19,12 @@ func (s *Server) newForwarder(cfg Config) *forward.Forwarder {
 	if cfg.Metrics != nil {
 		metrics = cfg.Metrics
 	}
-	trusted := cfg.TrustedProxies
+	who := clients(cfg.TrustedProxies)
 	return forward.New(forward.Config{
 		Cluster:       cfg.Cluster,
 		Route:         s.routingAccount,
-		ClientIP:      func(ctx *fasthttp.RequestCtx) string { return clientIP(ctx, trusted) },
-		ClientHTTPS:   func(ctx *fasthttp.RequestCtx) bool { return isHTTPS(ctx, trusted) },
+		ClientIP:      who.IP,
+		ClientHTTPS:   who.IsHTTPS,
 		Streamed:      isHistoryCSV,
 		StreamTimeout: historyCSVWriteTimeout,
 		WriteError:    writeError,
@@ -37,9 +38,9 @@ func (s *Server) newForwarder(cfg Config) *forward.Forwarder {
 // streamed). It has no per-client connection cap: all of a follower's
 // clients share its pooled connections, and a node connection is already
 // a proven node.
-func (s *Server) NewNodeHTTPServer(name string, handler fasthttp.RequestHandler, admin bool) *HTTPServer {
+func (s *Server) NewNodeHTTPServer(name string, handler fasthttp.RequestHandler, admin bool) *edge.Server {
 	srv := s.newHTTPServer(name, handler, admin)
-	srv.conns = nil
+	srv.Uncap()
 	return srv
 }
 
@@ -62,11 +63,11 @@ func (s *Server) ForwardedAdminHandler() fasthttp.RequestHandler {
 // public routes, as the node's forwarded public listener serves them.
 func (s *Server) NewFramedServer() *forward.FramedServer {
 	return forward.NewFramedServer(forward.FramedConfig{
-		Handler: refuseBadHeads(s.ForwardedPublicHandler()),
-		Logger:  newFasthttpLogger(s.log, "addrwatch-frames"),
+		Handler: s.newEdge().RefuseBadHeads(s.ForwardedPublicHandler()),
+		Logger:  edge.NewLogger(s.log, "addrwatch-frames"),
 		BodyMax: bodyBytesMax,
 		ReadError: func(ctx *fasthttp.RequestCtx, err error) error {
-			return readError(ctx, err, bodyBytesMax)
+			return edge.ReadError(ctx, err, bodyBytesMax)
 		},
 		WriteError: writeError,
 	})

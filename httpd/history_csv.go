@@ -48,7 +48,7 @@ var (
 )
 
 // historyCSVWriteTimeout is the time the answer to a download may take to
-// write, in place of the edge's writeTimeout: fasthttp sets the write
+// write, in place of the edge's write timeout: fasthttp sets the write
 // deadline once per response, and a full extended history may need a few
 // hundred upstream pages. Only the owner's own credential gets past the
 // first bytes, so the longer hold is not open to anyone.
@@ -59,7 +59,7 @@ const historyCSVWriteTimeout = 10 * time.Minute
 var historyCSVPrefixes = [][]byte{[]byte(ownerPrefix), []byte(siteDownloadsPrefix)}
 
 // isHistoryCSV reports whether a request is one of the History CSV
-// downloads (headerReceived gives it historyCSVWriteTimeout).
+// downloads (publicRequest gives it historyCSVWriteTimeout).
 func isHistoryCSV(method, requestURI []byte) bool {
 	path, _, _ := bytes.Cut(requestURI, []byte("?"))
 	if !bytes.Equal(method, []byte(fasthttp.MethodGet)) {

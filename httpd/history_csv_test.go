@@ -565,5 +565,5 @@ func csvWriteTimeoutOf(t *testing.T, method, uri string) time.Duration {
 	if err := h.Read(bufio.NewReader(strings.NewReader(method + " " + uri + " HTTP/1.1\r\nHost: x\r\n\r\n"))); err != nil {
 		t.Fatal(err)
 	}
-	return headerReceived(&h, false).WriteTimeout
+	return (&Server{}).listener("test", false).HeaderReceived(&h).WriteTimeout
 }

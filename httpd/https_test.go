@@ -19,7 +19,7 @@ import (
 func answersScheme(s *Server) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		scheme := "http"
-		if isHTTPS(ctx, s.trustedProxies) {
+		if clients(s.trustedProxies).IsHTTPS(ctx) {
 			scheme = "https"
 		}
 		ctx.WriteString(scheme)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/cluster/clustererr"
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // The admin listener streams request bodies (NewAdminHTTPServer), so that
@@ -45,7 +46,7 @@ func readAdminBody(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		if ctx.IsPost() && string(ctx.Path()) == restorePath {
 			next(ctx)
-			closeAfterAnswer(ctx)
+			edge.CloseAfterAnswer(ctx)
 			return
 		}
 		stream := ctx.RequestBodyStream()
@@ -56,18 +57,18 @@ func readAdminBody(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		tooLarge := actors.Errorf(actors.CodeValidation, "request body exceeds %d bytes", adminBodyBytesMax)
 		if ctx.Request.Header.ContentLength() > adminBodyBytesMax {
 			writeError(ctx, tooLarge)
-			closeAfterAnswer(ctx)
+			edge.CloseAfterAnswer(ctx)
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(stream, adminBodyBytesMax+1))
 		switch {
 		case err != nil:
 			writeError(ctx, actors.Errorf(codeBadRequest, "malformed HTTP request"))
-			closeAfterAnswer(ctx)
+			edge.CloseAfterAnswer(ctx)
 			return
 		case len(body) > adminBodyBytesMax:
 			writeError(ctx, tooLarge)
-			closeAfterAnswer(ctx)
+			edge.CloseAfterAnswer(ctx)
 			return
 		}
 		ctx.Request.SetBody(body)

@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/edge"
 	"github.com/addrwatch/addrwatch/httpd/forward"
 	"github.com/addrwatch/addrwatch/mcpserver/mcphttp"
 )
@@ -74,7 +75,7 @@ type Server struct {
 	passwordCost   int
 	sheetBudget    bool
 	history        History
-	limits         *edgeLimits        // nil when limits are off
+	limits         *edge.Limits       // nil when limits are off
 	forward        *forward.Forwarder // nil without a cluster
 	metrics        *requestMetrics
 	registry       *prometheus.Registry
@@ -82,9 +83,8 @@ type Server struct {
 	mcp            *mcphttp.Endpoint // /v1/mcp, once the public routes are built
 	openMetrics    bool
 	spoolDir       string
-	connsPerClient int               // 0: no connection cap
-	connCapExempt  func(net.IP) bool // addresses whose connections are not counted
-	trustedProxies []*net.IPNet      // whose X-Forwarded-For and X-Forwarded-Proto are believed
+	connsPerClient int          // 0: no connection cap
+	trustedProxies []*net.IPNet // whose X-Forwarded-For and X-Forwarded-Proto are believed; not capped
 
 	// nodesUnauthenticated: Config.NodesUnauthenticated.
 	nodesUnauthenticated bool
@@ -113,10 +113,7 @@ func New(cfg Config) *Server {
 	s.activity = newActivityLog(cfg.Store, s.now, s.log)
 	if cfg.EdgeLimits {
 		s.limits = newEdgeLimits(cfg.TrustedProxies, s.now)
-		s.connsPerClient = connsPerClientMax
-		s.connCapExempt = func(ip net.IP) bool {
-			return isTrusted(cfg.TrustedProxies, ip)
-		}
+		s.connsPerClient = edge.ConnsPerClientMax
 	}
 	s.openMetrics, s.spoolDir, s.trustedProxies = cfg.OpenMetrics, cfg.SpoolDir, cfg.TrustedProxies
 	s.nodesUnauthenticated = cfg.NodesUnauthenticated
@@ -183,14 +180,14 @@ func (s *Server) publicRoutes() fasthttp.RequestHandler {
 	// node that serves it: the limits, the measuring, the routes.
 	api := h
 	if s.limits != nil {
-		api = s.limits.wrap(api)
+		api = s.limits.Wrap(api)
 	}
 	s.registerMCP(r, api)
 	if s.forward != nil {
 		h = s.forward.Handler(false, servedLocally, h)
 	}
 	if s.limits != nil {
-		h = s.limits.wrap(h)
+		h = s.limits.Wrap(h)
 	}
 	return h
 }
@@ -248,10 +245,10 @@ func (s *Server) newRouter() *router.Router {
 	}
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		// The route is looked up by the normalised path, as the router
-		// matches, and the Location is built from it (edge_path.go).
+		// matches, and the Location is built from it (edge/path.go).
 		path := string(ctx.Path())
 		if trimmed := strings.TrimRight(path, "/"); trimmed != path && trimmed != "" && routeExists(r, trimmed, ctx) {
-			ctx.Response.Header.Set(fasthttp.HeaderLocation, redirectTarget(trimmed, ctx.URI().QueryString()))
+			ctx.Response.Header.Set(fasthttp.HeaderLocation, edge.RedirectTarget(trimmed, ctx.URI().QueryString()))
 			ctx.SetStatusCode(fasthttp.StatusTemporaryRedirect)
 			return
 		}

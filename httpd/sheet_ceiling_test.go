@@ -9,6 +9,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // sheetCeilingTest is a server with the spec's limits on a frozen clock,
@@ -97,8 +98,8 @@ func TestOneAccountTakesAFairShareOfTheSheetCeiling(t *testing.T) {
 			refused++
 		}
 	}
-	if refused != 40-sheetAccountRate.burst {
-		t.Fatalf("one account's key from 40 clients: %d refused, want all but its share of %d", refused, sheetAccountRate.burst)
+	if refused != 40-edge.SheetAccountRate.Burst {
+		t.Fatalf("one account's key from 40 clients: %d refused, want all but its share of %d", refused, edge.SheetAccountRate.Burst)
 	}
 	for i := range 5 {
 		if status, retry, body := st.sendRaw("198.51.100.50", "GET", st.otherSheetPath, st.otherKey, nil); status == http.StatusTooManyRequests {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // sessionOf signs o's owner in through the owner API and returns the
@@ -28,7 +30,7 @@ func sessionOf(o *ownerTest) string {
 
 // servePlain serves srv on a plain HTTP listener and returns its base
 // URL.
-func servePlain(t *testing.T, srv *HTTPServer) string {
+func servePlain(t *testing.T, srv *edge.Server) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -87,11 +89,11 @@ func TestOverHTTPSOnlyTheHostCookieSignsInAndHSTSIsSent(t *testing.T) {
 	token := sessionOf(o)
 	base, client := serveTLS(t, o.server, o.server.PublicHandler())
 
-	if status, hsts := panel(t, client, base, sessionCookie, token); status != http.StatusSeeOther || hsts != hstsValue {
-		t.Errorf("over HTTPS with the plain cookie: %d, HSTS %q; want 303 to the sign-in page, HSTS %q", status, hsts, hstsValue)
+	if status, hsts := panel(t, client, base, sessionCookie, token); status != http.StatusSeeOther || hsts != edge.HSTSValue {
+		t.Errorf("over HTTPS with the plain cookie: %d, HSTS %q; want 303 to the sign-in page, HSTS %q", status, hsts, edge.HSTSValue)
 	}
-	if status, hsts := panel(t, client, base, secureSessionCookie, token); status != http.StatusOK || hsts != hstsValue {
-		t.Errorf("over HTTPS with the __Host- cookie: %d, HSTS %q; want 200, HSTS %q", status, hsts, hstsValue)
+	if status, hsts := panel(t, client, base, secureSessionCookie, token); status != http.StatusOK || hsts != edge.HSTSValue {
+		t.Errorf("over HTTPS with the __Host- cookie: %d, HSTS %q; want 200, HSTS %q", status, hsts, edge.HSTSValue)
 	}
 	// An answer of the edge itself, before any route, says it too.
 	resp, err := client.Get(base + "//v1/me")
@@ -99,12 +101,12 @@ func TestOverHTTPSOnlyTheHostCookieSignsInAndHSTSIsSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if hsts := resp.Header.Get("Strict-Transport-Security"); resp.StatusCode != http.StatusNotFound || hsts != hstsValue {
+	if hsts := resp.Header.Get("Strict-Transport-Security"); resp.StatusCode != http.StatusNotFound || hsts != edge.HSTSValue {
 		t.Errorf("the edge's 404 over HTTPS: %d, HSTS %q", resp.StatusCode, hsts)
 	}
 	// So does one to a request fasthttp could not read (a bare LF).
 	resp = askTLS(t, base, client, "GET /v1/me HTTP/1.1\nHost: x\n\n")
-	if hsts := resp.Header.Get("Strict-Transport-Security"); resp.StatusCode != http.StatusBadRequest || hsts != hstsValue {
+	if hsts := resp.Header.Get("Strict-Transport-Security"); resp.StatusCode != http.StatusBadRequest || hsts != edge.HSTSValue {
 		t.Errorf("the edge's 400 to an unreadable request over HTTPS: %d, HSTS %q", resp.StatusCode, hsts)
 	}
 
@@ -121,7 +123,7 @@ func TestConnCapRefusalOverHTTPSCarriesHSTS(t *testing.T) {
 	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil)), connsPerClient: 1}
 	base, client := serveTLS(t, s, func(ctx *fasthttp.RequestCtx) {})
 	for _, want := range []int{http.StatusOK, http.StatusTooManyRequests} {
-		if resp := askTLS(t, base, client, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != want || resp.Header.Get("Strict-Transport-Security") != hstsValue {
+		if resp := askTLS(t, base, client, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != want || resp.Header.Get("Strict-Transport-Security") != edge.HSTSValue {
 			t.Fatalf("a connection: %d, HSTS %q; want %d with HSTS", resp.StatusCode, resp.Header.Get("Strict-Transport-Security"), want)
 		}
 	}

@@ -12,10 +12,11 @@ import (
 
 // A nil *actors.Error returned where the result is an error is a non-nil
 // error (a "typed nil"): the handler would answer an error that is not
-// there. So no function of this package returns an expression of static
-// type *actors.Error as an error, except the calls that never give nil
-// (neverNil); an *actors.Error becomes an error only through a variable
-// checked against nil, or one of those.
+// there. So no function of this package, or of its rooms httpd/edge and
+// httpd/forward, returns an expression of static type *actors.Error as an
+// error, except the calls that never give nil (neverNil); an
+// *actors.Error becomes an error only through a variable checked against
+// nil, or one of those.
 var neverNil = map[string]bool{"Errorf": true, "storeError": true, "specError": true, "required": true,
 	"ownerRateLimited": true, "rateLimited": true, "upstreamUnavailable": true}
 
@@ -24,11 +25,22 @@ func TestNoTypedNilErrorReturns(t *testing.T) {
 		t.Skip("type-checks the package")
 	}
 	cfg := &packages.Config{Mode: packages.NeedTypes | packages.NeedTypesInfo | packages.NeedSyntax | packages.NeedName, Tests: false}
-	pkgs, err := packages.Load(cfg, ".")
-	if err != nil || len(pkgs) == 0 || len(pkgs[0].Errors) > 0 {
-		t.Fatalf("load: %v %v", err, pkgs[0].Errors)
+	rooms := []string{".", "./edge", "./forward"}
+	pkgs, err := packages.Load(cfg, rooms...)
+	if err != nil || len(pkgs) != len(rooms) {
+		t.Fatalf("load: %v (%d packages)", err, len(pkgs))
 	}
-	p := pkgs[0]
+	for _, p := range pkgs {
+		if len(p.Errors) > 0 {
+			t.Fatalf("load %s: %v", p.PkgPath, p.Errors)
+		}
+		noTypedNilErrorReturns(t, p)
+	}
+}
+
+// noTypedNilErrorReturns reports each *actors.Error that p's functions
+// make an error where it may be nil.
+func noTypedNilErrorReturns(t *testing.T, p *packages.Package) {
 	errorType := types.Universe.Lookup("error").Type()
 	for _, file := range p.Syntax {
 		ast.Inspect(file, func(n ast.Node) bool {

@@ -23,6 +23,7 @@ import (
 	"github.com/addrwatch/addrwatch/chain"
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // leaderWait bounds how long a fresh node waits for its first leader before
@@ -165,7 +166,7 @@ func shutdown(srv *fasthttp.Server) {
 
 // serve starts srv on addr, over TLS when tlsConfig is set, and returns
 // once it is listening.
-func serve(addr string, tlsConfig *tls.Config, srv *httpd.HTTPServer) (*fasthttp.Server, error) {
+func serve(addr string, tlsConfig *tls.Config, srv *edge.Server) (*fasthttp.Server, error) {
 	ln, err := listen(addr, tlsConfig)
 	if err != nil {
 		return nil, err

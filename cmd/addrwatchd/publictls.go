@@ -77,7 +77,7 @@ var publicCipherSuites = []uint16{
 }
 
 // listen listens on addr, speaking TLS when tlsConfig is set. The TLS
-// layer goes under the edge's listener (HTTPServer.Serve wraps it), so the
+// layer goes under the edge's listener (edge.Server.Serve wraps it), so the
 // edge's line-ending check sees the decrypted bytes.
 func listen(addr string, tlsConfig *tls.Config) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)

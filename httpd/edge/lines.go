@@ -1,4 +1,4 @@
-package httpd
+package edge
 
 import "bytes"
 
@@ -71,7 +71,7 @@ func (l *lineCheck) feed(p []byte) (good int, ok bool) {
 			}
 			i += n
 		}
-		if l.seen = l.seen + 1; l.seen >= readBufferBytes {
+		if l.seen = l.seen + 1; l.seen >= ReadBufferBytes {
 			l.active = false // fasthttp refuses a head this long itself
 		}
 	}
@@ -155,5 +155,5 @@ func (l *lineCheck) endLine() bool {
 // longRequestLine reports whether the check read a whole buffer of a head
 // without the end of its request line.
 func (l *lineCheck) longRequestLine() bool {
-	return l.started && !l.requestLineEnded && l.seen >= readBufferBytes
+	return l.started && !l.requestLineEnded && l.seen >= ReadBufferBytes
 }

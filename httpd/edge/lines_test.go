@@ -1,4 +1,4 @@
-package httpd
+package edge
 
 import (
 	"strings"
@@ -83,12 +83,12 @@ func TestLineCheckRestartsAfterEachResponse(t *testing.T) {
 func TestLineCheckTellsALongRequestLine(t *testing.T) {
 	var l lineCheck
 	l.begin()
-	feedAll(&l, "GET /"+strings.Repeat("a", readBufferBytes))
+	feedAll(&l, "GET /"+strings.Repeat("a", ReadBufferBytes))
 	if !l.longRequestLine() {
 		t.Error("a request line of a whole buffer is not a long request line")
 	}
 	l.begin()
-	feedAll(&l, "GET / HTTP/1.1\r\nX: "+strings.Repeat("a", readBufferBytes))
+	feedAll(&l, "GET / HTTP/1.1\r\nX: "+strings.Repeat("a", ReadBufferBytes))
 	if l.longRequestLine() {
 		t.Error("long headers count as a long request line")
 	}

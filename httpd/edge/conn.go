@@ -1,10 +1,10 @@
-package httpd
+package edge
 
 import (
 	"bufio"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -16,14 +16,14 @@ import (
 	"github.com/addrwatch/addrwatch/actors"
 )
 
-// connsPerClientMax caps the connections one client address holds open on
+// ConnsPerClientMax caps the connections one client address holds open on
 // a listener at once. An agent needs one or two (one request at a time on a
 // keep-alive connection is the norm), a browser six, so 64 leaves room for
 // several agents behind one NAT address while one address can no longer
 // hold thousands of idle connections, each with its goroutine and 16 KiB
 // read buffer. An IPv6 client is counted by its /64, which one host
 // usually owns whole.
-const connsPerClientMax = 64
+const ConnsPerClientMax = 64
 
 // refusedConnWriteTimeout bounds the write of the 429 to a connection
 // over the cap.
@@ -78,7 +78,8 @@ func (c *connCap) admit(remote net.Addr) (release func(), admitted bool) {
 // the line-ending check.
 type edgeListener struct {
 	net.Listener
-	conns *connCap // nil: no cap
+	conns      *connCap // nil: no cap
+	writeError func(*fasthttp.RequestCtx, error)
 }
 
 func (l *edgeListener) Accept() (net.Conn, error) {
@@ -91,7 +92,7 @@ func (l *edgeListener) Accept() (net.Conn, error) {
 		if l.conns != nil {
 			var admitted bool
 			if release, admitted = l.conns.admit(c.RemoteAddr()); !admitted {
-				go refuseConn(c)
+				go refuseConn(c, l.writeError)
 				continue
 			}
 		}
@@ -105,24 +106,20 @@ func (l *edgeListener) Accept() (net.Conn, error) {
 }
 
 // refuseConn answers a connection over the cap with 429 RATE_LIMITED,
-// before reading anything from it, and closes it. The client's other
-// connections are untouched.
-func refuseConn(c net.Conn) {
+// written by writeError, before reading anything from it, and closes it.
+// The client's other connections are untouched.
+func refuseConn(c net.Conn, writeError func(*fasthttp.RequestCtx, error)) {
 	defer c.Close()
-	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseResponse(resp)
-	body, _ := json.Marshal(actors.Errorf(actors.CodeRateLimited,
-		"too many connections from your address: at most %d at a time; reuse a keep-alive connection or close idle ones (limits: /v1/docs#limits)", connsPerClientMax))
-	resp.SetStatusCode(StatusOf(actors.CodeRateLimited))
-	resp.Header.SetContentType("application/json")
-	resp.Header.Set(fasthttp.HeaderRetryAfter, "1")
+	var ctx fasthttp.RequestCtx
+	writeError(&ctx, &actors.Error{Code: actors.CodeRateLimited, RetryAfter: 1, Message: fmt.Sprintf(
+		"too many connections from your address: at most %d at a time; reuse a keep-alive connection or close idle ones (limits: /v1/docs#limits)", ConnsPerClientMax)})
+	resp := &ctx.Response
 	if _, overTLS := c.(*tls.Conn); overTLS {
-		// An answer over HTTPS like any other (https.go). Trusted
+		// An answer over HTTPS like any other (tls.go). Trusted
 		// proxies are not capped, so no other HTTPS reaches here.
-		resp.Header.Set(fasthttp.HeaderStrictTransportSecurity, hstsValue)
+		resp.Header.Set(fasthttp.HeaderStrictTransportSecurity, HSTSValue)
 	}
 	resp.SetConnectionClose()
-	resp.SetBody(body)
 	c.SetWriteDeadline(time.Now().Add(refusedConnWriteTimeout))
 	w := bufio.NewWriter(c)
 	if resp.Write(w) == nil && w.Flush() == nil {
@@ -191,9 +188,9 @@ func drain(c net.Conn) {
 	io.CopyN(io.Discard, c, lingerBytesMax)
 }
 
-// closeAfterAnswer closes a request's connection once its answer is
+// CloseAfterAnswer closes a request's connection once its answer is
 // written, draining what the client still sends (see lingerTimeout).
-func closeAfterAnswer(ctx *fasthttp.RequestCtx) {
+func CloseAfterAnswer(ctx *fasthttp.RequestCtx) {
 	ctx.SetConnectionClose()
 	if c, ok := ctx.Conn().(interface{ lingerOnClose() }); ok {
 		c.lingerOnClose()

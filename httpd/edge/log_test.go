@@ -1,4 +1,4 @@
-package httpd
+package edge
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 func TestFasthttpLogLinesHoldNoRequestBytes(t *testing.T) {
 	const secret = "awk.k1.SECRETSECRETSECRET"
 	var out bytes.Buffer
-	log := newFasthttpLogger(slog.New(slog.NewTextHandler(&out, nil)), "test")
+	log := NewLogger(slog.New(slog.NewTextHandler(&out, nil)), "test")
 	local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
 	remote := &net.TCPAddr{IP: net.IPv4(192, 0, 2, 7), Port: 50000}
 	// The errors fasthttp formats with the request in them, as it does

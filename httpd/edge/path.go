@@ -1,4 +1,4 @@
-package httpd
+package edge
 
 import (
 	"bytes"
@@ -23,11 +23,11 @@ func refusePath(ctx *fasthttp.RequestCtx) error {
 	return nil
 }
 
-// redirectTarget is the Location of the 307 that drops a trailing slash:
+// RedirectTarget is the Location of the 307 that drops a trailing slash:
 // the normalised path the router matched (never the client's own bytes),
 // escaped again, and the client's query. It always starts with a single
 // "/" followed by a route's first segment, so it names this server.
-func redirectTarget(normalisedPath string, query []byte) string {
+func RedirectTarget(normalisedPath string, query []byte) string {
 	target := (&url.URL{Path: normalisedPath}).EscapedPath()
 	if len(query) > 0 {
 		target += "?" + string(query)

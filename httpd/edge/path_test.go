@@ -1,4 +1,4 @@
-package httpd
+package edge
 
 import (
 	"testing"
@@ -27,7 +27,7 @@ func TestRefusePath(t *testing.T) {
 		var ctx fasthttp.RequestCtx
 		ctx.Request.Header.SetRequestURI(c.uri)
 		ctx.Request.Header.SetHost("x")
-		err := siteErr(refusePath(&ctx))
+		err := asError(refusePath(&ctx))
 		if (err != nil) != c.refused || (err != nil && err.Code != actors.CodeNotFound) {
 			t.Errorf("refusePath(%s) = %v, want refused %v with NOT_FOUND", c.uri, err, c.refused)
 		}
@@ -42,8 +42,8 @@ func TestRedirectTargetIsThePathOnThisServer(t *testing.T) {
 		{"/v1/me", "a=1&b=two%20words", "/v1/me?a=1&b=two%20words"},
 		{"/v1/portfolio/cards/a b", "", "/v1/portfolio/cards/a%20b"},
 	} {
-		if got := redirectTarget(c.path, []byte(c.query)); got != c.want {
-			t.Errorf("redirectTarget(%q, %q) = %q, want %q", c.path, c.query, got, c.want)
+		if got := RedirectTarget(c.path, []byte(c.query)); got != c.want {
+			t.Errorf("RedirectTarget(%q, %q) = %q, want %q", c.path, c.query, got, c.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package httpd
+package edge
 
 import (
 	"bytes"
@@ -20,18 +20,18 @@ import (
 // handled as an error; a Transfer-Encoding whose final coding is not
 // chunked leaves the body length unknown (400); a Transfer-Encoding in an
 // HTTP/1.0 request means faulty framing. Each of these closes the
-// connection, which refuseBadHeads and headerReceived see to.
+// connection, which RefuseBadHeads and HeaderReceived see to.
 func refuseHead(h *fasthttp.RequestHeader) error {
 	proto := h.Protocol()
 	http10 := bytes.Equal(proto, []byte("HTTP/1.0"))
 	if !http10 && !bytes.Equal(proto, []byte("HTTP/1.1")) {
 		// RFC 9110 section 15.6.6: the major version is not one this
 		// server speaks (HTTP/1.2 and later minors were served as
-		// HTTP/1.1 by headerReceived).
-		return actors.Errorf(codeVersionNotSupported, "only HTTP/1.1 and HTTP/1.0 are served")
+		// HTTP/1.1 by HeaderReceived).
+		return actors.Errorf(CodeVersionNotSupported, "only HTTP/1.1 and HTTP/1.0 are served")
 	}
 	if !http10 && len(h.Host()) == 0 {
-		return actors.Errorf(codeBadRequest, "malformed HTTP request: an HTTP/1.1 request needs a Host header")
+		return actors.Errorf(CodeBadRequest, "malformed HTTP request: an HTTP/1.1 request needs a Host header")
 	}
 	var contentLength, chunked bool
 	transferEncoding := 0
@@ -55,11 +55,11 @@ func refuseHead(h *fasthttp.RequestHeader) error {
 	case transferEncoding == 0:
 		return nil
 	case http10:
-		return actors.Errorf(codeBadRequest, "malformed HTTP request: Transfer-Encoding is not defined in HTTP/1.0")
+		return actors.Errorf(CodeBadRequest, "malformed HTTP request: Transfer-Encoding is not defined in HTTP/1.0")
 	case contentLength:
-		return actors.Errorf(codeBadRequest, "malformed HTTP request: send Content-Length or Transfer-Encoding, not both")
+		return actors.Errorf(CodeBadRequest, "malformed HTTP request: send Content-Length or Transfer-Encoding, not both")
 	case transferEncoding > 1 || !chunked:
-		return actors.Errorf(codeBadRequest, "malformed HTTP request: the only Transfer-Encoding served is chunked")
+		return actors.Errorf(CodeBadRequest, "malformed HTTP request: the only Transfer-Encoding served is chunked")
 	}
 	return nil
 }

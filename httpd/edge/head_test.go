@@ -1,7 +1,8 @@
-package httpd
+package edge
 
 import (
 	"bufio"
+	"errors"
 	"strings"
 	"testing"
 
@@ -10,7 +11,7 @@ import (
 	"github.com/addrwatch/addrwatch/actors"
 )
 
-// parseHead parses a raw request head as the server does, headerReceived
+// parseHead parses a raw request head as the server does, HeaderReceived
 // included.
 func parseHead(t *testing.T, raw string) *fasthttp.RequestHeader {
 	t.Helper()
@@ -18,7 +19,7 @@ func parseHead(t *testing.T, raw string) *fasthttp.RequestHeader {
 	if err := h.Read(bufio.NewReader(strings.NewReader(raw))); err != nil {
 		t.Fatalf("fasthttp refuses %q itself: %v", raw, err)
 	}
-	headerReceived(&h, false)
+	Listener{}.HeaderReceived(&h)
 	return &h
 }
 
@@ -32,20 +33,20 @@ func TestRefuseHeadFraming(t *testing.T) {
 		{"chunked", "POST /v1/me HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", ""},
 		{"chunked, any case", "POST /v1/me HTTP/1.1\r\nHost: x\r\ntransfer-encoding: Chunked\r\n\r\n", ""},
 		{"HTTP/1.0 without Host", "GET /v1/me HTTP/1.0\r\n\r\n", ""},
-		{"length then chunked", "POST /v1/me HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n", codeBadRequest},
-		{"chunked then length", "POST /v1/me HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n", codeBadRequest},
-		{"identity", "POST /v1/me HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n", codeBadRequest},
-		{"identity with length", "POST /v1/me HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\nContent-Length: 5\r\n\r\n", codeBadRequest},
-		{"chunked in HTTP/1.0", "POST /v1/me HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", codeBadRequest},
-		{"HTTP/2.0", "GET /v1/me HTTP/2.0\r\nHost: x\r\n\r\n", codeVersionNotSupported},
-		{"HTTP/0.9", "GET /v1/me HTTP/0.9\r\nHost: x\r\n\r\n", codeVersionNotSupported},
-		{"HTTP/3.0", "GET /v1/me HTTP/3.0\r\nHost: x\r\n\r\n", codeVersionNotSupported},
+		{"length then chunked", "POST /v1/me HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n", CodeBadRequest},
+		{"chunked then length", "POST /v1/me HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n", CodeBadRequest},
+		{"identity", "POST /v1/me HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n", CodeBadRequest},
+		{"identity with length", "POST /v1/me HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\nContent-Length: 5\r\n\r\n", CodeBadRequest},
+		{"chunked in HTTP/1.0", "POST /v1/me HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", CodeBadRequest},
+		{"HTTP/2.0", "GET /v1/me HTTP/2.0\r\nHost: x\r\n\r\n", CodeVersionNotSupported},
+		{"HTTP/0.9", "GET /v1/me HTTP/0.9\r\nHost: x\r\n\r\n", CodeVersionNotSupported},
+		{"HTTP/3.0", "GET /v1/me HTTP/3.0\r\nHost: x\r\n\r\n", CodeVersionNotSupported},
 		{"HTTP/1.2 as 1.1", "GET /v1/me HTTP/1.2\r\nHost: x\r\n\r\n", ""},
-		{"HTTP/1.9 as 1.1, Host missing", "GET /v1/me HTTP/1.9\r\n\r\n", codeBadRequest},
+		{"HTTP/1.9 as 1.1, Host missing", "GET /v1/me HTTP/1.9\r\n\r\n", CodeBadRequest},
 	}
 	for _, c := range cases {
 		h := parseHead(t, c.raw)
-		err := siteErr(refuseHead(h))
+		err := asError(refuseHead(h))
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: refused with %v", c.name, err)
@@ -62,7 +63,7 @@ func TestRefuseHeadFraming(t *testing.T) {
 func TestHTTP12IsServedAsHTTP11(t *testing.T) {
 	h := parseHead(t, "GET /v1/me HTTP/1.2\r\nHost: x\r\n\r\n")
 	if string(h.Protocol()) != "HTTP/1.1" || !h.IsHTTP11() {
-		t.Fatalf("protocol %q after headerReceived, want HTTP/1.1", h.Protocol())
+		t.Fatalf("protocol %q after HeaderReceived, want HTTP/1.1", h.Protocol())
 	}
 	for _, proto := range []string{"HTTP/1.0", "HTTP/1.1", "HTTP/2.0", "HTTP/1.10", "HTTP/0.9"} {
 		if servedAsHTTP11([]byte(proto)) {
@@ -71,19 +72,8 @@ func TestHTTP12IsServedAsHTTP11(t *testing.T) {
 	}
 }
 
-func TestRestoreIsKnownFromTheHead(t *testing.T) {
-	for _, c := range []struct {
-		method, uri string
-		want        bool
-	}{
-		{"POST", "/admin/v1/restore", true},
-		{"POST", "/admin/v1/restore?x=1", true},
-		{"GET", "/admin/v1/restore", false},
-		{"POST", "/admin/v1/restored", false},
-		{"POST", "/admin/v1/accounts", false},
-	} {
-		if got := isRestore([]byte(c.method), []byte(c.uri)); got != c.want {
-			t.Errorf("isRestore(%s %s) = %v", c.method, c.uri, got)
-		}
-	}
+// asError is err as the spec's error, or nil.
+func asError(err error) *actors.Error {
+	e, _ := errors.AsType[*actors.Error](err)
+	return e
 }

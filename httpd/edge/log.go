@@ -1,4 +1,4 @@
-package httpd
+package edge
 
 import (
 	"context"
@@ -24,7 +24,9 @@ type fasthttpLogger struct {
 	log *slog.Logger
 }
 
-func newFasthttpLogger(log *slog.Logger, listener string) fasthttp.Logger {
+// NewLogger returns fasthttp's logger for the named listener: its lines go
+// to log (nil: slog's default logger) with the listener's name, redacted.
+func NewLogger(log *slog.Logger, listener string) fasthttp.Logger {
 	if log == nil {
 		log = slog.Default()
 	}

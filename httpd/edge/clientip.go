@@ -1,0 +1,90 @@
+package edge
+
+import (
+	"bytes"
+	"net"
+	"net/netip"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Clients names the client of a request: the address a follower names
+// when it forwards the request, and that the per-client limits count by
+// (Key). A layer behind the edge may have named the client already (a
+// request another node forwarded, a tool call of an MCP request): then
+// Named says so.
+type Clients struct {
+	// Trusted are the proxies whose X-Forwarded-For names the client and
+	// whose X-Forwarded-Proto says whether the client used HTTPS.
+	Trusted []*net.IPNet
+	// Named, when set, gives the client a layer behind the edge has
+	// named for the request, if it has.
+	Named func(ctx *fasthttp.RequestCtx) (ip string, named bool)
+	// Forwarded, when set, reports whether the request arrived over a
+	// node connection and, if so, whether the node that forwarded it saw
+	// its client use HTTPS.
+	Forwarded func(ctx *fasthttp.RequestCtx) (https, forwarded bool)
+}
+
+// IP is the client of ctx: the one Named gives; otherwise the socket's
+// peer, or, when that peer is a trusted proxy, the right-most address of
+// X-Forwarded-For that is not itself a trusted proxy (the nearest client a
+// trusted hop vouches for).
+func (c Clients) IP(ctx *fasthttp.RequestCtx) string {
+	if c.Named != nil {
+		if ip, named := c.Named(ctx); named {
+			return ip
+		}
+	}
+	peer := ctx.RemoteIP()
+	if !c.IsTrusted(peer) {
+		return peer.String()
+	}
+	xff := ctx.Request.Header.Peek(fasthttp.HeaderXForwardedFor)
+	hops := bytes.Split(xff, []byte(","))
+	for i := len(hops) - 1; i >= 0; i-- {
+		ip := net.ParseIP(string(bytes.TrimSpace(hops[i])))
+		if ip == nil {
+			break
+		}
+		if !c.IsTrusted(ip) {
+			return ip.String()
+		}
+	}
+	return peer.String()
+}
+
+// IsTrusted reports whether ip is one of the trusted proxies.
+func (c Clients) IsTrusted(ip net.IP) bool {
+	for _, n := range c.Trusted {
+		if n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// Key is what every per-client limit counts ctx's client by: the edge's
+// buckets, the owner credential ledgers and the connection cap (which has
+// only the socket's address, so it calls clientKey itself). An IPv6 host
+// usually holds a whole /64 and can send from any address in it, so
+// counting it per address would give it 2^64 budgets.
+func (c Clients) Key(ctx *fasthttp.RequestCtx) string {
+	ip := c.IP(ctx)
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip // not an address (IP always gives one); count it as it is
+	}
+	return clientKey(a).String()
+}
+
+// clientKey is the address a client is counted by: IPv4 as is (an
+// IPv4-mapped IPv6 address is its IPv4 address), IPv6 by its /64.
+func clientKey(a netip.Addr) netip.Addr {
+	a = a.Unmap()
+	if a.Is4() {
+		return a
+	}
+	p, _ := a.Prefix(64)
+	return p.Addr()
+}

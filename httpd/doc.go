@@ -1,5 +1,5 @@
 // Package httpd is the fasthttp front end: the agent API at /v1, the owner
-// API at /owner/v1 and the admin API at /admin/v1. It authenticates each
+// API at /owner/v1, the admin API at /admin/v1, and the owner's site at /. It authenticates each
 // request, turns it into a command or a query for the account it names, and
 // renders the result. It does not import protoactor or raft: it talks to
 // the node through the narrow Store and Operator interfaces.
@@ -9,6 +9,9 @@
 // *actors.Error, else the Store failure it is). An *actors.Error becomes an
 // error only once known not nil: a nil one returned or assigned as an error
 // would be a non-nil error, and TestNoTypedNilErrorReturns type-checks the
-// package for that. The site's pages hold errors typed (*actors.Error), the
-// API's converted by siteErr.
+// package for that.
+//
+// The owner's site is package site: httpd mounts its routes (site_backend.go
+// gives it the store, the owner API's operations and the edge's rules it
+// declares it needs), and the History shapes both show are package views.
 package httpd

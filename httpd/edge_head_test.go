@@ -45,7 +45,7 @@ func TestRefuseHeadFraming(t *testing.T) {
 	}
 	for _, c := range cases {
 		h := parseHead(t, c.raw)
-		err := siteErr(refuseHead(h))
+		err := typedErr(refuseHead(h))
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: refused with %v", c.name, err)

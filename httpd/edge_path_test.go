@@ -27,7 +27,7 @@ func TestRefusePath(t *testing.T) {
 		var ctx fasthttp.RequestCtx
 		ctx.Request.Header.SetRequestURI(c.uri)
 		ctx.Request.Header.SetHost("x")
-		err := siteErr(refusePath(&ctx))
+		err := typedErr(refusePath(&ctx))
 		if (err != nil) != c.refused || (err != nil && err.Code != actors.CodeNotFound) {
 			t.Errorf("refusePath(%s) = %v, want refused %v with NOT_FOUND", c.uri, err, c.refused)
 		}

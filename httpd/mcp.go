@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/site"
 	"github.com/addrwatch/addrwatch/mcpserver"
 )
 
@@ -125,7 +126,7 @@ var errMCPOrigin = actors.Errorf(actors.CodeForbidden, "Origin is not this serve
 // Origin comes from an agent that is not a browser and is served.
 func (s *Server) mcpOrigin(ctx *fasthttp.RequestCtx) error {
 	origin := ctx.Request.Header.Peek("Origin")
-	if len(origin) == 0 || s.ourOrigin(ctx, origin) {
+	if len(origin) == 0 || site.OurOrigin(ctx, origin, s.requestIsHTTPS(ctx)) {
 		return nil
 	}
 	return errMCPOrigin

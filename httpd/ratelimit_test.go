@@ -38,7 +38,7 @@ func mustPass(t *testing.T, e *edgeLimits, ctx *fasthttp.RequestCtx) {
 
 func mustRefuse(t *testing.T, e *edgeLimits, ctx *fasthttp.RequestCtx, retryAfter int) {
 	t.Helper()
-	err := siteErr(e.check(ctx))
+	err := typedErr(e.check(ctx))
 	if err == nil || err.Code != actors.CodeRateLimited || err.RetryAfter != retryAfter {
 		t.Fatalf("%s: %+v, want RATE_LIMITED with Retry-After %d", ctx.Path(), err, retryAfter)
 	}
@@ -88,7 +88,7 @@ func TestSheetRoutesHaveAGlobalCeiling(t *testing.T) {
 		}
 	}
 	// A fresh account is refused by the global 20/s ceiling...
-	if err := siteErr(ceiling.take("fresh", c.now())); err == nil || err.Code != actors.CodeRateLimited || err.RetryAfter != 1 {
+	if err := typedErr(ceiling.take("fresh", c.now())); err == nil || err.Code != actors.CodeRateLimited || err.RetryAfter != 1 {
 		t.Fatalf("past the ceiling: %+v", err)
 	}
 	// ...and the refusal spent none of its share.

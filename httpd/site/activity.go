@@ -1,4 +1,4 @@
-package httpd
+package site
 
 import (
 	"net/url"
@@ -41,7 +41,7 @@ type activityRow struct {
 	Refused                          bool
 }
 
-func (s *Server) activityPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) activityPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	panel, page, err := s.panel(sess, "activity")
 	if err != nil {
 		s.siteError(ctx, err)
@@ -72,7 +72,7 @@ func (s *Server) activityPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		page.Problem = "The filter was not applied: " + problems[0]
 		q = actors.ActivityQuery{KeyID: d.Key, Limit: 50}
 	}
-	res, err := siteAsk(s, sess, q)
+	res, err := ask(s, sess, q)
 	if err != nil {
 		s.siteError(ctx, err)
 		return

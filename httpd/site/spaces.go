@@ -1,4 +1,4 @@
-package httpd
+package site
 
 import (
 	"net/url"
@@ -51,7 +51,7 @@ type moveTarget struct {
 	Value, Label string
 }
 
-func (s *Server) registerSiteSpaces(r routeAdder) {
+func (s *Site) registerSpaces(r Router) {
 	r.GET("/spaces", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.renderSpaces(ctx, sess, fasthttp.StatusOK, "", "", "")
 	}))
@@ -68,13 +68,13 @@ func (s *Server) registerSiteSpaces(r routeAdder) {
 	r.POST("/moves", s.signedIn(s.moveForm))
 }
 
-func (s *Server) renderSpaces(ctx *fasthttp.RequestCtx, sess *siteSession, status int, name, typ, problem string) {
+func (s *Site) renderSpaces(ctx *fasthttp.RequestCtx, sess *siteSession, status int, name, typ, problem string) {
 	_, page, err := s.panel(sess, "spaces")
 	if err != nil {
 		s.siteError(ctx, err)
 		return
 	}
-	res, err := siteAsk(s, sess, actors.ListSpacesQuery{})
+	res, err := ask(s, sess, actors.ListSpacesQuery{})
 	if err != nil {
 		s.siteError(ctx, err)
 		return
@@ -87,34 +87,34 @@ func (s *Server) renderSpaces(ctx *fasthttp.RequestCtx, sess *siteSession, statu
 	s.renderPage(ctx, status, "spaces", page)
 }
 
-func (s *Server) createSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) createSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	name, typ := formValue(ctx, "name"), formValue(ctx, "type")
 	res, err := s.siteWrite(sess, &actors.CreateSpace{SpaceID: newID(), ExpectedBookmarkRevision: formValue(ctx, "expected_bookmark_revision"), Name: name, Type: actors.SpaceType(typ)})
 	if err != nil {
-		s.renderSpaces(ctx, sess, StatusOf(err.Code), name, typ, spaceRefusal(err))
+		s.renderSpaces(ctx, sess, s.edge.Status(err.Code), name, typ, spaceRefusal(err))
 		return
 	}
 	created, berr := bodyOf[actors.SpaceEnvelope](res)
 	if berr != nil {
-		s.siteError(ctx, siteErr(berr))
+		s.siteError(ctx, s.typed(berr))
 		return
 	}
 	s.redirect(ctx, "/spaces/"+url.PathEscape(created.Space.ID)+"?m=space-added")
 }
 
-func (s *Server) renderSpace(ctx *fasthttp.RequestCtx, sess *siteSession, status int, id string, form cardForm, coin, problem string) {
+func (s *Site) renderSpace(ctx *fasthttp.RequestCtx, sess *siteSession, status int, id string, form cardForm, coin, problem string) {
 	_, page, err := s.panel(sess, "spaces")
 	if err != nil {
 		s.siteError(ctx, err)
 		return
 	}
-	res, err := siteAsk(s, sess, actors.ListBookmarksQuery{SpaceID: id})
+	res, err := ask(s, sess, actors.ListBookmarksQuery{SpaceID: id})
 	if err != nil {
 		s.siteError(ctx, err)
 		return
 	}
 	list := res
-	all, err := siteAsk(s, sess, actors.ListSpacesQuery{})
+	all, err := ask(s, sess, actors.ListSpacesQuery{})
 	if err != nil {
 		s.siteError(ctx, err)
 		return
@@ -126,7 +126,7 @@ func (s *Server) renderSpace(ctx *fasthttp.RequestCtx, sess *siteSession, status
 	}
 	d.Targets = append(d.Targets, moveTargets(spaces, id)...)
 	if list.Space.Type == actors.SpaceSheet {
-		if sheet, err := siteAsk(s, sess, actors.SheetQuery{SpaceID: id, Sparse: true}); err == nil {
+		if sheet, err := ask(s, sess, actors.SheetQuery{SpaceID: id, Sparse: true}); err == nil {
 			v := sheet
 			d.SheetRows, d.SheetMore = len(v.Rows), v.NextOffset != nil
 		}
@@ -150,8 +150,8 @@ func moveTargets(spaces actors.SpaceListView, except string) []moveTarget {
 }
 
 // spaceTargets is moveTargets of the owner's Spaces as they are now.
-func (s *Server) spaceTargets(sess *siteSession, except string) ([]moveTarget, *actors.Error) {
-	all, err := siteAsk(s, sess, actors.ListSpacesQuery{})
+func (s *Site) spaceTargets(sess *siteSession, except string) ([]moveTarget, *actors.Error) {
+	all, err := ask(s, sess, actors.ListSpacesQuery{})
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func (s *Server) spaceTargets(sess *siteSession, except string) ([]moveTarget, *
 
 // updateSpaceForm renames a Space or changes its type (which clears its
 // agent grant: the page says so before and after).
-func (s *Server) updateSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) updateSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
 	p := &actors.UpdateSpace{SpaceID: id, ExpectedBookmarkRevision: formValue(ctx, "expected_bookmark_revision")}
 	notice := "space-saved"
@@ -171,20 +171,20 @@ func (s *Server) updateSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		p.Type, notice = &typ, "space-retyped"
 	}
 	if _, err := s.siteWrite(sess, p); err != nil {
-		s.renderSpace(ctx, sess, StatusOf(err.Code), id, cardForm{}, "", spaceRefusal(err))
+		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, cardForm{}, "", spaceRefusal(err))
 		return
 	}
 	s.redirect(ctx, "/spaces/"+url.PathEscape(id)+"?m="+notice)
 }
 
-func (s *Server) deleteSpacePage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) deleteSpacePage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
-	res, err := siteAsk(s, sess, actors.ListBookmarksQuery{SpaceID: id})
+	res, err := ask(s, sess, actors.ListBookmarksQuery{SpaceID: id})
 	if err != nil {
 		s.siteError(ctx, err)
 		return
 	}
-	all, err := siteAsk(s, sess, actors.ListSpacesQuery{})
+	all, err := ask(s, sess, actors.ListSpacesQuery{})
 	if err != nil {
 		s.siteError(ctx, err)
 		return
@@ -200,18 +200,18 @@ func (s *Server) deleteSpacePage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.renderPage(ctx, fasthttp.StatusOK, "space_delete", page)
 }
 
-func (s *Server) deleteSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) deleteSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
 	_, err := s.siteWrite(sess, &actors.DeleteSpace{SpaceID: id, ExpectedBookmarkRevision: formValue(ctx, "expected_bookmark_revision"),
 		ExpectedVersion: formValue(ctx, "expected_version"), ConfirmDeleteCards: formValue(ctx, "confirm_delete_cards") == "true"})
 	if err != nil {
-		s.renderSpace(ctx, sess, StatusOf(err.Code), id, cardForm{}, "", "The Space was not deleted: "+spaceRefusal(err))
+		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, cardForm{}, "", "The Space was not deleted: "+spaceRefusal(err))
 		return
 	}
 	s.redirect(ctx, "/spaces?m=space-deleted")
 }
 
-func (s *Server) addBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) addBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
 	form := readCardForm(ctx)
 	p := &actors.CreateBookmarkCard{CardID: newID(), SpaceID: id, ExpectedSpaceVersion: formValue(ctx, "expected_space_version"), Address: form.Address, CardFields: form.fields()}
@@ -220,28 +220,28 @@ func (s *Server) addBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		p.CoinID = &coin
 	}
 	if _, err := s.siteWrite(sess, p); err != nil {
-		s.renderSpace(ctx, sess, StatusOf(err.Code), id, form, coin, spaceRefusal(err))
+		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, form, coin, spaceRefusal(err))
 		return
 	}
 	s.redirect(ctx, "/spaces/"+url.PathEscape(id)+"?m=bookmark-added")
 }
 
-func (s *Server) editBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) editBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
 	form := readCardForm(ctx)
 	_, err := s.siteWrite(sess, &actors.UpdateBookmarkCard{SpaceID: id, CardID: pathParam(ctx, "card_id"), ExpectedVersion: formValue(ctx, "expected_version"), CardFields: form.fields()})
 	if err != nil {
-		s.renderSpace(ctx, sess, StatusOf(err.Code), id, cardForm{}, "", "The card was not saved: "+spaceRefusal(err)+` You typed: name “`+form.Name+`”, note “`+form.Note+`”.`)
+		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, cardForm{}, "", "The card was not saved: "+spaceRefusal(err)+` You typed: name “`+form.Name+`”, note “`+form.Note+`”.`)
 		return
 	}
 	s.redirect(ctx, "/spaces/"+url.PathEscape(id)+"?m=bookmark-saved")
 }
 
-func (s *Server) deleteBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) deleteBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
 	_, err := s.siteWrite(sess, &actors.DeleteBookmarkCard{SpaceID: id, CardID: pathParam(ctx, "card_id"), ExpectedVersion: formValue(ctx, "expected_version")})
 	if err != nil {
-		s.renderSpace(ctx, sess, StatusOf(err.Code), id, cardForm{}, "", "The card was not deleted: "+spaceRefusal(err))
+		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, cardForm{}, "", "The card was not deleted: "+spaceRefusal(err))
 		return
 	}
 	s.redirect(ctx, "/spaces/"+url.PathEscape(id)+"?m=bookmark-gone")
@@ -249,7 +249,7 @@ func (s *Server) deleteBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession)
 
 // moveForm moves a card between Spaces, or between a Space and the
 // Portfolio, with the versions of the page it was sent from.
-func (s *Server) moveForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) moveForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	from := formValue(ctx, "source_space_id") // "" for an Account card
 	p := &actors.MoveCard{NewCardID: newID(), SourceID: formValue(ctx, "source_id"), ExpectedSourceVersion: formValue(ctx, "expected_source_version")}
 	if from == "" {
@@ -269,7 +269,7 @@ func (s *Server) moveForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		p.DestinationKind, p.DestinationSpaceID = actors.LocationBookmark, to[len("space:"):]
 		// The destination's version as it is now: the move rules judge
 		// the card; the destination may have changed since the page.
-		res, err := siteAsk(s, sess, actors.GetSpaceQuery{SpaceID: p.DestinationSpaceID})
+		res, err := ask(s, sess, actors.GetSpaceQuery{SpaceID: p.DestinationSpaceID})
 		if err != nil {
 			s.moveRefused(ctx, sess, from, err)
 			return
@@ -287,13 +287,13 @@ func (s *Server) moveForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.redirect(ctx, back+"?m=moved")
 }
 
-func (s *Server) moveRefused(ctx *fasthttp.RequestCtx, sess *siteSession, from string, err *actors.Error) {
+func (s *Site) moveRefused(ctx *fasthttp.RequestCtx, sess *siteSession, from string, err *actors.Error) {
 	problem := "The card was not moved: " + moveRefusal(err)
 	if from == "" {
-		s.renderPortfolio(ctx, sess, StatusOf(err.Code), cardForm{}, problem)
+		s.renderPortfolio(ctx, sess, s.edge.Status(err.Code), cardForm{}, problem)
 		return
 	}
-	s.renderSpace(ctx, sess, StatusOf(err.Code), from, cardForm{}, "", problem)
+	s.renderSpace(ctx, sess, s.edge.Status(err.Code), from, cardForm{}, "", problem)
 }
 
 // moveRefusal explains the move rule that refused a move.

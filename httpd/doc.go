@@ -1,8 +1,9 @@
 // Package httpd is the fasthttp front end: the agent API at /v1, the owner
-// API at /owner/v1, the admin API at /admin/v1, and the owner's site at /. It authenticates each
-// request, turns it into a command or a query for the account it names, and
-// renders the result. It does not import protoactor or raft: it talks to
-// the node through the narrow Store and Operator interfaces.
+// API at /owner/v1 and the admin API at /admin/v1, and it mounts the
+// owner's site at /. It authenticates each request, turns it into a
+// command or a query for the account it names, and renders the result.
+// It does not import protoactor or raft: it talks to the node through the
+// narrow Store and Operator interfaces.
 //
 // Errors take one path. Route bodies return an error; writeError turns it
 // into the spec's {"code","error"} once, through specError (errors.As to an

@@ -43,6 +43,8 @@ func (b siteBackend) Propose(cmd *actors.Command) (actors.Result, error) {
 	return b.s.propose(c, cmd)
 }
 
+func (b siteBackend) NewID() string { return newID() }
+
 func (b siteBackend) AccountForLogin(login string) (string, bool) {
 	return b.s.store.AccountForLogin(login)
 }

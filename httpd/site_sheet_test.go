@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/site"
 	"github.com/valyala/fasthttp"
 )
 
@@ -82,14 +82,7 @@ func TestSiteSheetReadsTheWholeSheetOrTheFilteredRows(t *testing.T) {
 	}
 	e.ownerSheet("PATCH", map[string]any{"rows": rows})
 	a := e.c.do("GET", "/spaces/"+e.id+"/sheet.json", nil)
-	// sheet.json's answer (site/sheet.go's sheetSnapshot).
-	var snap struct {
-		Revision int64                 `json:"revision"`
-		Headers  []string              `json:"headers"`
-		RowCount int                   `json:"row_count"`
-		Filtered bool                  `json:"filtered"`
-		Rows     []actors.SheetRowView `json:"rows"`
-	}
+	var snap site.SheetSnapshot
 	if a.status != 200 || json.Unmarshal([]byte(a.body), &snap) != nil {
 		t.Fatalf("sheet.json: %d %.300s", a.status, a.body)
 	}

@@ -52,25 +52,15 @@ type accessData struct {
 	NameMax   int
 }
 
-// panel reads the access panel's state and the layout's fields.
-func (s *Site) panel(sess *siteSession, nav string) (actors.AccessPanelView, sitePage, *actors.Error) {
-	res, err := ask(s, sess, actors.AccessPanelQuery{})
-	if err != nil {
-		return actors.AccessPanelView{}, sitePage{}, err
-	}
-	v := res
-	return v, sitePage{Nav: nav, Signed: true, CSRF: sess.csrf, AccountID: v.AccountID, Login: v.Login, Plan: v.Plan.String(), LiveCursor: v.AuditSeq}, nil
-}
-
 func (s *Site) accessPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.renderAccess(ctx, sess, fasthttp.StatusOK, "")
 }
 
 // renderAccess renders the panel, with problem when a form failed.
 func (s *Site) renderAccess(ctx *fasthttp.RequestCtx, sess *siteSession, status int, problem string) {
-	v, page, err := s.panel(sess, "access")
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	v, page := r.layout("access")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Data, page.Problem = "API access", newAccessData(v, sess.csrf), problem
@@ -132,9 +122,9 @@ func (s *Site) createKeyForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.renderAccess(ctx, sess, s.edge.Status(err.Code), err.Message)
 		return
 	}
-	_, page, err := s.panel(sess, "access")
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	_, page := r.layout("access")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title = "Key created"
@@ -145,9 +135,9 @@ func (s *Site) createKeyForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 
 // keyOf finds the key named by the path in the panel.
 func (s *Site) keyOf(ctx *fasthttp.RequestCtx, sess *siteSession) (keyRow, sitePage, bool) {
-	v, page, err := s.panel(sess, "access")
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	v, page := r.layout("access")
+	if r.failed(ctx) {
 		return keyRow{}, page, false
 	}
 	id := pathParam(ctx, "key_id")

@@ -23,6 +23,9 @@ type Store interface {
 	Query(cred actors.Credential, q actors.Query, passive bool) (actors.Result, error)
 	// Propose replicates cmd and returns its result once applied.
 	Propose(cmd *actors.Command) (actors.Result, error)
+	// NewID returns a fresh opaque identifier for a card or a Space the
+	// owner creates (generated before proposing, as the API's are).
+	NewID() string
 	// AccountForLogin returns the account whose login is login, compared
 	// without regard to case.
 	AccountForLogin(login string) (accountID string, found bool)

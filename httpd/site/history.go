@@ -132,9 +132,9 @@ func (s *Site) cardHistoryPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 }
 
 func (s *Site) renderHistory(ctx *fasthttp.RequestCtx, sess *siteSession, title string, d historyData) {
-	_, page, err := s.panel(sess, "history")
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	_, page := r.layout("history")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Data = title, d

@@ -50,9 +50,9 @@ func (s *Site) labelsImportForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 			Data: messageData{Text: err.Message, Link: "/downloads", LinkText: "Back to Downloads"}})
 		return
 	}
-	_, page, perr := s.panel(sess, "downloads")
-	if perr != nil {
-		s.siteError(ctx, perr)
+	r := s.reads(sess)
+	_, page := r.layout("downloads")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Data = "Labels imported", labelsReportData{Report: report}

@@ -61,19 +61,11 @@ func (s *Site) registerPortfolio(r Router) {
 }
 
 func (s *Site) renderPortfolio(ctx *fasthttp.RequestCtx, sess *siteSession, status int, form cardForm, problem string) {
-	_, page, err := s.panel(sess, "portfolio")
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	res, err := ask(s, sess, actors.ListPortfolioQuery{})
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	me, err := ask(s, sess, actors.MeQuery{})
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	_, page := r.layout("portfolio")
+	res := read(r, actors.ListPortfolioQuery{})
+	me := read(r, actors.MeQuery{})
+	if r.failed(ctx) {
 		return
 	}
 	used := me.PortfolioCards
@@ -86,7 +78,7 @@ func (s *Site) renderPortfolio(ctx *fasthttp.RequestCtx, sess *siteSession, stat
 
 func (s *Site) addCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	form := readCardForm(ctx)
-	_, err := s.siteWrite(sess, &actors.CreatePortfolioCard{CardID: newID(), Address: form.Address, CardFields: form.fields()})
+	_, err := s.siteWrite(sess, &actors.CreatePortfolioCard{CardID: s.store.NewID(), Address: form.Address, CardFields: form.fields()})
 	if err != nil {
 		s.renderPortfolio(ctx, sess, s.edge.Status(err.Code), form, err.Message)
 		return
@@ -128,27 +120,23 @@ func (s *Site) card(sess *siteSession, id string) (actors.CardView, *actors.Erro
 }
 
 func (s *Site) cardPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
-	card, err := s.card(sess, pathParam(ctx, "card_id"))
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	card := read(r, actors.GetPortfolioCardQuery{CardID: pathParam(ctx, "card_id")}).Card
+	if r.failed(ctx) {
 		return
 	}
 	s.renderCard(ctx, sess, fasthttp.StatusOK, card, cardForm{Name: card.Name, Note: card.Note, Color: card.ColorKey}, false, "")
 }
 
 func (s *Site) renderCard(ctx *fasthttp.RequestCtx, sess *siteSession, status int, card actors.CardView, form cardForm, stale bool, problem string) {
-	_, page, err := s.panel(sess, "portfolio")
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	_, page := r.layout("portfolio")
+	spaces := read(r, actors.ListSpacesQuery{})
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Problem = "Account card", problem
-	targets, err := s.spaceTargets(sess, "")
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	page.Data = cardData{Card: card, Form: form, Colors: actors.ColorKeys, Stale: stale, Targets: targets}
+	page.Data = cardData{Card: card, Form: form, Colors: actors.ColorKeys, Stale: stale, Targets: moveTargets(spaces, "")}
 	s.renderPage(ctx, status, "card", page)
 }
 
@@ -178,14 +166,10 @@ func (s *Site) editCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 }
 
 func (s *Site) deleteCardPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
-	card, err := s.card(sess, pathParam(ctx, "card_id"))
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	_, page, err := s.panel(sess, "portfolio")
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	card := read(r, actors.GetPortfolioCardQuery{CardID: pathParam(ctx, "card_id")}).Card
+	_, page := r.layout("portfolio")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Narrow, page.Data = "Delete an Account card", true, cardData{Card: card}

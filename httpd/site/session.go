@@ -34,21 +34,9 @@ const (
 	signInTokenBytes = 32
 )
 
-// lowerBase32 writes the site's tokens as the server writes its secrets.
+// lowerBase32 writes the site's tokens in lower-case base32, as the
+// server writes its secrets.
 var lowerBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
-
-// randomString returns n random bytes in lower-case base32.
-func randomString(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic("site: no randomness: " + err.Error())
-	}
-	return lowerBase32.EncodeToString(b)
-}
-
-// newID returns a fresh opaque identifier (80 random bits) for a card or
-// a Space the owner creates.
-func newID() string { return randomString(10) }
 
 // siteSession is a signed-in request of the site.
 type siteSession struct {
@@ -182,7 +170,9 @@ func signInToken(ctx *fasthttp.RequestCtx, https bool) string {
 	if v := ctx.Request.Header.Cookie(name); len(v) == lowerBase32.EncodedLen(signInTokenBytes) {
 		return string(v)
 	}
-	token := randomString(signInTokenBytes)
+	random := make([]byte, signInTokenBytes)
+	rand.Read(random) // crypto/rand's Read never fails: it crashes the program instead
+	token := lowerBase32.EncodeToString(random)
 	setCookie(ctx, name, token, https, 0)
 	return token
 }

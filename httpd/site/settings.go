@@ -22,9 +22,9 @@ func (s *Site) settingsPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 }
 
 func (s *Site) renderSettings(ctx *fasthttp.RequestCtx, sess *siteSession, status int, notice, problem string) {
-	v, page, err := s.panel(sess, "settings")
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	v, page := r.layout("settings")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Notice, page.Problem = "Account settings", notice, problem
@@ -100,9 +100,9 @@ func (s *Site) settingsFailed(ctx *fasthttp.RequestCtx, sess *siteSession, failu
 
 // showSecret renders a new owner secret, once, on the answer page.
 func (s *Site) showSecret(ctx *fasthttp.RequestCtx, sess *siteSession, title, text, secret string) {
-	_, page, err := s.panel(sess, "settings")
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	_, page := r.layout("settings")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Data = title, secretShownData{Text: text, Secret: secret}
@@ -127,9 +127,9 @@ func (s *Site) deletePage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 }
 
 func (s *Site) renderDelete(ctx *fasthttp.RequestCtx, sess *siteSession, status int, problem string) {
-	_, page, err := s.panel(sess, "settings")
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	_, page := r.layout("settings")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Problem, page.Data = "Delete the account", problem, deleteData{Phrase: deletePhrase(page)}
@@ -139,9 +139,9 @@ func (s *Site) renderDelete(ctx *fasthttp.RequestCtx, sess *siteSession, status 
 // deleteForm deletes the account once the owner typed the phrase and the
 // current password.
 func (s *Site) deleteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
-	_, page, err := s.panel(sess, "settings")
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	_, page := r.layout("settings")
+	if r.failed(ctx) {
 		return
 	}
 	args := ctx.PostArgs()
@@ -173,9 +173,9 @@ type downloadsData struct {
 }
 
 func (s *Site) downloadsPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
-	v, page, err := s.panel(sess, "downloads")
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	v, page := r.layout("downloads")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Data = "Downloads", downloadsData{Cards: v.Cards}

@@ -46,19 +46,11 @@ type sheetPageData struct {
 
 func (s *Site) sheetPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
-	space, err := ask(s, sess, actors.GetSpaceQuery{SpaceID: id})
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	sheet, err := ask(s, sess, actors.SheetQuery{SpaceID: id, Offset: 0, Limit: 1})
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	_, page, err := s.panel(sess, "spaces")
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	space := read(r, actors.GetSpaceQuery{SpaceID: id})
+	sheet := read(r, actors.SheetQuery{SpaceID: id, Offset: 0, Limit: 1})
+	_, page := r.layout("spaces")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title = space.Space.Name + " · Sheet"
@@ -66,9 +58,9 @@ func (s *Site) sheetPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.renderPage(ctx, fasthttp.StatusOK, "sheet", page)
 }
 
-// sheetSnapshot is what sheet.json answers: the stored rows (blank slots
+// SheetSnapshot is what sheet.json answers: the stored rows (blank slots
 // left out) of one revision, all of them or those matching the filters.
-type sheetSnapshot struct {
+type SheetSnapshot struct {
 	Revision int64                 `json:"revision"`
 	Headers  []string              `json:"headers"`
 	RowCount int                   `json:"row_count"`
@@ -98,10 +90,10 @@ func (s *Site) sheetData(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.edge.WriteJSON(ctx, fasthttp.StatusOK, snap)
 }
 
-func (s *Site) readSheet(sess *siteSession, q actors.SheetQuery) (sheetSnapshot, *actors.Error) {
+func (s *Site) readSheet(sess *siteSession, q actors.SheetQuery) (SheetSnapshot, *actors.Error) {
 	filtered := q.Address != nil || q.Chain != nil
 	for attempt := 0; attempt < sheetRebaseAttempts; attempt++ {
-		snap := sheetSnapshot{Filtered: filtered, Rows: []actors.SheetRowView{}}
+		snap := SheetSnapshot{Filtered: filtered, Rows: []actors.SheetRowView{}}
 		q.Offset = 0
 		for {
 			res, err := ask(s, sess, q)
@@ -124,7 +116,7 @@ func (s *Site) readSheet(sess *siteSession, q actors.SheetQuery) (sheetSnapshot,
 			q.Offset = *v.NextOffset
 		}
 	}
-	return sheetSnapshot{}, actors.Errorf(actors.CodeConflict, "the Sheet kept changing while it was read; try again")
+	return SheetSnapshot{}, actors.Errorf(actors.CodeConflict, "the Sheet kept changing while it was read; try again")
 }
 
 func blankCells(cells []string) bool {

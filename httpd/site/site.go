@@ -48,9 +48,12 @@ type Site struct {
 
 // Config wires a Site.
 type Config struct {
+	// Store is the node the site's queries and commands go to.
 	Store Store
+	// Owner runs the owner API's operations for the site.
 	Owner Owner
-	Edge  Edge
+	// Edge is the HTTP edge's rules the site follows.
+	Edge Edge
 	// Log receives the pages that failed to render (a bug).
 	Log *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -261,26 +264,48 @@ func ask[T any](s *Site, sess *siteSession, q actors.QueryOf[T]) (T, *actors.Err
 	return v, s.typed(err)
 }
 
+// pageReads are the queries a page is drawn from, run in order as the
+// session. The first refusal stops the rest, and failed shows it on the
+// error page, so a handler checks once, after its last read, rather than
+// after each one.
+type pageReads struct {
+	s    *Site
+	sess *siteSession
+	err  *actors.Error
+}
+
+func (s *Site) reads(sess *siteSession) *pageReads { return &pageReads{s: s, sess: sess} }
+
+// read runs q unless an earlier read was refused, and returns its answer.
+func read[T any](r *pageReads, q actors.QueryOf[T]) T {
+	var v T
+	if r.err == nil {
+		v, r.err = ask(r.s, r.sess, q)
+	}
+	return v
+}
+
+// layout reads the access panel: the account's keys and resources, and
+// the layout's fields of a page in section nav.
+func (r *pageReads) layout(nav string) (actors.AccessPanelView, sitePage) {
+	v := read(r, actors.AccessPanelQuery{})
+	return v, sitePage{Nav: nav, Signed: true, CSRF: r.sess.csrf, AccountID: v.AccountID, Login: v.Login, Plan: v.Plan.String(), LiveCursor: v.AuditSeq}
+}
+
+// failed shows the first refusal on the error page and reports whether
+// there was one.
+func (r *pageReads) failed(ctx *fasthttp.RequestCtx) bool {
+	if r.err == nil {
+		return false
+	}
+	r.s.siteError(ctx, r.err)
+	return true
+}
+
 // askAs runs q for cred and returns its answer as the type q declares
 // (actors.QueryOf), so no handler asserts a result's type.
 func askAs[T any](s *Site, cred actors.Credential, q actors.QueryOf[T], passive bool) (T, error) {
-	res, err := s.store.Query(cred, q, passive)
-	if err != nil {
-		var none T
-		return none, err
-	}
-	return bodyOf[T](res)
-}
-
-// bodyOf is a successful result's body as a T: a query's answer, or the
-// view a command answers with. A body of another type is a programmer
-// error, answered as an internal error rather than a panic.
-func bodyOf[T any](res actors.Result) (T, error) {
-	v, isT := res.Body.(T)
-	if !isT {
-		return v, actors.Errorf(actors.CodeInternal, "internal error")
-	}
-	return v, nil
+	return actors.Answer[T](s.store.Query(cred, q, passive))
 }
 
 // pathParam returns a path parameter as a string.

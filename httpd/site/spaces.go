@@ -69,17 +69,12 @@ func (s *Site) registerSpaces(r Router) {
 }
 
 func (s *Site) renderSpaces(ctx *fasthttp.RequestCtx, sess *siteSession, status int, name, typ, problem string) {
-	_, page, err := s.panel(sess, "spaces")
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	_, page := r.layout("spaces")
+	list := read(r, actors.ListSpacesQuery{})
+	if r.failed(ctx) {
 		return
 	}
-	res, err := ask(s, sess, actors.ListSpacesQuery{})
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	list := res
 	d := spacesData{Spaces: list.Spaces, Revision: list.BookmarkRevision}
 	d.Form.Name, d.Form.Type = name, typ
 	page.Title, page.Problem, page.Data = "Spaces", problem, d
@@ -89,12 +84,12 @@ func (s *Site) renderSpaces(ctx *fasthttp.RequestCtx, sess *siteSession, status 
 
 func (s *Site) createSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	name, typ := formValue(ctx, "name"), formValue(ctx, "type")
-	res, err := s.siteWrite(sess, &actors.CreateSpace{SpaceID: newID(), ExpectedBookmarkRevision: formValue(ctx, "expected_bookmark_revision"), Name: name, Type: actors.SpaceType(typ)})
+	res, err := s.siteWrite(sess, &actors.CreateSpace{SpaceID: s.store.NewID(), ExpectedBookmarkRevision: formValue(ctx, "expected_bookmark_revision"), Name: name, Type: actors.SpaceType(typ)})
 	if err != nil {
 		s.renderSpaces(ctx, sess, s.edge.Status(err.Code), name, typ, spaceRefusal(err))
 		return
 	}
-	created, berr := bodyOf[actors.SpaceEnvelope](res)
+	created, berr := actors.Answer[actors.SpaceEnvelope](res, nil)
 	if berr != nil {
 		s.siteError(ctx, s.typed(berr))
 		return
@@ -103,23 +98,13 @@ func (s *Site) createSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 }
 
 func (s *Site) renderSpace(ctx *fasthttp.RequestCtx, sess *siteSession, status int, id string, form cardForm, coin, problem string) {
-	_, page, err := s.panel(sess, "spaces")
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	_, page := r.layout("spaces")
+	list := read(r, actors.ListBookmarksQuery{SpaceID: id})
+	spaces := read(r, actors.ListSpacesQuery{})
+	if r.failed(ctx) {
 		return
 	}
-	res, err := ask(s, sess, actors.ListBookmarksQuery{SpaceID: id})
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	list := res
-	all, err := ask(s, sess, actors.ListSpacesQuery{})
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	spaces := all
 	d := spaceData{Space: list.Space, Revision: spaces.BookmarkRevision, Cards: list.Cards, Form: form, Coin: coin, Coins: chain.Coins(), Colors: actors.ColorKeys}
 	if list.Space.Type == actors.SpaceBitcoin {
 		d.Targets = append(d.Targets, moveTarget{Value: "portfolio", Label: "Portfolio (as an Account card)"})
@@ -149,15 +134,6 @@ func moveTargets(spaces actors.SpaceListView, except string) []moveTarget {
 	return out
 }
 
-// spaceTargets is moveTargets of the owner's Spaces as they are now.
-func (s *Site) spaceTargets(sess *siteSession, except string) ([]moveTarget, *actors.Error) {
-	all, err := ask(s, sess, actors.ListSpacesQuery{})
-	if err != nil {
-		return nil, err
-	}
-	return moveTargets(all, except), nil
-}
-
 // updateSpaceForm renames a Space or changes its type (which clears its
 // agent grant: the page says so before and after).
 func (s *Site) updateSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
@@ -179,22 +155,13 @@ func (s *Site) updateSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 
 func (s *Site) deleteSpacePage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
-	res, err := ask(s, sess, actors.ListBookmarksQuery{SpaceID: id})
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	list := read(r, actors.ListBookmarksQuery{SpaceID: id})
+	all := read(r, actors.ListSpacesQuery{})
+	_, page := r.layout("spaces")
+	if r.failed(ctx) {
 		return
 	}
-	all, err := ask(s, sess, actors.ListSpacesQuery{})
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	_, page, err := s.panel(sess, "spaces")
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	list := res
 	page.Title, page.Narrow = "Delete a Space", true
 	page.Data = spaceData{Space: list.Space, Cards: list.Cards, Revision: all.BookmarkRevision}
 	s.renderPage(ctx, fasthttp.StatusOK, "space_delete", page)
@@ -214,7 +181,7 @@ func (s *Site) deleteSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 func (s *Site) addBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
 	form := readCardForm(ctx)
-	p := &actors.CreateBookmarkCard{CardID: newID(), SpaceID: id, ExpectedSpaceVersion: formValue(ctx, "expected_space_version"), Address: form.Address, CardFields: form.fields()}
+	p := &actors.CreateBookmarkCard{CardID: s.store.NewID(), SpaceID: id, ExpectedSpaceVersion: formValue(ctx, "expected_space_version"), Address: form.Address, CardFields: form.fields()}
 	coin := formValue(ctx, "coin_id")
 	if coin != "" {
 		p.CoinID = &coin
@@ -251,7 +218,7 @@ func (s *Site) deleteBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 // Portfolio, with the versions of the page it was sent from.
 func (s *Site) moveForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	from := formValue(ctx, "source_space_id") // "" for an Account card
-	p := &actors.MoveCard{NewCardID: newID(), SourceID: formValue(ctx, "source_id"), ExpectedSourceVersion: formValue(ctx, "expected_source_version")}
+	p := &actors.MoveCard{NewCardID: s.store.NewID(), SourceID: formValue(ctx, "source_id"), ExpectedSourceVersion: formValue(ctx, "expected_source_version")}
 	if from == "" {
 		p.SourceKind = actors.LocationPortfolio
 	} else {

@@ -1,20 +1,26 @@
 // Package httpd is the fasthttp front end: the agent API at /v1, the owner
-// API at /owner/v1 and the admin API at /admin/v1. It authenticates each
-// request, turns it into a command or a query for the account it names, and
-// renders the result. It does not import protoactor or raft: it talks to
-// the node through the narrow Store and Operator interfaces. The HTTP
-// edge's hardening (listeners, framing, client IP, rate limits) is package
-// httpd/edge, which edge.go wires to the Server; forwarding to the leader
-// is package httpd/forward, which forward.go wires. The two rooms do not
-// import each other: edge.go hands the edge what forwarding knows of a
-// request (forward.Forwarded, NamedClient, NamedHTTPS), and forward.go
-// hands forwarding the edge's client IP, scheme and read errors.
+// API at /owner/v1 and the admin API at /admin/v1, and it mounts the
+// owner's site at / (package httpd/site, wired by site_backend.go). It
+// authenticates each request, turns it into a command or a query for the
+// account it names, and renders the result. It does not import protoactor
+// or raft: it talks to the node through the narrow Store and Operator
+// interfaces. The HTTP edge's hardening (listeners, framing, client IP,
+// rate limits) is package httpd/edge, which edge.go wires to the Server;
+// forwarding to the leader is package httpd/forward, which forward.go
+// wires; MCP over HTTP is package mcpserver/mcphttp, which mcp.go wires.
+// The rooms do not import each other: edge.go hands the edge what
+// forwarding knows of a request (forward.Forwarded, NamedClient,
+// NamedHTTPS), and forward.go hands forwarding the edge's client IP,
+// scheme and read errors.
 //
 // Errors take one path. Route bodies return an error; writeError turns it
 // into the spec's {"code","error"} once, through specError (errors.As to an
 // *actors.Error, else the cluster condition it is, clusterRefusals). An *actors.Error becomes an
 // error only once known not nil: a nil one returned or assigned as an error
 // would be a non-nil error, and TestNoTypedNilErrorReturns type-checks the
-// package for that. The site's pages hold errors typed (*actors.Error), the
-// API's converted by siteErr.
+// package for that.
+//
+// The owner's site is package site: httpd mounts its routes (site_backend.go
+// gives it the store, the owner API's operations and the edge's rules it
+// declares it needs), and the History shapes both show are package views.
 package httpd

@@ -6,6 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/site"
 	"github.com/addrwatch/addrwatch/mcpserver/mcphttp"
 )
 
@@ -65,7 +66,7 @@ func (h mcpHost) Authenticate(ctx *fasthttp.RequestCtx) (mcphttp.Key, error) {
 }
 
 func (h mcpHost) OwnOrigin(ctx *fasthttp.RequestCtx, origin []byte) bool {
-	return h.s.ourOrigin(ctx, origin)
+	return site.OurOrigin(ctx, origin, h.s.requestIsHTTPS(ctx))
 }
 
 func (h mcpHost) ClientIP(ctx *fasthttp.RequestCtx) string {

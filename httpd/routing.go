@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/addrwatch/addrwatch/httpd/site"
 	"github.com/valyala/fasthttp"
 )
 
@@ -57,7 +58,7 @@ func (s *Server) routingAccount(ctx *fasthttp.RequestCtx) string {
 	if token, found := bearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)); found {
 		return accountOfSecret(token)
 	}
-	if token := sessionToken(ctx, s.requestIsHTTPS(ctx)); token != "" {
+	if token := site.SessionToken(ctx, s.requestIsHTTPS(ctx)); token != "" {
 		return accountOfSecret(token)
 	}
 	if !ctx.IsPost() {

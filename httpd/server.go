@@ -17,6 +17,7 @@ import (
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/httpd/edge"
 	"github.com/addrwatch/addrwatch/httpd/forward"
+	"github.com/addrwatch/addrwatch/httpd/site"
 	"github.com/addrwatch/addrwatch/mcpserver/mcphttp"
 )
 
@@ -171,7 +172,7 @@ func (s *Server) publicRoutes() fasthttp.RequestHandler {
 	r := s.newRouter()
 	s.registerAgent(r)
 	s.registerOwner(r)
-	s.registerSite(r)
+	s.newSite().Register(r)
 	h := s.activity.wrap(r.Handler)
 	if s.metrics != nil {
 		h = s.metrics.wrap(h)
@@ -209,8 +210,8 @@ func (s *Server) adminRoutes() fasthttp.RequestHandler {
 	return s.adminGate(r, h)
 }
 
-// siteAssetsPrefix is where the site's embedded stylesheet and script are.
-var siteAssetsPrefix = []byte("/assets/")
+// siteAssetsPrefix is where the site's embedded stylesheet and scripts are.
+var siteAssetsPrefix = []byte(site.AssetsPrefix)
 
 // servedLocally lists public paths every node answers itself: the
 // documents and the site's assets, which are the same everywhere.

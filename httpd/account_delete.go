@@ -14,16 +14,15 @@ import (
 
 // deleteAccount answers DELETE /owner/v1/account
 // {"confirm": true, "current_password"} with 204.
-func (s *Server) deleteAccount(ctx *fasthttp.RequestCtx) error {
-	cred, err := s.credential(ctx, audienceOwner)
-	if err != nil {
+func (s *Server) deleteAccount(r *request) error {
+	if err := s.bearer(r); err != nil {
 		return err
 	}
 	var req struct {
 		Confirm *bool   `json:"confirm"`
 		Current *string `json:"current_password"`
 	}
-	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
+	if err := decodeBody(r.ctx, &req, ownerBodyBytesMax); err != nil {
 		return err
 	}
 	if req.Confirm == nil || !*req.Confirm {
@@ -32,24 +31,24 @@ func (s *Server) deleteAccount(ctx *fasthttp.RequestCtx) error {
 	if req.Current == nil {
 		return required("current_password")
 	}
-	if err := s.removeAccount(ctx, cred, *req.Current); err != nil {
+	if err := s.removeAccount(r, *req.Current); err != nil {
 		return err
 	}
-	ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.ctx.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
 
-// removeAccount deletes cred's account once the current password is
-// checked, for the owner API and the site. The command carries no
-// password hash: the check at the edge is what proves the owner asked,
+// removeAccount deletes the account of r's credential once the current
+// password is checked, for the owner API and the site. The command carries
+// no password hash: the check at the edge is what proves the owner asked,
 // and DeleteAccount keeps the shape older releases apply.
-func (s *Server) removeAccount(ctx *fasthttp.RequestCtx, cred actors.Credential, current string) error {
+func (s *Server) removeAccount(r *request, current string) error {
 	c, cancel := s.context()
 	defer cancel()
-	who, _, err := s.authorizeWithPassword(c, ctx, cred, current)
+	who, _, err := s.authorizeWithPassword(c, r, current)
 	if err != nil {
 		return err
 	}
-	_, err = s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal, Payload: &actors.DeleteAccount{}})
+	_, err = s.propose(c, &actors.Command{Account: r.cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal, Payload: &actors.DeleteAccount{}})
 	return err
 }

@@ -1,15 +1,12 @@
 package httpd
 
 import (
-	"bytes"
-	"context"
 	"log/slog"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
@@ -39,41 +36,6 @@ const (
 	activityFlushesInFlight = 16
 	activityFlushTimeout    = 10 * time.Second
 )
-
-// activityNote travels with one agent request (as a user value of the
-// request and in the context of its store calls) and learns the key that
-// authenticated it.
-type activityNote struct {
-	account, keyID string
-}
-
-type activityNoteKey struct{}
-
-// activityNoteValue is the request's user value holding its note.
-const activityNoteValue = "addrwatch.activity"
-
-// activityCodeValue is the request's user value holding the error code
-// writeError answered with.
-const activityCodeValue = "addrwatch.code"
-
-// withActivity returns c carrying the note of the request, if it has one.
-func withActivity(c context.Context, ctx *fasthttp.RequestCtx) context.Context {
-	if n, _ := ctx.UserValue(activityNoteValue).(*activityNote); n != nil {
-		return context.WithValue(c, activityNoteKey{}, n)
-	}
-	return c
-}
-
-// noteAuthenticated tells the request's note, if any, that cred was
-// authenticated by a query.
-func noteAuthenticated(c context.Context, cred actors.Credential) {
-	if cred.Kind != actors.CredentialAPIKey {
-		return
-	}
-	if n, _ := c.Value(activityNoteKey{}).(*activityNote); n != nil {
-		n.account, n.keyID = cred.AccountID, cred.ID
-	}
-}
 
 // activityLine is what requests are counted by.
 type activityLine struct {
@@ -105,24 +67,15 @@ func newActivityLog(store Store, now func() time.Time, log *slog.Logger) *activi
 	return &activityLog{store: store, now: now, log: log, pending: map[activityLine]*actors.ActivityEntry{}, perKey: map[activityKeyRef]int{}}
 }
 
-// wrap counts each agent request next answers for a key.
-func (l *activityLog) wrap(next fasthttp.RequestHandler) fasthttp.RequestHandler {
-	return func(ctx *fasthttp.RequestCtx) {
-		if !bytes.HasPrefix(ctx.Path(), agentPathPrefix) {
-			next(ctx)
-			return
-		}
-		n := &activityNote{}
-		ctx.SetUserValue(activityNoteValue, n)
-		next(ctx)
-		if n.keyID == "" {
-			return
-		}
-		route, _ := ctx.UserValue(router.MatchedRoutePathParam).(string)
-		code, _ := ctx.UserValue(activityCodeValue).(actors.Code)
-		l.add(activityLine{account: n.account, keyID: n.keyID, op: string(ctx.Method()) + " " + route,
-			resource: activityResource(ctx, route), status: ctx.Response.StatusCode(), code: code})
+// count counts r, answered by the route op (its method and pattern) with
+// status, in its key's activity, if a query authenticated its key
+// (request.go).
+func (l *activityLog) count(r *request, op, route string, status int) {
+	if r.key.keyID == "" {
+		return
 	}
+	l.add(activityLine{account: r.key.account, keyID: r.key.keyID, op: op,
+		resource: activityResource(r.ctx, route), status: status, code: r.code})
 }
 
 // activityResource names the resource of a request from its path: a card,

@@ -32,9 +32,9 @@ type activityView struct {
 	Oldest     *string             `json:"oldest"`
 }
 
-func (s *Server) registerActivity(r routeAdder) {
-	r.GET(activityPath, handle(func(ctx *fasthttp.RequestCtx) error {
-		page, err := askPage(s, ctx, audienceOwner, func() (actors.QueryOf[actors.ActivityPage], error) { return activityQuery(ctx.QueryArgs()) })
+func (s *Server) registerActivity(api routes) {
+	api.get(activityPath, func(r *request) error {
+		page, err := askPage(s, r, func() (actors.QueryOf[actors.ActivityPage], error) { return activityQuery(r.ctx.QueryArgs()) })
 		if err != nil {
 			return err
 		}
@@ -54,9 +54,8 @@ func (s *Server) registerActivity(r routeAdder) {
 			oldest := rfc3339(page.Oldest)
 			v.Oldest = &oldest
 		}
-		writeJSON(ctx, fasthttp.StatusOK, v)
-		return nil
-	}))
+		return answer(r.ctx, fasthttp.StatusOK, v)
+	})
 }
 
 func rfc3339(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC3339Nano) }

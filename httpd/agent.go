@@ -1,8 +1,6 @@
 package httpd
 
 import (
-	"github.com/valyala/fasthttp"
-
 	"github.com/addrwatch/addrwatch/actors"
 )
 
@@ -10,10 +8,11 @@ import (
 const agentPrefix = "/v1"
 
 func (s *Server) registerAgent(r routeAdder) {
-	r.GET(agentPrefix+"/me", func(ctx *fasthttp.RequestCtx) {
-		s.read(ctx, audienceAgent, actors.MeQuery{})
+	api := routes{add: r, s: s, aud: audienceAgent}
+	api.get(agentPrefix+"/me", func(r *request) error {
+		return s.read(r, actors.MeQuery{})
 	})
-	s.registerResources(r, agentPrefix, audienceAgent)
+	s.registerResources(api, agentPrefix)
 	s.registerDocs(r)
 	s.registerOpenAPI(r)
 }

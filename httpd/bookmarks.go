@@ -39,31 +39,31 @@ func decodeBookmarkCreate(ctx *fasthttp.RequestCtx) (*actors.CreateBookmarkCard,
 	}, nil
 }
 
-func (s *Server) registerBookmarks(r routeAdder, prefix string, aud audience) {
+func (s *Server) registerBookmarks(api routes, prefix string) {
 	cards := prefix + "/bookmark-spaces/{space_id}/cards"
-	r.GET(cards, func(ctx *fasthttp.RequestCtx) {
-		s.read(ctx, aud, actors.ListBookmarksQuery{SpaceID: pathParam(ctx, "space_id")})
+	api.get(cards, func(r *request) error {
+		return s.read(r, actors.ListBookmarksQuery{SpaceID: pathParam(r.ctx, "space_id")})
 	})
-	r.POST(cards, func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+	api.post(cards, func(r *request) error {
+		return s.write(r, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			return decodeBookmarkCreate(ctx)
 		}})
 	})
-	onlyMethods(r, cards+"/validate", fasthttp.MethodPost)
-	r.POST(cards+"/validate", func(ctx *fasthttp.RequestCtx) {
-		s.readWith(ctx, aud, func() (actors.Query, error) {
-			p, err := decodeBookmarkCreate(ctx)
+	onlyMethods(api.add, cards+"/validate", fasthttp.MethodPost)
+	api.post(cards+"/validate", func(r *request) error {
+		return s.readWith(r, func() (actors.Query, error) {
+			p, err := decodeBookmarkCreate(r.ctx)
 			if err != nil {
 				return nil, err
 			}
 			return actors.ValidateBookmarkQuery{Card: *p}, nil
 		})
 	})
-	r.GET(cards+"/{card_id}", func(ctx *fasthttp.RequestCtx) {
-		s.read(ctx, aud, actors.GetBookmarkQuery{SpaceID: pathParam(ctx, "space_id"), CardID: pathParam(ctx, "card_id")})
+	api.get(cards+"/{card_id}", func(r *request) error {
+		return s.read(r, actors.GetBookmarkQuery{SpaceID: pathParam(r.ctx, "space_id"), CardID: pathParam(r.ctx, "card_id")})
 	})
-	r.PATCH(cards+"/{card_id}", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+	api.patch(cards+"/{card_id}", func(r *request) error {
+		return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			version, fields, err := cardPatch(ctx)
 			if err != nil {
 				return nil, err
@@ -72,8 +72,8 @@ func (s *Server) registerBookmarks(r routeAdder, prefix string, aud audience) {
 				ExpectedVersion: version, CardFields: fields}, nil
 		}})
 	})
-	r.DELETE(cards+"/{card_id}", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+	api.delete(cards+"/{card_id}", func(r *request) error {
+		return s.write(r, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			version, err := cardDelete(ctx)
 			if err != nil {
 				return nil, err

@@ -2,7 +2,6 @@ package httpd
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -42,7 +41,7 @@ const (
 
 // credentialUse proposes TouchKey and TouchSession when a use is due.
 type credentialUse struct {
-	store Store // undecorated: its own queries are not uses
+	store Store // its own queries are not uses (they bypass s.query)
 	now   func() time.Time
 	idle  time.Duration
 
@@ -112,7 +111,7 @@ func (u *credentialUse) touch(ref credentialRef, cred actors.Credential, now int
 // next try.
 func (u *credentialUse) record(ctx context.Context, cred actors.Credential, now int64) int64 {
 	retry := now + int64(keyLastUsedGrain)
-	seen, err := ask(ctx, u.store, cred, actors.CredentialUseQuery{}, ReadLeader)
+	seen, err := actors.Answer[actors.CredentialUseView](u.store.Query(ctx, cred, actors.CredentialUseQuery{}, ReadLeader))
 	if err != nil {
 		return retry
 	}
@@ -171,35 +170,3 @@ func (u *credentialUse) forgetNotDue(now int64) {
 
 // wait returns once no record is in flight (tests).
 func (u *credentialUse) wait() { u.touches.Wait() }
-
-// usageRecordingStore is the Store the handlers use: a query that a key
-// or session authenticated (it did not fail UNAUTHORIZED) is a use of it.
-// Every authenticated request makes at least one query (a write's
-// authorize included), so no route needs to remember to record.
-type usageRecordingStore struct {
-	Store
-	use *credentialUse
-}
-
-func (s usageRecordingStore) Query(ctx context.Context, cred actors.Credential, q actors.Query, rc ReadConsistency) (actors.Result, error) {
-	res, err := s.Store.Query(ctx, cred, q, rc)
-	if refused, isRefusal := errors.AsType[*actors.Error](err); err != nil && (!isRefusal || refused.Code == actors.CodeUnauthorized) {
-		// Not authenticated, or not known to be: a rule's other refusals
-		// (a card not found) still followed an authenticated credential.
-		return res, err
-	}
-	noteAuthenticated(ctx, cred)
-	if ctx.Value(passiveRequest{}) == nil {
-		s.use.used(cred)
-	}
-	return res, err
-}
-
-// passiveRequest marks the context of a request the page makes on its own,
-// not the owner: the live view's polls. Its queries are not a use, so an
-// open tab left alone does not keep its session from ending when idle.
-type passiveRequest struct{}
-
-func passiveContext(ctx context.Context) context.Context {
-	return context.WithValue(ctx, passiveRequest{}, true)
-}

@@ -20,6 +20,19 @@
 // would be a non-nil error, and TestNoTypedNilErrorReturns type-checks the
 // package for that.
 //
+// Request state is one explicit value (request.go). A route of the agent or
+// owner API is registered through routes, which makes a *request when the
+// request reaches it and hands it to the handler: the fasthttp request,
+// the route's audience and the read consistency asked for. The handler
+// parses the credential into it (s.bearer); every store query goes
+// through s.query (or ask, typed), which records a use of the credential
+// unless the request is passive and names the API key that authenticated;
+// the route writes a returned error (request.fail), keeping its code, and
+// then counts the agent request in its key's activity. Nothing of this
+// rides in a context value or a fasthttp user value. The site's calls make
+// their own request value (site_backend.go), passive for the live view's
+// polls.
+//
 // The owner's site is package site: httpd mounts its routes (site_backend.go
 // gives it the store, the owner API's operations and the edge's rules it
 // declares it needs), and the History shapes both show are package views.

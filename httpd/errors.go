@@ -111,10 +111,13 @@ const (
 	msgOutcomeUnknown = "the write may or may not have been applied; re-read before retrying"
 )
 
-// writeError writes the {"code","error"} body of err.
+// writeError writes the {"code","error"} body of failure.
 func writeError(ctx *fasthttp.RequestCtx, failure error) {
-	err := specError(failure)
-	ctx.SetUserValue(activityCodeValue, err.Code)
+	writeSpecError(ctx, specError(failure))
+}
+
+// writeSpecError writes the {"code","error"} body of err, with its status.
+func writeSpecError(ctx *fasthttp.RequestCtx, err *actors.Error) {
 	if err.Code == actors.CodeUnauthorized {
 		// RFC 6750: a 401 names the scheme the credentials must use.
 		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Bearer realm="addrwatch"`)
@@ -133,9 +136,17 @@ func writeError(ctx *fasthttp.RequestCtx, failure error) {
 
 // writeJSON writes a success body.
 func writeJSON(ctx *fasthttp.RequestCtx, status int, body any) {
+	if err := answer(ctx, status, body); err != nil {
+		writeError(ctx, err)
+	}
+}
+
+// answer writes a success body, or returns the internal error, unwritten,
+// of a body that cannot be encoded (a route writes it).
+func answer(ctx *fasthttp.RequestCtx, status int, body any) error {
 	if status == fasthttp.StatusNoContent || body == nil {
 		ctx.SetStatusCode(status)
-		return
+		return nil
 	}
 	var (
 		b   []byte
@@ -152,24 +163,25 @@ func writeJSON(ctx *fasthttp.RequestCtx, status int, body any) {
 		b, err = json.Marshal(body)
 	}
 	if err != nil {
-		writeError(ctx, actors.Errorf(actors.CodeInternal, "internal error"))
-		return
+		return actors.Errorf(actors.CodeInternal, "internal error")
 	}
 	ctx.Response.Header.SetContentType("application/json")
 	ctx.SetStatusCode(status)
 	ctx.SetBody(b)
+	return nil
 }
 
 // appendBuffers hold the bodies the JSONAppender views are written into.
 var appendBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-// writeResult writes a successful actor result.
-func writeResult(ctx *fasthttp.RequestCtx, res actors.Result) {
-	writeJSON(ctx, res.Status, res.Body)
+// writeResult writes a successful actor result (answer).
+func writeResult(ctx *fasthttp.RequestCtx, res actors.Result) error {
+	return answer(ctx, res.Status, res.Body)
 }
 
-// handlerFunc is a route body that returns its error instead of writing
-// it, so each failure is one line.
+// handlerFunc is a route body of the admin API that returns its error
+// instead of writing it, so each failure is one line (the public APIs'
+// routes do the same with their request value, request.go).
 type handlerFunc func(ctx *fasthttp.RequestCtx) error
 
 // handle adapts a handlerFunc to fasthttp, writing a returned error.

@@ -88,9 +88,9 @@ func unixNanoClamped(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-func (s *Server) registerEvents(r routeAdder, prefix string, aud audience) {
-	r.GET(prefix+"/events", handle(func(ctx *fasthttp.RequestCtx) error {
-		page, err := askPage(s, ctx, aud, func() (actors.QueryOf[actors.EventsPage], error) { return eventsQuery(ctx) })
+func (s *Server) registerEvents(api routes, prefix string) {
+	api.get(prefix+"/events", func(r *request) error {
+		page, err := askPage(s, r, func() (actors.QueryOf[actors.EventsPage], error) { return eventsQuery(r.ctx) })
 		if err != nil {
 			return err
 		}
@@ -98,27 +98,25 @@ func (s *Server) registerEvents(r routeAdder, prefix string, aud audience) {
 		for i, e := range page.Events {
 			v.Events[i] = eventView{ID: cursorFor(e.Seq), At: e.At, Kind: e.Kind}
 		}
-		writeJSON(ctx, fasthttp.StatusOK, v)
-		return nil
-	}))
+		return answer(r.ctx, fasthttp.StatusOK, v)
+	})
 }
 
 // askPage is the read path of the paged feeds (the events feed and the
-// owner's activity): it checks the caller's credential for aud, builds the
-// query from the request (after the credential's shape is checked, before
-// it is looked up) and asks it at the request's read consistency within
-// requestTimeout, returning the page.
-func askPage[T any](s *Server, ctx *fasthttp.RequestCtx, aud audience, build func() (actors.QueryOf[T], error)) (T, error) {
+// owner's activity): it checks the caller's credential for the route's
+// audience, builds the query from the request (after the credential's
+// shape is checked, before it is looked up) and asks it at the request's
+// read consistency within requestTimeout, returning the page.
+func askPage[T any](s *Server, r *request, build func() (actors.QueryOf[T], error)) (T, error) {
 	var none T
-	cred, err := s.credential(ctx, aud)
-	if err != nil {
+	if err := s.bearer(r); err != nil {
 		return none, err
 	}
 	q, err := build()
 	if err != nil {
 		return none, err
 	}
-	c, cancel := readContext(ctx, requestTimeout)
+	c, cancel := readContext(requestTimeout)
 	defer cancel()
-	return ask(c, s.store, cred, q, consistencyOf(ctx))
+	return ask(c, s, r, q, r.consistency)
 }

@@ -80,40 +80,39 @@ func isHistoryCSV(method, requestURI []byte) bool {
 	return false
 }
 
-func (s *Server) registerHistoryCSV(r routeAdder) {
-	r.GET(ownerPrefix+"/history.csv", s.ownerHistoryCSV(false))
-	r.GET(ownerPrefix+"/history/cards/{card_id}/transactions.csv", s.ownerHistoryCSV(true))
+func (s *Server) registerHistoryCSV(api routes) {
+	api.get(ownerPrefix+"/history.csv", s.ownerHistoryCSV(false))
+	api.get(ownerPrefix+"/history/cards/{card_id}/transactions.csv", s.ownerHistoryCSV(true))
 }
 
 // ownerHistoryCSV is the owner API's download: the combined file, or one
 // card's when perCard is set.
-func (s *Server) ownerHistoryCSV(perCard bool) fasthttp.RequestHandler {
-	return handle(func(ctx *fasthttp.RequestCtx) error {
-		cred, err := s.credential(ctx, audienceOwner)
-		if err != nil {
+func (s *Server) ownerHistoryCSV(perCard bool) func(*request) error {
+	return func(r *request) error {
+		if err := s.bearer(r); err != nil {
 			return err
 		}
-		if err := onlyParams(ctx); err != nil {
+		if err := onlyParams(r.ctx); err != nil {
 			return err
 		}
 		cardID := ""
 		if perCard {
-			cardID = pathParam(ctx, "card_id")
+			cardID = pathParam(r.ctx, "card_id")
 		}
-		s.serveHistoryCSV(ctx, cred, cardID)
-		return nil
-	})
+		return s.serveHistoryCSV(r, cardID)
+	}
 }
 
-// serveHistoryCSV writes the History CSV of the account cred names: one
-// Account card's when cardID is set, else the combined one.
-func (s *Server) serveHistoryCSV(ctx *fasthttp.RequestCtx, cred actors.Credential, cardID string) {
-	c, cancel := readContext(ctx, upstreamTimeout)
+// serveHistoryCSV writes the History CSV of the account r's credential
+// names: one Account card's when cardID is set, else the combined one. An
+// error is returned before anything is written.
+func (s *Server) serveHistoryCSV(r *request, cardID string) error {
+	ctx := r.ctx
+	c, cancel := readContext(upstreamTimeout)
 	defer cancel()
-	d, err := s.openHistoryCSV(c, cred, cardID, consistencyOf(ctx))
+	d, err := s.openHistoryCSV(c, r, cardID, r.consistency)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	ctx.Response.Header.SetContentType("text/csv; charset=utf-8")
 	ctx.Response.Header.Set(fasthttp.HeaderContentDisposition, `attachment; filename="`+d.fileName()+`"`)
@@ -121,15 +120,16 @@ func (s *Server) serveHistoryCSV(ctx *fasthttp.RequestCtx, cred actors.Credentia
 	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	// The stream outlives the handler, and with it c's deadline; it keeps
-	// c's values (a linearizable read stays one) and times each page itself.
+	// c's values and times each page itself.
 	values := context.WithoutCancel(c)
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) { d.stream(values, w) })
+	return nil
 }
 
 // historyCSV is one download: what it covers, and a cursor per card.
 type historyCSV struct {
 	s        *Server
-	cred     actors.Credential
+	r        *request        // the download's request; its notes are read as its credential
 	rc       ReadConsistency // every read of the file is as fresh as the request asked
 	combined bool
 	plan     actors.Plan
@@ -150,25 +150,25 @@ type csvCursor struct {
 
 // openHistoryCSV finds the cards and fetches the first page of each: what
 // can still fail with an error status.
-func (s *Server) openHistoryCSV(c context.Context, cred actors.Credential, cardID string, rc ReadConsistency) (*historyCSV, error) {
-	d := &historyCSV{s: s, cred: cred, rc: rc, combined: cardID == "", window: actors.HistoryWindowAt(s.now())}
+func (s *Server) openHistoryCSV(c context.Context, r *request, cardID string, rc ReadConsistency) (*historyCSV, error) {
+	d := &historyCSV{s: s, r: r, rc: rc, combined: cardID == "", window: actors.HistoryWindowAt(s.now())}
 	var cards []actors.HistoryCardView
 	if d.combined {
-		res, err := ask(c, s.store, cred, actors.HistoryCardsQuery{}, rc)
+		res, err := ask(c, s, r, actors.HistoryCardsQuery{}, rc)
 		if err != nil {
 			return nil, err
 		}
 		hc := res
 		d.plan, cards = hc.Plan, hc.Cards
 	} else {
-		res, err := ask(c, s.store, cred, actors.HistoryCardQuery{CardID: cardID}, rc)
+		res, err := ask(c, s, r, actors.HistoryCardQuery{CardID: cardID}, rc)
 		if err != nil {
 			return nil, err
 		}
 		hc := res
 		d.plan, cards = hc.Plan, []actors.HistoryCardView{hc.Card}
 	}
-	for i, p := range s.pagesFor(chain.WithAccount(c, cred.AccountID), cards, d.plan, d.window, csvPageLimit, false) {
+	for i, p := range s.pagesFor(chain.WithAccount(c, r.cred.AccountID), cards, d.plan, d.window, csvPageLimit, false) {
 		if upstreamFailed(p.err) {
 			return nil, upstreamError(p.err, "the History could not be read because the block explorer is unavailable; retry later")
 		}
@@ -185,7 +185,7 @@ func (s *Server) openHistoryCSV(c context.Context, cred actors.Credential, cardI
 // fileName is the download's name: ASCII letters, digits and dashes only,
 // naming the card (or the account) and the window's dates.
 func (d *historyCSV) fileName() string {
-	what := "history-" + fileNamePart(d.cred.AccountID)
+	what := "history-" + fileNamePart(d.r.cred.AccountID)
 	if !d.combined {
 		card := d.cursors[0].card
 		what = "card-" + fileNamePart(card.ID)
@@ -300,7 +300,7 @@ var errCSVUpstream = actors.Errorf(actors.CodeHTTPError, "the block explorer is 
 // annotated, or once those are written, the next page.
 func (d *historyCSV) fill(values context.Context, cur *csvCursor) error {
 	if cur.ready && cur.next == len(cur.rows) && cur.page.hasMore {
-		c, cancel := context.WithTimeout(chain.WithAccount(values, d.cred.AccountID), upstreamTimeout)
+		c, cancel := context.WithTimeout(chain.WithAccount(values, d.r.cred.AccountID), upstreamTimeout)
 		defer cancel()
 		offset := cur.offset + len(cur.page.txs)
 		page := d.s.pageFor(c, cur.card.Address, d.plan, d.window, offset, csvPageLimit, false)
@@ -318,7 +318,7 @@ func (d *historyCSV) fill(values context.Context, cur *csvCursor) error {
 	}
 	c, cancel := context.WithTimeout(values, requestTimeout)
 	defer cancel()
-	notes, err := d.s.notesFor(c, d.cred, cur.rows, d.rc)
+	notes, err := d.s.notesFor(c, d.r, cur.rows, d.rc)
 	if err != nil {
 		return err
 	}

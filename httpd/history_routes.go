@@ -18,24 +18,24 @@ import (
 
 const notesBatchMax = 100 // txids per batch read
 
-func (s *Server) registerHistory(r routeAdder, prefix string, aud audience) {
-	r.GET(prefix+"/history", handle(func(ctx *fasthttp.RequestCtx) error { return s.combinedHistory(ctx, aud) }))
-	r.GET(prefix+"/history/cards", func(ctx *fasthttp.RequestCtx) {
-		s.readWith(ctx, aud, func() (actors.Query, error) {
-			if err := onlyParams(ctx); err != nil {
+func (s *Server) registerHistory(api routes, prefix string) {
+	api.get(prefix+"/history", s.combinedHistory)
+	api.get(prefix+"/history/cards", func(r *request) error {
+		return s.readWith(r, func() (actors.Query, error) {
+			if err := onlyParams(r.ctx); err != nil {
 				return nil, err
 			}
 			return actors.HistoryCardsQuery{}, nil
 		})
 	})
-	r.GET(prefix+"/history/cards/{card_id}/transactions", handle(func(ctx *fasthttp.RequestCtx) error { return s.cardTransactions(ctx, aud) }))
-	onlyMethods(r, prefix+"/history/notes/batch", fasthttp.MethodPost)
-	r.POST(prefix+"/history/notes/batch", func(ctx *fasthttp.RequestCtx) {
-		s.readWith(ctx, aud, func() (actors.Query, error) {
+	api.get(prefix+"/history/cards/{card_id}/transactions", s.cardTransactions)
+	onlyMethods(api.add, prefix+"/history/notes/batch", fasthttp.MethodPost)
+	api.post(prefix+"/history/notes/batch", func(r *request) error {
+		return s.readWith(r, func() (actors.Query, error) {
 			var req struct {
 				TxIDs []*string `json:"txids"`
 			}
-			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
+			if err := decodeBody(r.ctx, &req, cardBodyBytesMax); err != nil {
 				return nil, err
 			}
 			if req.TxIDs == nil {
@@ -58,9 +58,9 @@ func (s *Server) registerHistory(r routeAdder, prefix string, aud audience) {
 			return actors.NotesBatchQuery{TxIDs: txids}, nil
 		})
 	})
-	r.PUT(prefix+"/history/notes/{txid}", handle(func(ctx *fasthttp.RequestCtx) error { return s.putNote(ctx, aud) }))
-	r.DELETE(prefix+"/history/notes/{txid}", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+	api.put(prefix+"/history/notes/{txid}", s.putNote)
+	api.delete(prefix+"/history/notes/{txid}", func(r *request) error {
+		return s.write(r, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			txid, err := pathTxID(ctx)
 			if err != nil {
 				return nil, err
@@ -127,7 +127,7 @@ func queryIntDefault(ctx *fasthttp.RequestCtx, name string, def, lo, hi int) (in
 }
 
 // notesFor returns the notes the caller may read for the transactions.
-func (s *Server) notesFor(c context.Context, cred actors.Credential, txs []txView, rc ReadConsistency) (map[string]string, error) {
+func (s *Server) notesFor(c context.Context, r *request, txs []txView, rc ReadConsistency) (map[string]string, error) {
 	if len(txs) == 0 {
 		return nil, nil
 	}
@@ -135,7 +135,7 @@ func (s *Server) notesFor(c context.Context, cred actors.Credential, txs []txVie
 	for i, t := range txs {
 		ids[i] = t.TxID
 	}
-	res, err := ask(c, s.store, cred, actors.TxNotesQuery{TxIDs: ids}, rc)
+	res, err := ask(c, s, r, actors.TxNotesQuery{TxIDs: ids}, rc)
 	if err != nil {
 		return nil, err
 	}
@@ -157,11 +157,11 @@ func annotate(txs []txView, notes map[string]string) {
 // transactionsView is the body of GET /history/cards/{card_id}/transactions.
 type transactionsView = views.Transactions
 
-func (s *Server) cardTransactions(ctx *fasthttp.RequestCtx, aud audience) error {
-	cred, err := s.credential(ctx, aud)
-	if err != nil {
+func (s *Server) cardTransactions(r *request) error {
+	if err := s.bearer(r); err != nil {
 		return err
 	}
+	ctx := r.ctx
 	if err := onlyParams(ctx, "limit", "offset"); err != nil {
 		return err
 	}
@@ -173,26 +173,25 @@ func (s *Server) cardTransactions(ctx *fasthttp.RequestCtx, aud audience) error 
 	if err != nil {
 		return err
 	}
-	c, cancel := readContext(ctx, upstreamTimeout)
+	c, cancel := readContext(upstreamTimeout)
 	defer cancel()
-	v, err := s.cardTransactionsView(c, cred, pathParam(ctx, "card_id"), offset, limit, consistencyOf(ctx))
+	v, err := s.cardTransactionsView(c, r, pathParam(ctx, "card_id"), offset, limit, r.consistency)
 	if err != nil {
 		return err
 	}
-	writeJSON(ctx, fasthttp.StatusOK, v)
-	return nil
+	return answer(ctx, fasthttp.StatusOK, v)
 }
 
 // cardTransactionsView is a page of one card's History with its notes,
 // for the API and the site.
-func (s *Server) cardTransactionsView(c context.Context, cred actors.Credential, cardID string, offset, limit int, rc ReadConsistency) (transactionsView, error) {
-	res, err := ask(c, s.store, cred, actors.HistoryCardQuery{CardID: cardID}, rc)
+func (s *Server) cardTransactionsView(c context.Context, r *request, cardID string, offset, limit int, rc ReadConsistency) (transactionsView, error) {
+	res, err := ask(c, s, r, actors.HistoryCardQuery{CardID: cardID}, rc)
 	if err != nil {
 		return transactionsView{}, err
 	}
 	hc := res
 	w := actors.HistoryWindowAt(s.now())
-	page := s.pageFor(chain.WithAccount(c, cred.AccountID), hc.Card.Address, hc.Plan, w, offset, limit, false)
+	page := s.pageFor(chain.WithAccount(c, r.cred.AccountID), hc.Card.Address, hc.Plan, w, offset, limit, false)
 	v := transactionsView{CardID: hc.Card.ID, Address: hc.Card.Address, Offset: offset, Limit: limit, Transactions: []txView{}}
 	if upstreamFailed(page.err) {
 		// Degraded: say so, and point the client back at the same page.
@@ -203,7 +202,7 @@ func (s *Server) cardTransactionsView(c context.Context, cred actors.Credential,
 	for _, tx := range page.txs {
 		v.Transactions = append(v.Transactions, renderTx(tx, hc.Card.Address))
 	}
-	notes, err := s.notesFor(c, cred, v.Transactions, rc)
+	notes, err := s.notesFor(c, r, v.Transactions, rc)
 	if err != nil {
 		return transactionsView{}, err
 	}
@@ -226,11 +225,11 @@ type combinedCardView = views.CombinedCard
 // combinedView is the body of GET /history.
 type combinedView = views.Combined
 
-func (s *Server) combinedHistory(ctx *fasthttp.RequestCtx, aud audience) error {
-	cred, err := s.credential(ctx, aud)
-	if err != nil {
+func (s *Server) combinedHistory(r *request) error {
+	if err := s.bearer(r); err != nil {
 		return err
 	}
+	ctx := r.ctx
 	if err := onlyParams(ctx, "force_refresh"); err != nil {
 		return err
 	}
@@ -238,26 +237,25 @@ func (s *Server) combinedHistory(ctx *fasthttp.RequestCtx, aud audience) error {
 	if err != nil {
 		return err
 	}
-	c, cancel := readContext(ctx, upstreamTimeout)
+	c, cancel := readContext(upstreamTimeout)
 	defer cancel()
-	v, err := s.combinedHistoryView(c, cred, force, consistencyOf(ctx))
+	v, err := s.combinedHistoryView(c, r, force, r.consistency)
 	if err != nil {
 		return err
 	}
-	writeJSON(ctx, fasthttp.StatusOK, v)
-	return nil
+	return answer(ctx, fasthttp.StatusOK, v)
 }
 
 // combinedHistoryView is the combined History of the caller's readable
 // cards with their notes, for the API and the site.
-func (s *Server) combinedHistoryView(c context.Context, cred actors.Credential, force bool, rc ReadConsistency) (combinedView, error) {
-	res, err := ask(c, s.store, cred, actors.HistoryCardsQuery{}, rc)
+func (s *Server) combinedHistoryView(c context.Context, r *request, force bool, rc ReadConsistency) (combinedView, error) {
+	res, err := ask(c, s, r, actors.HistoryCardsQuery{}, rc)
 	if err != nil {
 		return combinedView{}, err
 	}
 	hc := res
 	w := actors.HistoryWindowAt(s.now())
-	pages := s.pagesFor(chain.WithAccount(c, cred.AccountID), hc.Cards, hc.Plan, w, combinedTxsMax, force)
+	pages := s.pagesFor(chain.WithAccount(c, r.cred.AccountID), hc.Cards, hc.Plan, w, combinedTxsMax, force)
 	v := combinedView{Cards: make([]combinedCardView, len(hc.Cards)), Complete: true}
 	lists := make([][]chain.Tx, len(pages))
 	allQuiet := true // no included card has activity in the window
@@ -294,7 +292,7 @@ func (s *Server) combinedHistoryView(c context.Context, cred actors.Credential, 
 		}
 	}
 	v.Transactions = mergeTxs(hc.Cards, lists, combinedTxsMax)
-	notes, err := s.notesFor(c, cred, v.Transactions, rc)
+	notes, err := s.notesFor(c, r, v.Transactions, rc)
 	if err != nil {
 		return combinedView{}, err
 	}
@@ -307,11 +305,11 @@ func (s *Server) combinedHistoryView(c context.Context, cred actors.Credential, 
 // a base-plan account may start a note on it, and proposes the write with
 // those facts. Nothing is written when the transaction is unknown (404) or
 // the upstream cannot tell (503).
-func (s *Server) putNote(ctx *fasthttp.RequestCtx, aud audience) error {
-	cred, err := s.credential(ctx, aud)
-	if err != nil {
+func (s *Server) putNote(r *request) error {
+	if err := s.bearer(r); err != nil {
 		return err
 	}
+	ctx := r.ctx
 	txid, err := pathTxID(ctx)
 	if err != nil {
 		return err
@@ -328,24 +326,23 @@ func (s *Server) putNote(ctx *fasthttp.RequestCtx, aud audience) error {
 	if err := actors.ValidateNoteText(*req.Note); err != nil {
 		return err
 	}
-	c, cancel := readContext(ctx, upstreamTimeout)
+	c, cancel := readContext(upstreamTimeout)
 	defer cancel()
-	res, err := s.saveNote(c, cred, nil, txid, *req.Note)
+	res, err := s.saveNote(c, r, nil, txid, *req.Note)
 	if err != nil {
 		return err
 	}
-	writeResult(ctx, res)
-	return nil
+	return writeResult(ctx, res)
 }
 
 // saveNote verifies txid against the upstream and proposes the note, for
 // the note route, the site and the label import: an unknown transaction
 // is NOT_FOUND, an upstream that cannot say is HTTP_ERROR, and the rule
 // decides the rest. who is the acting principal when the caller already
-// authenticated it; nil, the note context's one query authenticates cred
+// authenticated it; nil, the note context's one query authenticates r's credential
 // too, and refuses a read-only key as every write does.
-func (s *Server) saveNote(c context.Context, cred actors.Credential, who *actors.Principal, txid, text string) (actors.Result, error) {
-	res, err := ask(c, s.store, cred, actors.NoteContextQuery{}, ReadLeader)
+func (s *Server) saveNote(c context.Context, r *request, who *actors.Principal, txid, text string) (actors.Result, error) {
+	res, err := ask(c, s, r, actors.NoteContextQuery{}, ReadLeader)
 	if err != nil {
 		return actors.Result{}, err
 	}
@@ -356,11 +353,11 @@ func (s *Server) saveNote(c context.Context, cred actors.Credential, who *actors
 		}
 		who = &nc.Principal
 	}
-	note, err := s.verifiedNote(c, cred.AccountID, nc, txid, text)
+	note, err := s.verifiedNote(c, r.cred.AccountID, nc, txid, text)
 	if err != nil {
 		return actors.Result{}, err
 	}
-	return s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: *who, Payload: note})
+	return s.propose(c, &actors.Command{Account: r.cred.AccountID, At: s.now().UnixNano(), Principal: *who, Payload: note})
 }
 
 // verifiedNote asks the upstream about txid and builds the note write of

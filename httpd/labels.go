@@ -78,33 +78,28 @@ func (r *labelImportReport) add(res labelImportResult) {
 	}
 }
 
-func (s *Server) registerLabels(r routeAdder) {
-	r.GET(labelsPath, func(ctx *fasthttp.RequestCtx) {
-		cred, err := s.credential(ctx, audienceOwner)
-		if err == nil {
-			err = s.serveLabels(ctx, cred)
+func (s *Server) registerLabels(api routes) {
+	api.get(labelsPath, func(r *request) error {
+		if err := s.bearer(r); err != nil {
+			return err
 		}
-		if err != nil {
-			writeError(ctx, err)
-		}
+		return s.serveLabels(r)
 	})
-	r.POST(labelsPath, handle(func(ctx *fasthttp.RequestCtx) error {
-		cred, err := s.credential(ctx, audienceOwner)
+	api.post(labelsPath, func(r *request) error {
+		if err := s.bearer(r); err != nil {
+			return err
+		}
+		report, err := s.importLabels(r, r.ctx.PostBody())
 		if err != nil {
 			return err
 		}
-		report, err := s.importLabels(cred, ctx.PostBody())
-		if err != nil {
-			return err
-		}
-		writeJSON(ctx, fasthttp.StatusOK, report)
-		return nil
-	}))
+		return answer(r.ctx, fasthttp.StatusOK, report)
+	})
 }
 
-// labelsOf returns every label the account of cred holds.
-func (s *Server) labelsOf(c context.Context, cred actors.Credential, rc ReadConsistency) (actors.LabelsView, error) {
-	res, err := ask(c, s.store, cred, actors.LabelsQuery{}, rc)
+// labelsOf returns every label the account of r's credential holds.
+func (s *Server) labelsOf(c context.Context, r *request, rc ReadConsistency) (actors.LabelsView, error) {
+	res, err := ask(c, s, r, actors.LabelsQuery{}, rc)
 	if err != nil {
 		return actors.LabelsView{}, err
 	}
@@ -112,10 +107,11 @@ func (s *Server) labelsOf(c context.Context, cred actors.Credential, rc ReadCons
 }
 
 // serveLabels writes the account's labels as a BIP-329 file.
-func (s *Server) serveLabels(ctx *fasthttp.RequestCtx, cred actors.Credential) error {
+func (s *Server) serveLabels(r *request) error {
+	ctx := r.ctx
 	c, cancel := s.context()
 	defer cancel()
-	v, err := s.labelsOf(c, cred, consistencyOf(ctx))
+	v, err := s.labelsOf(c, r, r.consistency)
 	if err != nil {
 		return err
 	}

@@ -57,9 +57,9 @@ func (r *labelImportsRunning) begin(account string) (end func(), ok bool) {
 	return func() { r.accounts.Delete(account) }, true
 }
 
-// importLabels imports a BIP-329 file into the account of cred, as its
-// owner, and reports what became of every line.
-func (s *Server) importLabels(cred actors.Credential, file []byte) (labelImportReport, error) {
+// importLabels imports a BIP-329 file into the account of r's credential,
+// as its owner, and reports what became of every line.
+func (s *Server) importLabels(r *request, file []byte) (labelImportReport, error) {
 	if len(file) > labelFileBytesMax {
 		return labelImportReport{}, actors.Errorf(actors.CodeValidation, "a label file may be at most %d bytes", labelFileBytesMax)
 	}
@@ -69,22 +69,22 @@ func (s *Server) importLabels(cred actors.Credential, file []byte) (labelImportR
 	}
 	c, cancel := context.WithTimeout(context.Background(), labelImportBudget)
 	defer cancel()
-	who, err := s.authorize(c, cred)
+	who, err := s.authorize(c, r)
 	if err != nil {
 		return labelImportReport{}, err
 	}
-	end, claimed := s.labelImports.begin(cred.AccountID)
+	end, claimed := s.labelImports.begin(r.cred.AccountID)
 	if !claimed {
 		return labelImportReport{}, errLabelImportRunning
 	}
 	defer end()
-	view, err := s.labelsOf(c, cred, ReadLeader)
+	view, err := s.labelsOf(c, r, ReadLeader)
 	if err != nil {
 		return labelImportReport{}, err
 	}
 	decide, stopDeciding := context.WithTimeout(c, labelImportBudget-labelImportProposeReserve)
 	defer stopDeciding()
-	imp := &labelImport{s: s, c: c, decide: decide, cred: cred, who: who.Principal, view: view, cardRoom: view.PortfolioRoom, noteRoom: view.NoteRoom}
+	imp := &labelImport{s: s, c: c, decide: decide, r: r, who: who.Principal, view: view, cardRoom: view.PortfolioRoom, noteRoom: view.NoteRoom}
 	var results []labelImportResult
 	b := 0
 	for _, p := range planLabelLines(records) {
@@ -114,7 +114,7 @@ type labelImport struct {
 	s *Server
 	// c bounds the import; decide, which ends earlier, its deciding.
 	c, decide context.Context
-	cred      actors.Credential
+	r         *request // the import's request, whose credential it runs as
 	who       actors.Principal
 	view      actors.LabelsView
 	// noteContext is the account's, fetched at the first note to verify,
@@ -201,7 +201,7 @@ func (imp *labelImport) transaction(txid, label string) (change *labelChange, ou
 	if err != nil {
 		return nil, labelSkipped, labelRefusal(err, "the note")
 	}
-	note, err := imp.s.verifiedNote(imp.decide, imp.cred.AccountID, nc, txid, label)
+	note, err := imp.s.verifiedNote(imp.decide, imp.r.cred.AccountID, nc, txid, label)
 	if err != nil {
 		if !found {
 			imp.noteRoom++ // decided against: the room is not used
@@ -253,7 +253,7 @@ func (imp *labelImport) roomFor(room *int, uses func(*labelChange) bool) bool {
 // later line's note).
 func (imp *labelImport) notes() (actors.NoteContextView, error) {
 	if imp.noteContext == nil {
-		res, err := ask(imp.c, imp.s.store, imp.cred, actors.NoteContextQuery{}, ReadLeader)
+		res, err := ask(imp.c, imp.s, imp.r, actors.NoteContextQuery{}, ReadLeader)
 		if err != nil {
 			return actors.NoteContextView{}, err
 		}
@@ -323,5 +323,5 @@ func (p *labelChange) settle(refusal error) {
 }
 
 func (imp *labelImport) proposeCommand(p actors.Payload) (actors.Result, error) {
-	return imp.s.propose(imp.c, &actors.Command{Account: imp.cred.AccountID, At: imp.s.now().UnixNano(), Principal: imp.who, Payload: p})
+	return imp.s.propose(imp.c, &actors.Command{Account: imp.r.cred.AccountID, At: imp.s.now().UnixNano(), Principal: imp.who, Payload: p})
 }

@@ -26,7 +26,7 @@ func countedLabelsTest(t *testing.T, plan actors.Plan, addrs ...csvAddr) (*label
 	t.Helper()
 	o, hist := newHistoryOwnerTest(t, plan, addrs...)
 	o.t = t
-	store := o.server.store.(usageRecordingStore).Store.(*memoryStore)
+	store := o.server.store.(*memoryStore)
 	return &labelsTest{&csvTest{t: t, hist: hist, handler: o.handler, owner: o.account.OwnerSecret, account: o.account.AccountID}}, store
 }
 

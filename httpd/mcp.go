@@ -58,7 +58,10 @@ func (h mcpHost) Authenticate(ctx *fasthttp.RequestCtx) (mcphttp.Key, error) {
 	if err != nil {
 		return mcphttp.Key{}, err
 	}
-	view, err := ask(context.Background(), h.s.store, cred, actors.AuthQuery{}, ReadLeader)
+	// The MCP request's own check: a use of the key, not a line of its
+	// activity (each tool call is counted as the request it stands for).
+	r := &request{ctx: ctx, aud: audienceAgent, cred: cred}
+	view, err := ask(context.Background(), h.s, r, actors.AuthQuery{}, ReadLeader)
 	if err != nil {
 		return mcphttp.Key{}, specError(err)
 	}

@@ -51,15 +51,15 @@ func deref(s *string) string {
 	return *s
 }
 
-func (s *Server) registerMoves(r routeAdder, prefix string, aud audience) {
-	r.POST(prefix+"/cards/move", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+func (s *Server) registerMoves(api routes, prefix string) {
+	api.post(prefix+"/cards/move", func(r *request) error {
+		return s.write(r, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			return decodeMove(ctx)
 		}})
 	})
-	r.POST(prefix+"/cards/move/validate", func(ctx *fasthttp.RequestCtx) {
-		s.readWith(ctx, aud, func() (actors.Query, error) {
-			p, err := decodeMove(ctx)
+	api.post(prefix+"/cards/move/validate", func(r *request) error {
+		return s.readWith(r, func() (actors.Query, error) {
+			p, err := decodeMove(r.ctx)
 			if err != nil {
 				return nil, err
 			}

@@ -15,22 +15,22 @@ const ownerPrefix = "/owner/v1"
 const ownerBodyBytesMax = 16 << 10
 
 func (s *Server) registerOwner(r routeAdder) {
-	r = guardedRoutes{routes: r, guard: s.owner.guard}
-	r.POST(ownerPrefix+"/sessions", handle(s.signIn))
-	r.DELETE(ownerPrefix+"/sessions/current", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, audienceOwner, writeSpec{payload: noBody(&actors.DeleteSession{})})
+	api := routes{add: guardedRoutes{routes: r, guard: s.owner.guard}, s: s, aud: audienceOwner}
+	api.post(ownerPrefix+"/sessions", s.signIn)
+	api.delete(ownerPrefix+"/sessions/current", func(r *request) error {
+		return s.write(r, writeSpec{payload: noBody(&actors.DeleteSession{})})
 	})
-	r.POST(ownerPrefix+"/keys", handle(s.createKey))
-	r.GET(ownerPrefix+"/keys", func(ctx *fasthttp.RequestCtx) {
-		s.read(ctx, audienceOwner, actors.ListKeysQuery{})
+	api.post(ownerPrefix+"/keys", s.createKey)
+	api.get(ownerPrefix+"/keys", func(r *request) error {
+		return s.read(r, actors.ListKeysQuery{})
 	})
-	r.DELETE(ownerPrefix+"/keys/{key_id}", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, audienceOwner, writeSpec{payload: noBody(&actors.RevokeKey{KeyID: pathParam(ctx, "key_id")})})
+	api.delete(ownerPrefix+"/keys/{key_id}", func(r *request) error {
+		return s.write(r, writeSpec{payload: noBody(&actors.RevokeKey{KeyID: pathParam(r.ctx, "key_id")})})
 	})
-	r.PUT(ownerPrefix+"/grants/portfolio/{card_id}", s.setGrant(actors.ResourcePortfolioCard, "card_id"))
-	r.PUT(ownerPrefix+"/grants/bookmark-spaces/{space_id}", s.setGrant(actors.ResourceSpace, "space_id"))
-	r.PUT(ownerPrefix+"/plan", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, audienceOwner, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+	api.put(ownerPrefix+"/grants/portfolio/{card_id}", s.setGrant(actors.ResourcePortfolioCard, "card_id"))
+	api.put(ownerPrefix+"/grants/bookmark-spaces/{space_id}", s.setGrant(actors.ResourceSpace, "space_id"))
+	api.put(ownerPrefix+"/plan", func(r *request) error {
+		return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			var req struct {
 				Plan *string `json:"plan"`
 			}
@@ -47,14 +47,14 @@ func (s *Server) registerOwner(r routeAdder) {
 			return &actors.SetPlan{Plan: plan}, nil
 		}})
 	})
-	r.POST(ownerPrefix+"/password", handle(s.changePassword))
-	r.POST(ownerPrefix+"/owner-secret", handle(s.rotateOwnerSecret))
-	s.registerLogin(r)
-	r.DELETE(ownerPrefix+"/account", handle(s.deleteAccount))
-	s.registerResources(r, ownerPrefix, audienceOwner)
-	s.registerHistoryCSV(r)
-	s.registerLabels(r)
-	s.registerActivity(r)
+	api.post(ownerPrefix+"/password", s.changePassword)
+	api.post(ownerPrefix+"/owner-secret", s.rotateOwnerSecret)
+	s.registerLogin(api)
+	api.delete(ownerPrefix+"/account", s.deleteAccount)
+	s.registerResources(api, ownerPrefix)
+	s.registerHistoryCSV(api)
+	s.registerLabels(api)
+	s.registerActivity(api)
 }
 
 // noBody is the payload builder of a route whose request has no body.
@@ -62,9 +62,9 @@ func noBody(p actors.Payload) func(*fasthttp.RequestCtx, string) (actors.Payload
 	return func(*fasthttp.RequestCtx, string) (actors.Payload, error) { return p, nil }
 }
 
-func (s *Server) setGrant(resource actors.ResourceKind, param string) fasthttp.RequestHandler {
-	return func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, audienceOwner, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+func (s *Server) setGrant(resource actors.ResourceKind, param string) func(*request) error {
+	return func(r *request) error {
+		return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			var req struct {
 				Level *string `json:"level"`
 			}
@@ -83,16 +83,15 @@ func (s *Server) setGrant(resource actors.ResourceKind, param string) fasthttp.R
 	}
 }
 
-func (s *Server) createKey(ctx *fasthttp.RequestCtx) error {
-	cred, err := s.credential(ctx, audienceOwner)
-	if err != nil {
+func (s *Server) createKey(r *request) error {
+	if err := s.bearer(r); err != nil {
 		return err
 	}
 	var req struct {
 		Capability *string `json:"capability"`
 		Name       *string `json:"name"`
 	}
-	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
+	if err := decodeBody(r.ctx, &req, ownerBodyBytesMax); err != nil {
 		return err
 	}
 	if req.Capability == nil {
@@ -108,27 +107,25 @@ func (s *Server) createKey(ctx *fasthttp.RequestCtx) error {
 	}
 	c, cancel := s.context()
 	defer cancel()
-	created, err := s.CreateKey(c, cred, capability, name)
+	created, err := s.createKeyAs(c, r, capability, name)
 	if err != nil {
 		return err
 	}
-	writeJSON(ctx, fasthttp.StatusCreated, created)
-	return nil
+	return answer(r.ctx, fasthttp.StatusCreated, created)
 }
 
 // changePassword sets a new password and a new owner secret, which is
 // shown once in the answer. Keys, the old owner secret and every session
 // but the acting one stop working.
-func (s *Server) changePassword(ctx *fasthttp.RequestCtx) error {
-	cred, err := s.credential(ctx, audienceOwner)
-	if err != nil {
+func (s *Server) changePassword(r *request) error {
+	if err := s.bearer(r); err != nil {
 		return err
 	}
 	var req struct {
 		Current *string `json:"current_password"`
 		New     *string `json:"new_password"`
 	}
-	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
+	if err := decodeBody(r.ctx, &req, ownerBodyBytesMax); err != nil {
 		return err
 	}
 	if req.Current == nil {
@@ -137,23 +134,22 @@ func (s *Server) changePassword(ctx *fasthttp.RequestCtx) error {
 	if req.New == nil {
 		return required("new_password")
 	}
-	secret, err := s.replacePassword(ctx, cred, *req.Current, *req.New)
+	secret, err := s.replacePassword(r, *req.Current, *req.New)
 	if err != nil {
 		return err
 	}
-	writeJSON(ctx, fasthttp.StatusOK, map[string]string{"owner_secret": secret})
-	return nil
+	return answer(r.ctx, fasthttp.StatusOK, map[string]string{"owner_secret": secret})
 }
 
-// replacePassword is a password change by the owner of cred, for the
-// owner API and the site: it returns the new owner secret.
-func (s *Server) replacePassword(ctx *fasthttp.RequestCtx, cred actors.Credential, current, next string) (string, error) {
+// replacePassword is a password change by the owner of r's credential,
+// for the owner API and the site: it returns the new owner secret.
+func (s *Server) replacePassword(r *request, current, next string) (string, error) {
 	if err := validatePassword("new_password", next); err != nil {
 		return "", err
 	}
 	c, cancel := s.context()
 	defer cancel()
-	who, stored, err := s.authorizeWithPassword(c, ctx, cred, current)
+	who, stored, err := s.authorizeWithPassword(c, r, current)
 	if err != nil {
 		return "", err
 	}
@@ -161,8 +157,8 @@ func (s *Server) replacePassword(ctx *fasthttp.RequestCtx, cred actors.Credentia
 	if err != nil {
 		return "", err
 	}
-	secret, secretHash := newOwnerSecret(cred.AccountID)
-	_, err = s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
+	secret, secretHash := newOwnerSecret(r.cred.AccountID)
+	_, err = s.propose(c, &actors.Command{Account: r.cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
 		Payload: &actors.ChangePassword{ExpectedPasswordHash: stored, NewPasswordHash: newHash, NewOwnerSecretHash: &secretHash}})
 	if err != nil {
 		return "", err
@@ -173,39 +169,37 @@ func (s *Server) replacePassword(ctx *fasthttp.RequestCtx, cred actors.Credentia
 // rotateOwnerSecret replaces the owner secret, shown once in the answer,
 // and revokes every key. It needs the current password, so a stolen
 // session or secret alone cannot take the account over.
-func (s *Server) rotateOwnerSecret(ctx *fasthttp.RequestCtx) error {
-	cred, err := s.credential(ctx, audienceOwner)
-	if err != nil {
+func (s *Server) rotateOwnerSecret(r *request) error {
+	if err := s.bearer(r); err != nil {
 		return err
 	}
 	var req struct {
 		Current *string `json:"current_password"`
 	}
-	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
+	if err := decodeBody(r.ctx, &req, ownerBodyBytesMax); err != nil {
 		return err
 	}
 	if req.Current == nil {
 		return required("current_password")
 	}
-	secret, err := s.replaceOwnerSecret(ctx, cred, *req.Current)
+	secret, err := s.replaceOwnerSecret(r, *req.Current)
 	if err != nil {
 		return err
 	}
-	writeJSON(ctx, fasthttp.StatusOK, map[string]string{"owner_secret": secret})
-	return nil
+	return answer(r.ctx, fasthttp.StatusOK, map[string]string{"owner_secret": secret})
 }
 
-// replaceOwnerSecret is an owner-secret rotation by the owner of cred, for
-// the owner API and the site: it returns the new secret.
-func (s *Server) replaceOwnerSecret(ctx *fasthttp.RequestCtx, cred actors.Credential, current string) (string, error) {
+// replaceOwnerSecret is an owner-secret rotation by the owner of r's
+// credential, for the owner API and the site: it returns the new secret.
+func (s *Server) replaceOwnerSecret(r *request, current string) (string, error) {
 	c, cancel := s.context()
 	defer cancel()
-	who, stored, err := s.authorizeWithPassword(c, ctx, cred, current)
+	who, stored, err := s.authorizeWithPassword(c, r, current)
 	if err != nil {
 		return "", err
 	}
-	secret, secretHash := newOwnerSecret(cred.AccountID)
-	_, err = s.propose(c, &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
+	secret, secretHash := newOwnerSecret(r.cred.AccountID)
+	_, err = s.propose(c, &actors.Command{Account: r.cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
 		Payload: &actors.RotateOwnerSecret{NewHash: secretHash, ExpectedPasswordHash: stored}})
 	if err != nil {
 		return "", err
@@ -217,12 +211,12 @@ func (s *Server) replaceOwnerSecret(ctx *fasthttp.RequestCtx, cred actors.Creden
 // checks the current password, and returns the principal and the password
 // hash it matched (which the command carries, so a password change that
 // commits first makes it fail).
-func (s *Server) authorizeWithPassword(c context.Context, ctx *fasthttp.RequestCtx, cred actors.Credential, password string) (actors.AuthView, string, error) {
-	who, err := s.authorize(c, cred)
+func (s *Server) authorizeWithPassword(c context.Context, r *request, password string) (actors.AuthView, string, error) {
+	who, err := s.authorize(c, r)
 	if err != nil {
 		return actors.AuthView{}, "", err
 	}
-	stored, err := s.checkOwnerPassword(c, ctx, cred, password)
+	stored, err := s.checkOwnerPassword(c, r.ctx, r.cred, password)
 	if err != nil {
 		return actors.AuthView{}, "", err
 	}

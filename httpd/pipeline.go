@@ -53,12 +53,6 @@ func (s *Server) context() (context.Context, context.CancelFunc) {
 // answered by the leader from applied state (see cluster/DESIGN.md).
 const ConsistencyHeader = "X-Addrwatch-Read-Consistency"
 
-// readContext is the context of a read: bounded by timeout, and carrying
-// the request's activity note (activity.go).
-func readContext(ctx *fasthttp.RequestCtx, timeout time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(withActivity(context.Background(), ctx), timeout)
-}
-
 // consistencyOf is the read consistency the request asked for with
 // ConsistencyHeader.
 func consistencyOf(ctx *fasthttp.RequestCtx) ReadConsistency {
@@ -68,39 +62,40 @@ func consistencyOf(ctx *fasthttp.RequestCtx) ReadConsistency {
 	return ReadLeader
 }
 
+// readContext is the context of a request's reads: bounded by timeout.
+func readContext(timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), timeout)
+}
+
 // read authenticates and answers a query.
-func (s *Server) read(ctx *fasthttp.RequestCtx, aud audience, q actors.Query) {
-	s.readWith(ctx, aud, func() (actors.Query, error) { return q, nil })
+func (s *Server) read(r *request, q actors.Query) error {
+	return s.readWith(r, func() (actors.Query, error) { return q, nil })
 }
 
 // readWith is read for a query built from the request (after the
 // credential's shape is checked, before it is looked up).
-func (s *Server) readWith(ctx *fasthttp.RequestCtx, aud audience, build func() (actors.Query, error)) {
-	cred, err := s.credential(ctx, aud)
-	if err != nil {
-		writeError(ctx, err)
-		return
+func (s *Server) readWith(r *request, build func() (actors.Query, error)) error {
+	if err := s.bearer(r); err != nil {
+		return err
 	}
 	q, err := build()
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
-	c, rc := withActivity(context.Background(), ctx), consistencyOf(ctx)
-	if rc == ReadLinearizable {
+	c := context.Background()
+	if r.consistency == ReadLinearizable {
 		// Only the quorum check waits on the context; an ordinary read
 		// is bounded by the store's own query timeout, so it skips the
 		// cost of a timer per request.
 		var cancel context.CancelFunc
-		c, cancel = readContext(ctx, requestTimeout)
+		c, cancel = readContext(requestTimeout)
 		defer cancel()
 	}
-	res, qerr := s.store.Query(c, cred, q, rc)
-	if qerr != nil {
-		writeError(ctx, specError(qerr))
-		return
+	res, err := s.query(c, r, q, r.consistency)
+	if err != nil {
+		return err
 	}
-	writeResult(ctx, res)
+	return writeResult(r.ctx, res)
 }
 
 // writeSpec describes one write route.
@@ -115,42 +110,35 @@ type writeSpec struct {
 
 // write runs the write path: decode, authenticate, refuse a read-only key
 // before anything reaches the log, propose, and render the applied result.
-func (s *Server) write(ctx *fasthttp.RequestCtx, aud audience, spec writeSpec) {
-	cred, err := s.credential(ctx, aud)
-	if err != nil {
-		writeError(ctx, err)
-		return
+func (s *Server) write(r *request, spec writeSpec) error {
+	if err := s.bearer(r); err != nil {
+		return err
 	}
-	payload, err := spec.payload(ctx, cred.AccountID)
+	payload, err := spec.payload(r.ctx, r.cred.AccountID)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	var idem *actors.IdempotencyRequest
 	if spec.idempotent {
-		if idem, err = idempotencyRequest(ctx); err != nil {
-			writeError(ctx, err)
-			return
+		if idem, err = idempotencyRequest(r.ctx); err != nil {
+			return err
 		}
 	}
 	c, cancel := s.context()
 	defer cancel()
-	c = withActivity(c, ctx)
-	who, err := s.authorize(c, cred)
+	who, err := s.authorize(c, r)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
-	cmd := &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal, Idempotency: idem, Payload: payload}
+	cmd := &actors.Command{Account: r.cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal, Idempotency: idem, Payload: payload}
 	res, err := s.propose(c, cmd)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if spec.decorate != nil {
 		res = spec.decorate(res)
 	}
-	writeResult(ctx, res)
+	return writeResult(r.ctx, res)
 }
 
 // propose replicates cmd and returns its successful result, or the error
@@ -161,10 +149,10 @@ func (s *Server) propose(c context.Context, cmd *actors.Command) (actors.Result,
 	return s.store.Propose(c, cmd)
 }
 
-// authorize authenticates cred on applied state and refuses a read-only
-// key, which may never change anything.
-func (s *Server) authorize(c context.Context, cred actors.Credential) (actors.AuthView, error) {
-	who, err := ask(c, s.store, cred, actors.AuthQuery{}, ReadLeader)
+// authorize authenticates r's credential on applied state and refuses a
+// read-only key, which may never change anything.
+func (s *Server) authorize(c context.Context, r *request) (actors.AuthView, error) {
+	who, err := ask(c, s, r, actors.AuthQuery{}, ReadLeader)
 	if err != nil {
 		return actors.AuthView{}, err
 	}

@@ -75,12 +75,12 @@ func cardDelete(ctx *fasthttp.RequestCtx) (version string, err error) {
 	return *req.ExpectedVersion, nil
 }
 
-func (s *Server) registerPortfolio(r routeAdder, prefix string, aud audience) {
-	r.GET(prefix+"/portfolio/cards", func(ctx *fasthttp.RequestCtx) {
-		s.read(ctx, aud, actors.ListPortfolioQuery{})
+func (s *Server) registerPortfolio(api routes, prefix string) {
+	api.get(prefix+"/portfolio/cards", func(r *request) error {
+		return s.read(r, actors.ListPortfolioQuery{})
 	})
-	r.POST(prefix+"/portfolio/cards", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+	api.post(prefix+"/portfolio/cards", func(r *request) error {
+		return s.write(r, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			var req cardCreateRequest
 			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
 				return nil, err
@@ -88,10 +88,10 @@ func (s *Server) registerPortfolio(r routeAdder, prefix string, aud audience) {
 			return req.payload()
 		}})
 	})
-	r.POST(prefix+"/portfolio/cards/validate", func(ctx *fasthttp.RequestCtx) {
-		s.readWith(ctx, aud, func() (actors.Query, error) {
+	api.post(prefix+"/portfolio/cards/validate", func(r *request) error {
+		return s.readWith(r, func() (actors.Query, error) {
 			var req cardCreateRequest
-			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
+			if err := decodeBody(r.ctx, &req, cardBodyBytesMax); err != nil {
 				return nil, err
 			}
 			p, err := req.payload()
@@ -101,12 +101,12 @@ func (s *Server) registerPortfolio(r routeAdder, prefix string, aud audience) {
 			return actors.ValidateCreatePortfolioCardQuery{Card: *p}, nil
 		})
 	})
-	onlyMethods(r, prefix+"/portfolio/cards/validate", fasthttp.MethodPost)
-	r.GET(prefix+"/portfolio/cards/{card_id}", func(ctx *fasthttp.RequestCtx) {
-		s.read(ctx, aud, actors.GetPortfolioCardQuery{CardID: pathParam(ctx, "card_id")})
+	onlyMethods(api.add, prefix+"/portfolio/cards/validate", fasthttp.MethodPost)
+	api.get(prefix+"/portfolio/cards/{card_id}", func(r *request) error {
+		return s.read(r, actors.GetPortfolioCardQuery{CardID: pathParam(r.ctx, "card_id")})
 	})
-	r.PATCH(prefix+"/portfolio/cards/{card_id}", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+	api.patch(prefix+"/portfolio/cards/{card_id}", func(r *request) error {
+		return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			version, fields, err := cardPatch(ctx)
 			if err != nil {
 				return nil, err
@@ -114,8 +114,8 @@ func (s *Server) registerPortfolio(r routeAdder, prefix string, aud audience) {
 			return &actors.UpdatePortfolioCard{CardID: pathParam(ctx, "card_id"), ExpectedVersion: version, CardFields: fields}, nil
 		}})
 	})
-	r.DELETE(prefix+"/portfolio/cards/{card_id}", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+	api.delete(prefix+"/portfolio/cards/{card_id}", func(r *request) error {
+		return s.write(r, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			version, err := cardDelete(ctx)
 			if err != nil {
 				return nil, err

@@ -96,7 +96,8 @@ type Server struct {
 	// dummyPasswordHash, at this server's cost, stands in for the hash of
 	// an account that does not exist (service.go).
 	dummyPasswordHash string
-	// use records when keys and sessions are used (credential_use.go).
+	// use records when keys and sessions are used (credential_use.go,
+	// through s.query).
 	use *credentialUse
 	// labelImports are the accounts importing labels (labels_import.go).
 	labelImports labelImportsRunning
@@ -110,7 +111,6 @@ func New(cfg Config) *Server {
 	}
 	s.use = newCredentialUse(cfg.Store, s.now, cfg.SessionIdle)
 	s.placement, _ = cfg.Store.(AccountPlacement)
-	s.store = usageRecordingStore{Store: cfg.Store, use: s.use}
 	s.activity = newActivityLog(cfg.Store, s.now, s.log)
 	if cfg.EdgeLimits {
 		s.limits = newEdgeLimits(cfg.TrustedProxies, s.now)
@@ -173,7 +173,7 @@ func (s *Server) publicRoutes() fasthttp.RequestHandler {
 	s.registerAgent(r)
 	s.registerOwner(r)
 	s.newSite().Register(r)
-	h := s.activity.wrap(r.Handler)
+	h := r.Handler
 	if s.metrics != nil {
 		h = s.metrics.wrap(h)
 	}

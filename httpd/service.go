@@ -111,15 +111,20 @@ type KeyCreated struct {
 
 // CreateKey creates an API key for the owner whose credential is cred.
 func (s *Server) CreateKey(ctx context.Context, cred actors.Credential, capability actors.Level, name string) (KeyCreated, error) {
+	return s.createKeyAs(ctx, &request{aud: audienceOwner, cred: cred}, capability, name)
+}
+
+// createKeyAs creates an API key for the owner whose credential is r's.
+func (s *Server) createKeyAs(ctx context.Context, r *request, capability actors.Level, name string) (KeyCreated, error) {
 	if err := actors.ValidateKeyInput(name, capability); err != nil {
 		return KeyCreated{}, err
 	}
-	who, err := s.authorize(ctx, cred)
+	who, err := s.authorize(ctx, r)
 	if err != nil {
 		return KeyCreated{}, err
 	}
-	id, key, hash := newAPIKey(cred.AccountID)
-	cmd := &actors.Command{Account: cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
+	id, key, hash := newAPIKey(r.cred.AccountID)
+	cmd := &actors.Command{Account: r.cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal,
 		Payload: &actors.CreateKey{KeyID: id, Name: name, Capability: capability, Hash: hash}}
 	res, err := s.propose(ctx, cmd)
 	if err != nil {
@@ -140,9 +145,11 @@ func (s *Server) OwnerCredential(secret string) (actors.Credential, bool) {
 
 // checkPassword verifies password against the account's stored hash and
 // returns that hash. An unknown account costs the same bcrypt work as a
-// known one, so timing does not tell them apart.
+// known one, so timing does not tell them apart. Its query is not a use of
+// cred: a sign-in's is the system's, and an owner's credential was
+// authorized, and its use recorded, just before (authorizeWithPassword).
 func (s *Server) checkPassword(ctx context.Context, cred actors.Credential, password string) (string, error) {
-	hash, err := ask(ctx, s.store, cred, actors.PasswordHashQuery{}, ReadLeader)
+	hash, err := actors.Answer[string](s.store.Query(ctx, cred, actors.PasswordHashQuery{}, ReadLeader))
 	_, refused := errors.AsType[*actors.Error](err)
 	if err != nil && !refused {
 		return "", specError(err)

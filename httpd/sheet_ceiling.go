@@ -1,8 +1,6 @@
 package httpd
 
 import (
-	"github.com/valyala/fasthttp"
-
 	"github.com/addrwatch/addrwatch/actors"
 )
 
@@ -17,34 +15,35 @@ import (
 // the limits on, authenticates the key and takes the ceiling before next
 // runs. The owner API's Sheet routes are not rate limited (the edge limits
 // are the agent API's).
-func (s *Server) sheetCeilingGate(aud audience, next fasthttp.RequestHandler) fasthttp.RequestHandler {
+func (s *Server) sheetCeilingGate(aud audience, next func(*request) error) func(*request) error {
 	if aud != audienceAgent {
 		return next
 	}
-	return func(ctx *fasthttp.RequestCtx) {
+	return func(r *request) error {
 		if s.limits == nil {
-			next(ctx)
-			return
+			return next(r)
 		}
-		if err := s.takeSheetCeiling(ctx, aud); err != nil {
-			writeError(ctx, err)
-			return
+		if err := s.takeSheetCeiling(r); err != nil {
+			return err
 		}
-		next(ctx)
+		return next(r)
 	}
 }
 
 // takeSheetCeiling authenticates the request's key on applied state (a
-// 401 spends nothing) and takes its account's share of the ceiling.
-func (s *Server) takeSheetCeiling(ctx *fasthttp.RequestCtx, aud audience) error {
-	cred, err := s.credential(ctx, aud)
-	if err != nil {
+// 401 spends nothing) and takes its account's share of the ceiling. Its
+// query is the gate's own, like the edge limits' refusals not a line of
+// the key's activity: it runs as a request value of its own, so a request
+// the gate refuses is not counted.
+func (s *Server) takeSheetCeiling(r *request) error {
+	gate := newRequest(r.ctx, r.aud)
+	if err := s.bearer(gate); err != nil {
 		return err
 	}
 	c, cancel := s.context()
 	defer cancel()
-	if _, err := ask(c, s.store, cred, actors.AuthQuery{}, ReadLeader); err != nil {
+	if _, err := ask(c, s, gate, actors.AuthQuery{}, ReadLeader); err != nil {
 		return err
 	}
-	return s.limits.TakeSheetCeiling(cred.AccountID)
+	return s.limits.TakeSheetCeiling(gate.cred.AccountID)
 }

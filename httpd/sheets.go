@@ -143,12 +143,12 @@ type sheetCompactRequest struct {
 	ExpectedRevision *int64 `json:"expected_revision"`
 }
 
-func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
+func (s *Server) registerSheets(api routes, prefix string) {
 	path := prefix + "/bookmark-spaces/{space_id}/sheet"
-	r.GET(path, s.sheetCeilingGate(aud, func(ctx *fasthttp.RequestCtx) {
-		s.readWith(ctx, aud, func() (actors.Query, error) { return sheetQuery(ctx) })
+	api.get(path, s.sheetCeilingGate(api.aud, func(r *request) error {
+		return s.readWith(r, func() (actors.Query, error) { return sheetQuery(r.ctx) })
 	}))
-	r.PATCH(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
+	api.patch(path, s.sheetWrite(api.aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
 		var req sheetPatchRequest
 		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
 			return nil, err
@@ -185,7 +185,7 @@ func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
 		}
 		return p, nil
 	}))
-	r.PUT(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
+	api.put(path, s.sheetWrite(api.aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
 		var req sheetPutRequest
 		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
 			return nil, err
@@ -203,7 +203,7 @@ func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
 		}
 		return &actors.PutSheetRow{SheetWrite: w, Cells: cells}, nil
 	}))
-	r.DELETE(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
+	api.delete(path, s.sheetWrite(api.aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
 		var req sheetDeleteRequest
 		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
 			return nil, err
@@ -217,7 +217,7 @@ func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
 		w.ExpectedRevision = *req.ExpectedRevision
 		return &actors.DeleteSheetRow{SheetWrite: w, Index: *req.Index}, nil
 	}))
-	r.POST(path, s.sheetWrite(aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
+	api.post(path, s.sheetWrite(api.aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
 		var req sheetCompactRequest
 		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
 			return nil, err
@@ -232,9 +232,9 @@ func (s *Server) registerSheets(r routeAdder, prefix string, aud audience) {
 
 // sheetWrite is the write path of a Sheet route: the payload carries the
 // Space and the rules the write is applied under (sheetWriteRules).
-func (s *Server) sheetWrite(aud audience, build func(*fasthttp.RequestCtx, actors.SheetWrite) (actors.Payload, error)) fasthttp.RequestHandler {
-	return s.sheetCeilingGate(aud, func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+func (s *Server) sheetWrite(aud audience, build func(*fasthttp.RequestCtx, actors.SheetWrite) (actors.Payload, error)) func(*request) error {
+	return s.sheetCeilingGate(aud, func(r *request) error {
+		return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			w := s.sheetWriteRules(aud)
 			w.SpaceID = pathParam(ctx, "space_id")
 			return build(ctx, w)

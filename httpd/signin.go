@@ -69,7 +69,8 @@ func (s *Server) checkLoginPassword(c context.Context, ctx *fasthttp.RequestCtx,
 
 // signIn is POST /owner/v1/sessions: {"login","password"} or
 // {"account_id","password"}.
-func (s *Server) signIn(ctx *fasthttp.RequestCtx) error {
+func (s *Server) signIn(r *request) error {
+	ctx := r.ctx
 	var req struct {
 		Login     *string `json:"login"`
 		AccountID *string `json:"account_id"`
@@ -94,6 +95,5 @@ func (s *Server) signIn(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(ctx, fasthttp.StatusCreated, map[string]string{"session": token, "expires_at": expiresAt.UTC().Format(time.RFC3339Nano)})
-	return nil
+	return answer(ctx, fasthttp.StatusCreated, map[string]string{"session": token, "expires_at": expiresAt.UTC().Format(time.RFC3339Nano)})
 }

@@ -28,13 +28,25 @@ var (
 	_ site.Edge  = siteBackend{}
 )
 
+// request is the request value of a site call made as the owner's
+// session, cred: of the owner API's audience, as fresh as the client asked
+// (ConsistencyHeader). ctx is nil for a call through site.Store, which has
+// none.
+func (b siteBackend) request(ctx *fasthttp.RequestCtx, cred actors.Credential) *request {
+	if ctx == nil {
+		return &request{aud: audienceOwner, cred: cred}
+	}
+	r := newRequest(ctx, audienceOwner)
+	r.cred = cred
+	return r
+}
+
 func (b siteBackend) Query(cred actors.Credential, q actors.Query, passive bool) (actors.Result, error) {
 	c, cancel := b.s.context()
 	defer cancel()
-	if passive {
-		c = passiveContext(c)
-	}
-	return b.s.store.Query(c, cred, q, ReadLeader)
+	r := b.request(nil, cred)
+	r.passive = passive
+	return b.s.query(c, r, q, ReadLeader)
 }
 
 func (b siteBackend) Propose(cmd *actors.Command) (actors.Result, error) {
@@ -62,38 +74,40 @@ func (b siteBackend) CreateKey(cred actors.Credential, capability actors.Level, 
 }
 
 func (b siteBackend) ReplaceLogin(ctx *fasthttp.RequestCtx, cred actors.Credential, login, current string) error {
-	_, err := b.s.replaceLogin(ctx, cred, login, current)
+	_, err := b.s.replaceLogin(b.request(ctx, cred), login, current)
 	return err
 }
 
 func (b siteBackend) ReplacePassword(ctx *fasthttp.RequestCtx, cred actors.Credential, current, next string) (string, error) {
-	return b.s.replacePassword(ctx, cred, current, next)
+	return b.s.replacePassword(b.request(ctx, cred), current, next)
 }
 
 func (b siteBackend) ReplaceOwnerSecret(ctx *fasthttp.RequestCtx, cred actors.Credential, current string) (string, error) {
-	return b.s.replaceOwnerSecret(ctx, cred, current)
+	return b.s.replaceOwnerSecret(b.request(ctx, cred), current)
 }
 
 func (b siteBackend) RemoveAccount(ctx *fasthttp.RequestCtx, cred actors.Credential, current string) error {
-	return b.s.removeAccount(ctx, cred, current)
+	return b.s.removeAccount(b.request(ctx, cred), current)
 }
 
 func (b siteBackend) ServeLabels(ctx *fasthttp.RequestCtx, cred actors.Credential) error {
-	return b.s.serveLabels(ctx, cred)
+	return b.s.serveLabels(b.request(ctx, cred))
 }
 
 func (b siteBackend) ImportLabels(cred actors.Credential, file []byte) (any, error) {
-	return b.s.importLabels(cred, file)
+	return b.s.importLabels(b.request(nil, cred), file)
 }
 
 func (b siteBackend) ServeHistoryCSV(ctx *fasthttp.RequestCtx, cred actors.Credential, cardID string) {
-	b.s.serveHistoryCSV(ctx, cred, cardID)
+	if err := b.s.serveHistoryCSV(b.request(ctx, cred), cardID); err != nil {
+		writeError(ctx, err)
+	}
 }
 
 func (b siteBackend) CombinedHistory(ctx *fasthttp.RequestCtx, cred actors.Credential) (views.Combined, error) {
-	c, cancel := readContext(ctx, upstreamTimeout)
+	c, cancel := readContext(upstreamTimeout)
 	defer cancel()
-	return b.s.combinedHistoryView(c, cred, false, ReadLeader)
+	return b.s.combinedHistoryView(c, b.request(ctx, cred), false, ReadLeader)
 }
 
 func (b siteBackend) HistoryOffset(ctx *fasthttp.RequestCtx) (int, error) {
@@ -101,15 +115,15 @@ func (b siteBackend) HistoryOffset(ctx *fasthttp.RequestCtx) (int, error) {
 }
 
 func (b siteBackend) CardTransactions(ctx *fasthttp.RequestCtx, cred actors.Credential, cardID string, offset int) (views.Transactions, error) {
-	c, cancel := readContext(ctx, upstreamTimeout)
+	c, cancel := readContext(upstreamTimeout)
 	defer cancel()
-	return b.s.cardTransactionsView(c, cred, cardID, offset, historyLimitDefault, ReadLeader)
+	return b.s.cardTransactionsView(c, b.request(ctx, cred), cardID, offset, historyLimitDefault, ReadLeader)
 }
 
 func (b siteBackend) SaveNote(ctx *fasthttp.RequestCtx, cred actors.Credential, who actors.Principal, txid, text string) error {
-	c, cancel := readContext(ctx, upstreamTimeout)
+	c, cancel := readContext(upstreamTimeout)
 	defer cancel()
-	_, err := b.s.saveNote(c, cred, &who, txid, text)
+	_, err := b.s.saveNote(c, b.request(ctx, cred), &who, txid, text)
 	return err
 }
 

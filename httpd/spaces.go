@@ -27,12 +27,12 @@ type spaceDeleteRequest struct {
 	ConfirmDeleteCards       *bool   `json:"confirm_delete_cards"`
 }
 
-func (s *Server) registerSpaces(r routeAdder, prefix string, aud audience) {
-	r.GET(prefix+"/bookmark-spaces", func(ctx *fasthttp.RequestCtx) {
-		s.read(ctx, aud, actors.ListSpacesQuery{})
+func (s *Server) registerSpaces(api routes, prefix string) {
+	api.get(prefix+"/bookmark-spaces", func(r *request) error {
+		return s.read(r, actors.ListSpacesQuery{})
 	})
-	r.POST(prefix+"/bookmark-spaces", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+	api.post(prefix+"/bookmark-spaces", func(r *request) error {
+		return s.write(r, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			var req spaceCreateRequest
 			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
 				return nil, err
@@ -48,11 +48,11 @@ func (s *Server) registerSpaces(r routeAdder, prefix string, aud audience) {
 			return &actors.CreateSpace{SpaceID: newID(), ExpectedBookmarkRevision: *req.ExpectedBookmarkRevision, Name: *req.Name, Type: actors.SpaceType(*req.Type)}, nil
 		}})
 	})
-	r.GET(prefix+"/bookmark-spaces/{space_id}", func(ctx *fasthttp.RequestCtx) {
-		s.read(ctx, aud, actors.GetSpaceQuery{SpaceID: pathParam(ctx, "space_id")})
+	api.get(prefix+"/bookmark-spaces/{space_id}", func(r *request) error {
+		return s.read(r, actors.GetSpaceQuery{SpaceID: pathParam(r.ctx, "space_id")})
 	})
-	r.PATCH(prefix+"/bookmark-spaces/{space_id}", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+	api.patch(prefix+"/bookmark-spaces/{space_id}", func(r *request) error {
+		return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			var req spacePatchRequest
 			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
 				return nil, err
@@ -68,8 +68,8 @@ func (s *Server) registerSpaces(r routeAdder, prefix string, aud audience) {
 			return p, nil
 		}})
 	})
-	r.DELETE(prefix+"/bookmark-spaces/{space_id}", func(ctx *fasthttp.RequestCtx) {
-		s.write(ctx, aud, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+	api.delete(prefix+"/bookmark-spaces/{space_id}", func(r *request) error {
+		return s.write(r, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 			var req spaceDeleteRequest
 			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
 				return nil, err

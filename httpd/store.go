@@ -19,7 +19,8 @@ type Store interface {
 	// may not have applied.
 	Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error)
 	// Query authenticates cred on its account and runs q on applied state,
-	// as fresh as rc asks. Read its answer with ask, typed.
+	// as fresh as rc asks. The handlers ask through s.query and ask
+	// (request.go), which also note what the query proved.
 	Query(ctx context.Context, cred actors.Credential, q actors.Query, rc ReadConsistency) (actors.Result, error)
 	// AccountForLogin returns the account whose login is login, compared
 	// without regard to case, in applied state (sign-in runs on the leader).
@@ -64,12 +65,6 @@ type Operator interface {
 	Backup(w io.Writer) error
 	// Restore replaces the whole state with a backup file.
 	Restore(path string) error
-}
-
-// ask runs q through st and returns its answer as the type q declares
-// (actors.QueryOf), so no handler asserts a result's type.
-func ask[T any](c context.Context, st Store, cred actors.Credential, q actors.QueryOf[T], rc ReadConsistency) (T, error) {
-	return actors.Answer[T](st.Query(c, cred, q, rc))
 }
 
 // bodyOf is a successful result's body as a T: a query's answer, or the

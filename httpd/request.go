@@ -1,0 +1,155 @@
+package httpd
+
+import (
+	"context"
+	"errors"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// request is what one API request carries between this package's layers.
+// It is passed as an argument, from the route down to the store calls and
+// back: nothing of it rides in the context of a store call or in a
+// fasthttp user value.
+//
+// Who fills what:
+//   - the route (routes.handle) makes it when the request reaches its
+//     handler: ctx, the audience of the API the route belongs to, and the
+//     read consistency the client asked for (ConsistencyHeader);
+//   - the handler parses the bearer credential into cred (s.bearer) before
+//     its first query;
+//   - ask (s.query) notes what a query proved: an API key that
+//     authenticated is named in key, for the key's activity;
+//   - the route's error writer (fail) keeps the code it answered with.
+//
+// Once the handler returns, the route counts an agent request whose key
+// authenticated in that key's activity, from key and code (activity.go).
+//
+// The site's calls (site_backend.go) make their own: the session's
+// credential, and passive for a request the page made on its own (the
+// live view's polls), whose queries are not a use of the session
+// (credential_use.go).
+type request struct {
+	// ctx is the fasthttp request; nil for a site call made through
+	// site.Store, which has none.
+	ctx *fasthttp.RequestCtx
+	// aud is who the route serves: its credential must be of that kind.
+	aud audience
+	// consistency is how fresh the client asked its reads to be. A read
+	// that must be the leader's whatever was asked (an authorization, a
+	// password check) says ReadLeader instead.
+	consistency ReadConsistency
+	// cred is the bearer credential, once parsed (s.bearer).
+	cred actors.Credential
+	// passive marks a request the page makes on its own: its queries do
+	// not count as a use of its credential.
+	passive bool
+	// key is the API key a query authenticated; zero until one did.
+	key activityKeyRef
+	// code is the error code the request was answered with, if any.
+	code actors.Code
+}
+
+// newRequest is the request value of ctx on a route of aud.
+func newRequest(ctx *fasthttp.RequestCtx, aud audience) *request {
+	return &request{ctx: ctx, aud: aud, consistency: consistencyOf(ctx)}
+}
+
+// bearer parses r's bearer credential for its audience into r.cred.
+func (s *Server) bearer(r *request) error {
+	cred, err := s.credential(r.ctx, r.aud)
+	r.cred = cred
+	return err
+}
+
+// fail answers r with err, in the spec's shape (writeError), and keeps its
+// code for the activity count.
+func (r *request) fail(err error) {
+	e := specError(err)
+	r.code = e.Code
+	writeSpecError(r.ctx, e)
+}
+
+// query runs q as r's credential through the store, as fresh as rc. A
+// query the credential authenticated (it did not fail UNAUTHORIZED: a
+// rule's other refusals, a card not found, still followed an
+// authenticated credential) is a use of it unless r is passive
+// (credential_use.go), and names r's API key for its activity. Every
+// authenticated request makes at least one query (a write's authorize
+// included), so no route needs to remember to record.
+func (s *Server) query(c context.Context, r *request, q actors.Query, rc ReadConsistency) (actors.Result, error) {
+	res, err := s.store.Query(c, r.cred, q, rc)
+	if refused, isRefusal := errors.AsType[*actors.Error](err); err != nil && (!isRefusal || refused.Code == actors.CodeUnauthorized) {
+		return res, err // not authenticated, or not known to be
+	}
+	if r.cred.Kind == actors.CredentialAPIKey {
+		r.key = activityKeyRef{account: r.cred.AccountID, keyID: r.cred.ID}
+	}
+	if !r.passive {
+		s.use.used(r.cred)
+	}
+	return res, err
+}
+
+// ask is query with its answer as the type q declares (actors.QueryOf),
+// so no handler asserts a result's type.
+func ask[T any](c context.Context, s *Server, r *request, q actors.QueryOf[T], rc ReadConsistency) (T, error) {
+	return actors.Answer[T](s.query(c, r, q, rc))
+}
+
+// routes registers the routes of one API, the agent API's or the owner
+// API's: each handler is given the request value, made when the request
+// reaches it, and returns its error, which the route writes (fail). Once
+// the handler returns, an agent request whose key authenticated is
+// counted in the key's activity under the route's method and pattern.
+type routes struct {
+	add routeAdder
+	s   *Server
+	aud audience
+}
+
+func (rt routes) handle(method, path string, h func(r *request) error) {
+	op, count := method+" "+path, rt.aud == audienceAgent
+	rt.add.Handle(method, path, func(ctx *fasthttp.RequestCtx) {
+		r := newRequest(ctx, rt.aud)
+		if count {
+			defer func() {
+				if v := recover(); v != nil {
+					// The router answers a panic with INTERNAL (newRouter);
+					// the request is counted as answered so.
+					r.code = actors.CodeInternal
+					rt.s.activity.count(r, op, path, fasthttp.StatusInternalServerError)
+					panic(v)
+				}
+			}()
+		}
+		if err := h(r); err != nil {
+			r.fail(err)
+		}
+		if count {
+			rt.s.activity.count(r, op, path, ctx.Response.StatusCode())
+		}
+	})
+}
+
+func (rt routes) get(path string, h func(r *request) error) {
+	rt.handle(fasthttp.MethodGet, path, h)
+}
+
+func (rt routes) post(path string, h func(r *request) error) {
+	rt.handle(fasthttp.MethodPost, path, h)
+}
+
+func (rt routes) put(path string, h func(r *request) error) {
+	rt.handle(fasthttp.MethodPut, path, h)
+}
+
+func (rt routes) patch(path string, h func(r *request) error) {
+	rt.handle(fasthttp.MethodPatch, path, h)
+}
+
+func (rt routes) delete(path string, h func(r *request) error) {
+	rt.handle(fasthttp.MethodDelete, path, h)
+}

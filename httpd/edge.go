@@ -12,9 +12,10 @@ import (
 )
 
 // The edge's hardening lives in package edge. This file wires it to the
-// Server: the rules of each listener, the error writer, the clients this
-// package's layers name (a forwarded request's, an MCP tool call's), and
-// which request spends which of the edge's budgets.
+// Server: the rules of each listener, the error writer, the client a
+// forwarded request's node named, and which request spends which of the
+// edge's budgets. (An MCP tool call is checked as its MCP request's
+// client by the tool-call chain itself, mcp.go.)
 
 // NewHTTPServer returns the public listener's server: request bodies up
 // to bodyBytesMax are read before the handler runs. Every answer to a
@@ -71,19 +72,11 @@ func (s *Server) newEdge() *edge.Edge {
 	return &edge.Edge{Log: s.log, WriteError: writeError, Clients: clients(s.trustedProxies)}
 }
 
-// clients names requests' clients behind the trusted proxies, taking the
-// client this package's layers named first: an MCP tool call's (mcp.go),
-// then the one named by the node that forwarded the request (package
+// clients names requests' clients behind the trusted proxies, taking
+// first the one named by the node that forwarded the request (package
 // forward).
 func clients(trusted []*net.IPNet) edge.Clients {
-	return edge.Clients{Trusted: trusted, Named: namedClient, Forwarded: forwardedScheme}
-}
-
-func namedClient(ctx *fasthttp.RequestCtx) (string, bool) {
-	if ip, toolCall := mcpToolCall(ctx); toolCall && ip != "" {
-		return ip, true // the MCP request's client, named when it was received
-	}
-	return forward.NamedClient(ctx)
+	return edge.Clients{Trusted: trusted, Named: forward.NamedClient, Forwarded: forwardedScheme}
 }
 
 func forwardedScheme(ctx *fasthttp.RequestCtx) (https, forwarded bool) {
@@ -126,20 +119,29 @@ func newEdgeLimits(trusted []*net.IPNet, now func() time.Time) *edge.Limits {
 // but the public documents spends, unless another node forwarded it (it
 // was limited on the node that received it). A Sheet route spends the
 // Sheet budget. A request with an Authorization spends the authentication
-// budgets, except a tool call (its MCP request spent them); an MCP
-// request (/v1/mcp) spends nothing else, as each tool call in it is the
-// API request it stands for and spends that request's regular or Sheet
-// budget.
+// budgets; an MCP request (/v1/mcp) spends nothing else, as each tool
+// call in it is the API request it stands for and spends that request's
+// regular or Sheet budget (toolCallSpending).
 func spending(ctx *fasthttp.RequestCtx) edge.Spending {
-	path := ctx.Path()
 	if forward.Forwarded(ctx) {
 		return edge.Spending{}
 	}
+	return spendingOf(ctx, false)
+}
+
+// toolCallSpending is what a tool call spends: what the request it stands
+// for would, but for the authentication budgets, which its MCP request
+// spent.
+func toolCallSpending(ctx *fasthttp.RequestCtx) edge.Spending {
+	return spendingOf(ctx, true)
+}
+
+func spendingOf(ctx *fasthttp.RequestCtx, toolCall bool) edge.Spending {
+	path := ctx.Path()
 	if !bytes.HasPrefix(path, agentPathPrefix) || bytes.HasPrefix(path, docsPathPrefix) || bytes.Equal(path, openAPIPath) {
 		return edge.Spending{}
 	}
 	spend := edge.Spending{Limited: true, Sheet: bytes.HasPrefix(path, spacesPath) && bytes.HasSuffix(path, sheetPathSuffix)}
-	_, toolCall := mcpToolCall(ctx)
 	if header := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization); len(header) > 0 && !toolCall {
 		spend.Key, spend.AuthOnly = bearerKeyID(header), bytes.Equal(path, mcpPathBytes)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/edge"
 	"github.com/addrwatch/addrwatch/httpd/site"
 	"github.com/addrwatch/addrwatch/mcpserver/mcphttp"
 )
@@ -16,12 +17,10 @@ const mcpPath = agentPrefix + "/mcp"
 
 var mcpPathBytes = []byte(mcpPath)
 
-// mcpToolCallKey marks a request a tool call made, for the edge limits.
-type mcpToolCallKey struct{}
-
 // registerMCP serves /v1/mcp. Each tool call is run in process by api, the
-// public routes below the forwarding step: no loopback HTTP hop, and the
-// very same authentication, authorization, validation, limits and
+// public routes below the forwarding step and the edge limits (which Run
+// checks itself, as the MCP request's client): no loopback HTTP hop, and
+// the very same authentication, authorization, validation, limits and
 // activity count as the REST request it stands for.
 func (s *Server) registerMCP(r routeAdder, api fasthttp.RequestHandler) {
 	endpoint, err := mcphttp.New(mcphttp.Config{
@@ -45,7 +44,7 @@ func (s *Server) registerMCP(r routeAdder, api fasthttp.RequestHandler) {
 // mcpHost is this server as the MCP endpoint's host.
 type mcpHost struct {
 	s   *Server
-	api fasthttp.RequestHandler // the public routes below forwarding
+	api fasthttp.RequestHandler // the public routes below forwarding and the limits
 }
 
 func (h mcpHost) CheckBearer(ctx *fasthttp.RequestCtx) error {
@@ -82,16 +81,21 @@ func (mcpHost) BadRequest(message string) error { return actors.Errorf(codeBadRe
 
 func (mcpHost) WriteError(ctx *fasthttp.RequestCtx, err error) { writeError(ctx, err) }
 
-// Run marks ctx as a tool call of clientIP's, which the edge limits and
-// clientIP read, and serves it.
+// Run serves ctx, a tool call of an MCP request from clientIP: the edge
+// limits, as that client's and spending what a tool call spends
+// (toolCallSpending), then the routes. The chain knows it runs a tool
+// call; nothing on ctx says so. Without a named client (none was known)
+// the call is the client of its own connection.
 func (h mcpHost) Run(ctx *fasthttp.RequestCtx, clientIP string) {
-	ctx.SetUserValue(mcpToolCallKey{}, clientIP)
+	if l := h.s.limits; l != nil {
+		client := clientKeyOf(ctx, h.s.trustedProxies)
+		if clientIP != "" {
+			client = edge.KeyOf(clientIP)
+		}
+		if err := l.CheckAs(client, toolCallSpending(ctx)); err != nil {
+			writeError(ctx, err)
+			return
+		}
+	}
 	h.api(ctx)
-}
-
-// mcpToolCall reports whether a request is one a tool call made, and for
-// which client.
-func mcpToolCall(ctx *fasthttp.RequestCtx) (string, bool) {
-	ip, ok := ctx.UserValue(mcpToolCallKey{}).(string)
-	return ip, ok
 }

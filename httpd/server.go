@@ -178,12 +178,9 @@ func (s *Server) publicRoutes() fasthttp.RequestHandler {
 		h = s.metrics.wrap(h)
 	}
 	// A tool call of /v1/mcp goes through what a /v1 request meets on the
-	// node that serves it: the limits, the measuring, the routes.
-	api := h
-	if s.limits != nil {
-		api = s.limits.Wrap(api)
-	}
-	s.registerMCP(r, api)
+	// node that serves it: the limits (mcpHost.Run), the measuring, the
+	// routes.
+	s.registerMCP(r, h)
 	if s.forward != nil {
 		h = s.forward.Handler(false, servedLocally, h)
 	}

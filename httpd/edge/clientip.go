@@ -70,7 +70,11 @@ func (c Clients) IsTrusted(ip net.IP) bool {
 // usually holds a whole /64 and can send from any address in it, so
 // counting it per address would give it 2^64 budgets.
 func (c Clients) Key(ctx *fasthttp.RequestCtx) string {
-	ip := c.IP(ctx)
+	return KeyOf(c.IP(ctx))
+}
+
+// KeyOf is the key a client whose IP is ip is counted by (Clients.Key).
+func KeyOf(ip string) string {
 	a, err := netip.ParseAddr(ip)
 	if err != nil {
 		return ip // not an address (IP always gives one); count it as it is

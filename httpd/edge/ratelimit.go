@@ -158,8 +158,23 @@ func (l *Limits) Check(ctx *fasthttp.RequestCtx) error {
 	if !spend.Limited {
 		return nil
 	}
+	return l.take(l.clients.Key(ctx), spend)
+}
+
+// CheckAs is Check for a request that the caller has already told apart:
+// its client's key (Clients.Key, KeyOf) and what it spends. A tool call
+// of an MCP request is checked so, as its MCP request's client.
+func (l *Limits) CheckAs(client string, spend Spending) error {
+	if !spend.Limited {
+		return nil
+	}
+	return l.take(client, spend)
+}
+
+// take takes the tokens spend names of the client ip, all or none, or
+// returns the refusal.
+func (l *Limits) take(ip string, spend Spending) error {
 	now := l.now()
-	ip := l.clients.Key(ctx)
 	var taken []*rate.Reservation
 	refuse := func(wait time.Duration) error {
 		for _, r := range taken {

@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // Owner credential limits. Every owner credential can be guessed at, or
@@ -244,7 +245,7 @@ func (o *ownerLimits) guard(next fasthttp.RequestHandler) fasthttp.RequestHandle
 // bearerKey names the client and the account of a request that carries an
 // owner secret or a session token; it reports false for any other request.
 func (o *ownerLimits) bearerKey(ctx *fasthttp.RequestCtx) (string, bool) {
-	token, found := bearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
+	token, found := edge.BearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
 	if !found {
 		return "", false
 	}

@@ -21,10 +21,13 @@
 //   - ratelimit.go: the spec's per-client token buckets (Limits) and the
 //     Sheet routes' global ceiling;
 //   - tls.go: whether a request came over HTTPS, and HSTS;
+//   - bearer.go: the token of an "Authorization: Bearer" header;
+//   - metrics.go: the request metrics per route pattern (RequestMetrics);
 //   - log.go: fasthttp's log lines, redacted of request bytes.
 //
-// What it depends on: fasthttp, the token buckets (x/time/rate and
-// golang-lru) and actors, for the error type and codes; the edge mints
+// What it depends on: fasthttp and its router (for the matched route's
+// pattern), the token buckets (x/time/rate and golang-lru), the
+// Prometheus client and actors, for the error type and codes; the edge mints
 // the codes of a request refused before it reaches an operation
 // (CodeBadRequest and the others). It imports no other package of httpd.
 // What it needs of the layers behind it comes in as functions: the

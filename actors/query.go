@@ -16,6 +16,23 @@ type QueryOf[T any] interface {
 	answer(a *Account, who Principal, capability Level, now int64) (T, *Error)
 }
 
+// Answer is a Result's body as a T, the type its query declares (or the
+// view a command answers with), or err when the store failed or a rule
+// refused. Call it as Answer[T](store.Query(...)). A body of another type
+// is a programmer error, answered as an internal error rather than a
+// panic.
+func Answer[T any](res Result, err error) (T, error) {
+	v, isT := res.Body.(T)
+	switch {
+	case err != nil:
+		var none T
+		return none, err
+	case !isT:
+		return v, Errorf(CodeInternal, "internal error")
+	}
+	return v, nil
+}
+
 // answered is the Result of a typed answer.
 func answered[T any](v T, err *Error) Result {
 	if err != nil {

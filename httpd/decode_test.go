@@ -113,7 +113,7 @@ func TestDecodeBodyRejects(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var dst cardCreateRequest
-			err := siteErr(decodeBody(requestWith(tc.contentType, []byte(tc.body)), &dst, cardBodyBytesMax))
+			err := typedErr(decodeBody(requestWith(tc.contentType, []byte(tc.body)), &dst, cardBodyBytesMax))
 			if err == nil {
 				t.Fatalf("decodeBody(%q) accepted it as %v", tc.body, renderRequest(dst))
 			}
@@ -151,7 +151,7 @@ func TestDecodeBodyTypeNames(t *testing.T) {
 		`{"List":"x"}`:      `field "List" must be an array`,
 	}
 	for body, want := range cases {
-		err := siteErr(decodeBody(requestWith("application/json", []byte(body)), &dst, cardBodyBytesMax))
+		err := typedErr(decodeBody(requestWith("application/json", []byte(body)), &dst, cardBodyBytesMax))
 		if err == nil || err.Message != want {
 			t.Errorf("%s: %v, want %q", body, err, want)
 		}
@@ -164,7 +164,7 @@ func TestDecodeBodySizeBound(t *testing.T) {
 	if err := decodeBody(requestWith("application/json", body), &dst, len(body)); err != nil {
 		t.Fatalf("a body of exactly the bound: %v", err)
 	}
-	err := siteErr(decodeBody(requestWith("application/json", body), &dst, len(body)-1))
+	err := typedErr(decodeBody(requestWith("application/json", body), &dst, len(body)-1))
 	if err == nil || err.Code != actors.CodeValidation || !strings.Contains(err.Message, fmt.Sprint(len(body)-1)) {
 		t.Fatalf("a body one byte over the bound: %v", err)
 	}
@@ -328,7 +328,7 @@ func TestCredentialAudience(t *testing.T) {
 			ctx.Request.Header.Set(fasthttp.HeaderAuthorization, tc.header)
 		}
 		cred, failure := s.credential(ctx, tc.aud)
-		err := siteErr(failure)
+		err := typedErr(failure)
 		if tc.kind == 0 {
 			if err == nil || err.Code != actors.CodeUnauthorized || StatusOf(err.Code) != 401 {
 				t.Errorf("%q for audience %d: %+v, %v; want 401 UNAUTHORIZED", tc.header, tc.aud, cred, err)
@@ -357,7 +357,7 @@ func FuzzDecodeBody(f *testing.F) {
 	f.Add(`application/json; a="`, []byte(`{}`))
 	f.Fuzz(func(t *testing.T, contentType string, body []byte) {
 		var dst cardCreateRequest
-		err := siteErr(decodeBody(requestWith(contentType, body), &dst, 1<<10))
+		err := typedErr(decodeBody(requestWith(contentType, body), &dst, 1<<10))
 		if err == nil {
 			if len(body) > 1<<10 {
 				t.Fatalf("accepted %d bytes over a bound of %d", len(body), 1<<10)

@@ -41,7 +41,7 @@ func TestHashSlotsBoundWhatRunsAndWhatWaits(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- siteErr(h.run(hash))
+			errs <- typedErr(h.run(hash))
 		}()
 	}
 	// Wait (without a clock) until every one holds its place in the queue
@@ -49,7 +49,7 @@ func TestHashSlotsBoundWhatRunsAndWhatWaits(t *testing.T) {
 	for len(h.queued) < total || running.Load() < int32(cap(h.running)) {
 		runtime.Gosched()
 	}
-	if err := siteErr(h.run(func() { t.Error("a hash past the queue ran") })); err != errHashingBusy || err.RetryAfter < 1 || StatusOf(err.Code) != 503 {
+	if err := typedErr(h.run(func() { t.Error("a hash past the queue ran") })); err != errHashingBusy || err.RetryAfter < 1 || StatusOf(err.Code) != 503 {
 		t.Fatalf("hash past the queue: %v, want 503 with Retry-After", err)
 	}
 	close(release)
@@ -92,7 +92,7 @@ func TestHashSlotsOperatorWaitsPastAFullQueue(t *testing.T) {
 	h.running <- struct{}{} // and the slot is busy
 	done := make(chan *actors.Error)
 	ran := false
-	go func() { done <- siteErr(h.runForOperator(context.Background(), func() { ran = true })) }()
+	go func() { done <- typedErr(h.runForOperator(context.Background(), func() { ran = true })) }()
 	<-h.running // the slot frees up
 	if err := <-done; err != nil || !ran {
 		t.Fatalf("operator hash: %v, ran %v", err, ran)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/addrwatch/addrwatch/chain"
+	"github.com/addrwatch/addrwatch/httpd/views"
 )
 
 // History is what the History and note routes need from the upstream
@@ -20,7 +21,7 @@ type History interface {
 
 // History bounds.
 const (
-	historyLimitDefault = 25
+	historyLimitDefault = views.HistoryPage
 	historyLimitMax     = chain.HistoryPageLimitMax
 	combinedTxsMax      = 25 // transactions in the combined /history view
 	upstreamTimeout     = 12 * time.Second

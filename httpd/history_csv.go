@@ -14,6 +14,7 @@ import (
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/chain"
+	"github.com/addrwatch/addrwatch/httpd/site"
 )
 
 // History CSV downloads: every transaction of the plan's window with its
@@ -56,7 +57,7 @@ const historyCSVWriteTimeout = 10 * time.Minute
 
 // historyCSVPrefixes are where the History CSV downloads are: the owner
 // API's and the site's (the same files, with the site's session cookie).
-var historyCSVPrefixes = [][]byte{[]byte(ownerPrefix), []byte(siteDownloadsPrefix)}
+var historyCSVPrefixes = [][]byte{[]byte(ownerPrefix), []byte(site.DownloadsPrefix)}
 
 // isHistoryCSV reports whether a request is one of the History CSV
 // downloads (publicRequest gives it historyCSVWriteTimeout).

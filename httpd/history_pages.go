@@ -9,6 +9,7 @@ import (
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/chain"
+	"github.com/addrwatch/addrwatch/httpd/views"
 )
 
 // How a History page is cut from the upstream's history, per plan.
@@ -60,16 +61,7 @@ func (s *Server) pageFor(c context.Context, addr string, plan actors.Plan, w act
 }
 
 // txView is a transaction as History shows it.
-type txView struct {
-	TxID        string   `json:"txid"`
-	Time        *string  `json:"time"` // block time, RFC 3339 UTC; null while unconfirmed
-	Confirmed   bool     `json:"confirmed"`
-	BlockHeight *int64   `json:"block_height"`
-	AmountSat   int64    `json:"amount_sat"` // net for the card (or cards): received minus spent
-	FeeSat      int64    `json:"fee_sat"`
-	Note        *string  `json:"note"` // null when there is none or the caller may not read it
-	CardIDs     []string `json:"card_ids,omitempty"`
-}
+type txView = views.Tx
 
 func renderTx(tx chain.Tx, addresses ...string) txView {
 	v := txView{TxID: tx.TxID, Confirmed: tx.Confirmed, FeeSat: tx.Fee}
@@ -84,17 +76,8 @@ func renderTx(tx chain.Tx, addresses ...string) txView {
 	return v
 }
 
-// historyExport says what a History answer covers: the plan, the dates the
-// base plan enforced, and whether the answer is complete.
-type historyExport struct {
-	Plan                 actors.Plan `json:"plan"`
-	WindowEnforced       bool        `json:"window_enforced"`
-	From                 *string     `json:"from"` // inclusive UTC date, base plan only
-	To                   *string     `json:"to"`
-	Complete             bool        `json:"complete"`
-	OlderPreview         bool        `json:"older_preview"`
-	OffsetCeilingReached bool        `json:"offset_ceiling_reached"`
-}
+// historyExport says what a History answer covers.
+type historyExport = views.Export
 
 func exportFor(plan actors.Plan, w actors.HistoryWindow, complete, preview, ceiling bool) historyExport {
 	e := historyExport{Plan: plan, Complete: complete, OlderPreview: preview, OffsetCeilingReached: ceiling}

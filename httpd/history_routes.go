@@ -9,6 +9,7 @@ import (
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/chain"
+	"github.com/addrwatch/addrwatch/httpd/views"
 )
 
 // History and note routes, shared by the agent API and the owner API. The
@@ -70,11 +71,7 @@ func (s *Server) registerHistory(r routeAdder, prefix string, aud audience) {
 }
 
 func pathTxID(ctx *fasthttp.RequestCtx) (string, error) {
-	txid, valid := chain.CanonicalTxID(pathParam(ctx, "txid"))
-	if !valid {
-		return "", actors.Errorf(actors.CodeValidation, "the transaction ID must be 64 hexadecimal characters")
-	}
-	return txid, nil
+	return views.TxID(pathParam(ctx, "txid"))
 }
 
 // onlyParams refuses any query parameter not named.
@@ -115,6 +112,12 @@ func queryBool(ctx *fasthttp.RequestCtx, name string) (bool, error) {
 	return b, nil
 }
 
+// historyOffset is the offset parameter of a page of one card's History,
+// which the site's History pages read the API's way.
+func historyOffset(ctx *fasthttp.RequestCtx) (int, error) {
+	return queryIntDefault(ctx, "offset", 0, 0, 1<<30)
+}
+
 // queryIntDefault parses an optional integer query parameter.
 func queryIntDefault(ctx *fasthttp.RequestCtx, name string, def, lo, hi int) (int, error) {
 	if !ctx.QueryArgs().Has(name) {
@@ -152,19 +155,7 @@ func annotate(txs []txView, notes map[string]string) {
 }
 
 // transactionsView is the body of GET /history/cards/{card_id}/transactions.
-type transactionsView struct {
-	CardID          string        `json:"card_id"`
-	Address         string        `json:"address"`
-	Transactions    []txView      `json:"transactions"`
-	Offset          int           `json:"offset"`
-	Limit           int           `json:"limit"`
-	NextOffset      *int          `json:"next_offset"`
-	HasMore         bool          `json:"has_more"`
-	HistoryExport   historyExport `json:"history_export"`
-	HistoryDegraded bool          `json:"history_degraded"`
-	Complete        bool          `json:"complete"`
-	TotalCount      *int64        `json:"total_count"` // upstream lifetime count; null when the upstream failed
-}
+type transactionsView = views.Transactions
 
 func (s *Server) cardTransactions(ctx *fasthttp.RequestCtx, aud audience) error {
 	cred, err := s.credential(ctx, aud)
@@ -178,7 +169,7 @@ func (s *Server) cardTransactions(ctx *fasthttp.RequestCtx, aud audience) error 
 	if err != nil {
 		return err
 	}
-	offset, err := queryIntDefault(ctx, "offset", 0, 0, 1<<30)
+	offset, err := historyOffset(ctx)
 	if err != nil {
 		return err
 	}
@@ -230,24 +221,10 @@ func (s *Server) cardTransactionsView(c context.Context, cred actors.Credential,
 }
 
 // combinedCardView is one card in the combined History summary.
-type combinedCardView struct {
-	CardID          string `json:"card_id"`
-	Address         string `json:"address"`
-	Name            string `json:"name"`
-	TotalCount      *int64 `json:"total_count"`
-	BalanceSat      *int64 `json:"balance_sat"`
-	RecentCount     *int   `json:"recent_count,omitempty"` // base plan: transactions of the first page in the year
-	HistoryDegraded bool   `json:"history_degraded"`
-}
+type combinedCardView = views.CombinedCard
 
 // combinedView is the body of GET /history.
-type combinedView struct {
-	Cards           []combinedCardView `json:"cards"`
-	Transactions    []txView           `json:"transactions"`
-	HistoryExport   historyExport      `json:"history_export"`
-	HistoryDegraded bool               `json:"history_degraded"`
-	Complete        bool               `json:"complete"`
-}
+type combinedView = views.Combined
 
 func (s *Server) combinedHistory(ctx *fasthttp.RequestCtx, aud audience) error {
 	cred, err := s.credential(ctx, aud)

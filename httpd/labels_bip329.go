@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/addrwatch/addrwatch/httpd/views"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -20,9 +21,8 @@ import (
 // nothing else: which records addrwatch keeps is labels_import.go's.
 
 const (
-	// labelFileBytesMax bounds a label file (the public listener's body
-	// limit is at least this, so a file the edge takes is read whole).
-	labelFileBytesMax = 2 << 20
+	// labelFileBytesMax bounds a label file (views.LabelFileBytesMax).
+	labelFileBytesMax = views.LabelFileBytesMax
 	// labelFileLinesMax bounds the records one import works through.
 	labelFileLinesMax = 10_000
 	// labelLineBytesMax bounds one line. A wallet's label is a few dozen

@@ -38,7 +38,7 @@ func mustPass(t *testing.T, e *edge.Limits, ctx *fasthttp.RequestCtx) {
 
 func mustRefuse(t *testing.T, e *edge.Limits, ctx *fasthttp.RequestCtx, retryAfter int) {
 	t.Helper()
-	err := siteErr(e.Check(ctx))
+	err := typedErr(e.Check(ctx))
 	if err == nil || err.Code != actors.CodeRateLimited || err.RetryAfter != retryAfter {
 		t.Fatalf("%s: %+v, want RATE_LIMITED with Retry-After %d", ctx.Path(), err, retryAfter)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/addrwatch/addrwatch/httpd/site"
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/httpd/admin"
@@ -29,7 +30,7 @@ func (s *Server) routingAccount(ctx *fasthttp.RequestCtx) string {
 	if token, found := edge.BearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)); found {
 		return accountOfSecret(token)
 	}
-	if token := sessionToken(ctx, s.requestIsHTTPS(ctx)); token != "" {
+	if token := site.SessionToken(ctx, s.requestIsHTTPS(ctx)); token != "" {
 		return accountOfSecret(token)
 	}
 	if !ctx.IsPost() {

@@ -18,6 +18,8 @@ import (
 	"github.com/addrwatch/addrwatch/httpd/admin"
 	"github.com/addrwatch/addrwatch/httpd/edge"
 	"github.com/addrwatch/addrwatch/httpd/forward"
+	"github.com/addrwatch/addrwatch/httpd/site"
+	"github.com/addrwatch/addrwatch/mcpserver/mcphttp"
 )
 
 // Config wires a Server.
@@ -78,9 +80,9 @@ type Server struct {
 	forward        *forward.Forwarder // nil without a cluster
 	metrics        *edge.RequestMetrics
 	activity       *activityLog
-	mcp            *mcpEndpoint // /v1/mcp, once the public routes are built
-	connsPerClient int          // 0: no connection cap
-	trustedProxies []*net.IPNet // whose X-Forwarded-For and X-Forwarded-Proto are believed; not capped
+	mcp            *mcphttp.Endpoint // /v1/mcp, once the public routes are built
+	connsPerClient int               // 0: no connection cap
+	trustedProxies []*net.IPNet      // whose X-Forwarded-For and X-Forwarded-Proto are believed; not capped
 
 	// The owner credential limits apply whatever --limits says.
 	owner   *ownerLimits
@@ -164,7 +166,7 @@ func (s *Server) publicRoutes() fasthttp.RequestHandler {
 	r := s.newRouter()
 	s.registerAgent(r)
 	s.registerOwner(r)
-	s.registerSite(r)
+	s.newSite().Register(r)
 	h := s.activity.wrap(r.Handler)
 	if s.metrics != nil {
 		h = s.metrics.Wrap(h)
@@ -202,8 +204,8 @@ func (s *Server) adminRoutes() fasthttp.RequestHandler {
 	return s.admin.Gate(r, h)
 }
 
-// siteAssetsPrefix is where the site's embedded stylesheet and script are.
-var siteAssetsPrefix = []byte("/assets/")
+// siteAssetsPrefix is where the site's embedded stylesheet and scripts are.
+var siteAssetsPrefix = []byte(site.AssetsPrefix)
 
 // servedLocally lists public paths every node answers itself: the
 // documents and the site's assets, which are the same everywhere.

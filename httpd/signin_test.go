@@ -147,12 +147,12 @@ func TestSignInBacksOffPerLoginAlikeForKnownAndUnknownAndIsCapped(t *testing.T) 
 func TestCreateAccountRefusesATakenLoginInAnyCase(t *testing.T) {
 	o := newLoginTest(t)
 	_, failure := o.server.CreateAccount(context.Background(), actors.PlanBase, "another password", "OWNER.name+watch@example.com")
-	err := siteErr(failure)
+	err := typedErr(failure)
 	if err == nil || err.Code != actors.CodeConflict || err.Message != "that login is taken" {
 		t.Fatalf("second account with the login: %v", err)
 	}
 	_, failure = o.server.CreateAccount(context.Background(), actors.PlanBase, "another password", "bad login!")
-	err = siteErr(failure)
+	err = typedErr(failure)
 	if err == nil || err.Code != actors.CodeValidation {
 		t.Fatalf("bad login: %v", err)
 	}

@@ -16,6 +16,13 @@ import (
 	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
+// The site's session cookie names (site/session.go): plain, and the
+// __Host- one that alone counts over HTTPS.
+const (
+	sessionCookie       = "addrwatch_session"
+	secureSessionCookie = "__Host-addrwatch_session"
+)
+
 // sessionOf signs o's owner in through the owner API and returns the
 // session token.
 func sessionOf(o *ownerTest) string {

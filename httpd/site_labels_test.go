@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/addrwatch/addrwatch/httpd/site"
 	"github.com/valyala/fasthttp"
 )
 
@@ -19,12 +20,12 @@ func (c *siteClient) uploadLabels(csrf, file string) siteAnswer {
 	if csrf != "" {
 		w.WriteField("csrf", csrf)
 	}
-	part, _ := w.CreateFormFile(labelsFileField, "wallet.jsonl")
+	part, _ := w.CreateFormFile("file", "wallet.jsonl")
 	part.Write([]byte(file))
 	w.Close()
 	var req fasthttp.Request
 	req.Header.SetMethod("POST")
-	req.SetRequestURI(siteDownloadsPrefix + "/labels")
+	req.SetRequestURI(site.DownloadsPrefix + "/labels")
 	req.Header.SetHost(siteTestHost)
 	for k, v := range c.cookies {
 		req.Header.SetCookie(k, v)
@@ -50,7 +51,7 @@ func TestSiteImportsALabelFileWithItsToken(t *testing.T) {
 	if a := c.uploadLabels(strings.Repeat("a", len(token)), file); a.status != fasthttp.StatusForbidden {
 		t.Fatalf("an upload with a wrong token: %d", a.status)
 	}
-	if got := c.do("GET", siteDownloadsPrefix+"/labels.jsonl", nil).body; got != "" {
+	if got := c.do("GET", site.DownloadsPrefix+"/labels.jsonl", nil).body; got != "" {
 		t.Fatalf("refused uploads imported %q", got)
 	}
 	a := c.uploadLabels(token, file)
@@ -60,7 +61,7 @@ func TestSiteImportsALabelFileWithItsToken(t *testing.T) {
 	if strings.Contains(a.body, "<script>") || strings.Contains(a.body, "<b>ref") || !strings.Contains(a.body, "&lt;b&gt;ref&lt;/b&gt;") {
 		t.Fatalf("the report does not escape what the file said: %s", a.body)
 	}
-	exported := c.do("GET", siteDownloadsPrefix+"/labels.jsonl", nil)
+	exported := c.do("GET", site.DownloadsPrefix+"/labels.jsonl", nil)
 	if exported.status != 200 || !strings.Contains(exported.body, `"label":"<img src=x onerror=alert(1)>"`) {
 		t.Fatalf("the site's export: %d %q", exported.status, exported.body)
 	}
@@ -73,7 +74,7 @@ func TestSiteLabelImportWithoutAFileSaysSo(t *testing.T) {
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
-	a := c.post("/downloads", siteDownloadsPrefix+"/labels", nil)
+	a := c.post("/downloads", site.DownloadsPrefix+"/labels", nil)
 	if a.status != fasthttp.StatusUnprocessableEntity || !strings.Contains(a.body, "Choose a label file") {
 		t.Fatalf("a form without a file: %d %.300s", a.status, a.body)
 	}

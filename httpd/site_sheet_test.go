@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/addrwatch/addrwatch/httpd/site"
 	"github.com/valyala/fasthttp"
 )
 
@@ -81,7 +82,7 @@ func TestSiteSheetReadsTheWholeSheetOrTheFilteredRows(t *testing.T) {
 	}
 	e.ownerSheet("PATCH", map[string]any{"rows": rows})
 	a := e.c.do("GET", "/spaces/"+e.id+"/sheet.json", nil)
-	var snap sheetSnapshot
+	var snap site.SheetSnapshot
 	if a.status != 200 || json.Unmarshal([]byte(a.body), &snap) != nil {
 		t.Fatalf("sheet.json: %d %.300s", a.status, a.body)
 	}

@@ -42,21 +42,12 @@ const (
 // ask runs q through st and returns its answer as the type q declares
 // (actors.QueryOf), so no handler asserts a result's type.
 func ask[T any](c context.Context, st Store, cred actors.Credential, q actors.QueryOf[T], rc ReadConsistency) (T, error) {
-	res, err := st.Query(c, cred, q, rc)
-	if err != nil {
-		var none T
-		return none, err
-	}
-	return bodyOf[T](res)
+	return actors.Answer[T](st.Query(c, cred, q, rc))
 }
 
 // bodyOf is a successful result's body as a T: a query's answer, or the
 // view a command answers with. A body of another type is a programmer
 // error, answered as an internal error rather than a panic.
 func bodyOf[T any](res actors.Result) (T, error) {
-	v, isT := res.Body.(T)
-	if !isT {
-		return v, actors.Errorf(actors.CodeInternal, "internal error")
-	}
-	return v, nil
+	return actors.Answer[T](res, nil)
 }

@@ -8,7 +8,7 @@
 // A save sends the cells the page showed in that slot (its base); the
 // server writes only while the slot still holds them, and otherwise
 // answers with the slot as it is now, which the editor shows next to the
-// owner's text for the owner to choose (see httpd/site_sheet.go).
+// owner's text for the owner to choose (see httpd/site/sheet.go).
 //
 // Every string from the Sheet is set as text or as an input's value,
 // never as markup.

@@ -1,4 +1,4 @@
-package httpd
+package site
 
 import (
 	"regexp"
@@ -17,7 +17,7 @@ var grantOption = regexp.MustCompile(`<option value="([^"]+)"( selected)?>([^<]*
 // stored grant and only it selected, so saving a row unchanged keeps its
 // grant.
 func TestAccessPanelMenusSelectTheStoredGrant(t *testing.T) {
-	s := New(Config{Store: &memoryStore{}})
+	s := New(Config{})
 	v := fullPanelView()
 	var ctx fasthttp.RequestCtx
 	s.renderPage(&ctx, fasthttp.StatusOK, "access", sitePage{Signed: true, CSRF: "token", Data: newAccessData(v, "token")})

@@ -1,4 +1,4 @@
-package httpd
+package mcphttp
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/valyala/fasthttp"
 
+	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/mcpserver"
 )
 
@@ -53,7 +54,7 @@ type directCall struct {
 
 // direct answers ctx's request if it is a tools/call this path takes, and
 // reports whether it did.
-func (e *mcpEndpoint) direct(ctx *fasthttp.RequestCtx) bool {
+func (e *Endpoint) direct(ctx *fasthttp.RequestCtx) bool {
 	if !slices.Contains(directVersions, string(ctx.Request.Header.Peek("Mcp-Protocol-Version"))) {
 		return false
 	}
@@ -64,13 +65,13 @@ func (e *mcpEndpoint) direct(ctx *fasthttp.RequestCtx) bool {
 	if args := bytes.TrimSpace(call.Params.Arguments); len(args) > 0 && args[0] != '{' && !bytes.Equal(args, []byte("null")) {
 		return false
 	}
-	who := &auth.TokenInfo{Extra: map[string]any{"caller": e.server.callerOf(ctx)}}
+	who := &auth.TokenInfo{Extra: map[string]any{"caller": e.callerOf(ctx)}}
 	res, known := e.tools.CallTool(context.Background(), who, call.Params.Name, call.Params.Arguments)
 	if !known {
 		return false
 	}
 	if refused(res, "UNAUTHORIZED") {
-		writeError(ctx, errUnauthorized)
+		e.host.WriteError(ctx, actors.ErrUnauthorized)
 		return true
 	}
 	ctx.SetContentType("application/json")

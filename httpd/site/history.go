@@ -1,4 +1,4 @@
-package httpd
+package site
 
 import (
 	"net/url"
@@ -10,11 +10,12 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/views"
 )
 
 // The site's History: the combined view and each card's, paged with
 // next_offset as the API pages them, from the same views
-// (combinedHistoryView, cardTransactionsView), with transaction notes
+// (Owner's CombinedHistory and CardTransactions), with transaction notes
 // saved and deleted in place through the same note rules. A degraded
 // upstream is a banner over what could be read, never an empty History.
 
@@ -57,23 +58,21 @@ type historyData struct {
 	NoteMax          int
 }
 
-func (s *Server) registerSiteHistory(r routeAdder) {
+func (s *Site) registerHistory(r Router) {
 	r.GET("/history", s.signedIn(s.combinedHistoryPage))
 	r.GET("/history/cards/{card_id}", s.signedIn(s.cardHistoryPage))
 	r.POST("/history/notes/{txid}", s.signedIn(s.noteForm))
 	r.POST("/history/notes/{txid}/delete", s.signedIn(s.deleteNoteForm))
 }
 
-func (s *Server) combinedHistoryPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
-	c, cancel := readContext(ctx, upstreamTimeout)
-	defer cancel()
-	v, err := s.combinedHistoryView(c, sess.cred, false, ReadLeader)
+func (s *Site) combinedHistoryPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	v, err := s.owner.CombinedHistory(ctx, sess.cred)
 	if err != nil {
 		s.siteError(ctx, err)
 		return
 	}
 	names := map[string]string{}
-	d := historyData{Degraded: v.HistoryDegraded, CSV: siteDownloadsPrefix + "/history.csv", Back: "/history", NoteMax: noteCharsMaxShown}
+	d := historyData{Degraded: v.HistoryDegraded, CSV: DownloadsPrefix + "/history.csv", Back: "/history", NoteMax: noteCharsMaxShown}
 	for _, card := range v.Cards {
 		names[card.CardID] = cardLabel(card.Name)
 		link := historyCardLink{ID: card.CardID, Name: cardLabel(card.Name), Address: card.Address, Degraded: card.HistoryDegraded}
@@ -98,9 +97,9 @@ func (s *Server) combinedHistoryPage(ctx *fasthttp.RequestCtx, sess *siteSession
 	s.renderHistory(ctx, sess, "History", d)
 }
 
-func (s *Server) cardHistoryPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) cardHistoryPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "card_id")
-	offset, perr := queryIntDefault(ctx, "offset", 0, 0, 1<<30)
+	offset, perr := s.owner.HistoryOffset(ctx)
 	if perr != nil {
 		s.siteError(ctx, perr)
 		return
@@ -110,21 +109,19 @@ func (s *Server) cardHistoryPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.siteError(ctx, err)
 		return
 	}
-	c, cancel := readContext(ctx, upstreamTimeout)
-	defer cancel()
-	v, verr := s.cardTransactionsView(c, sess.cred, id, offset, historyLimitDefault, ReadLeader)
-	if err := siteErr(verr); err != nil {
+	v, verr := s.owner.CardTransactions(ctx, sess.cred, id, offset)
+	if err := s.typed(verr); err != nil {
 		s.siteError(ctx, err)
 		return
 	}
 	d := historyData{CardID: id, CardName: cardLabel(card.Name), Degraded: v.HistoryDegraded, NoteMax: noteCharsMaxShown,
-		CSV:  siteDownloadsPrefix + "/history/cards/" + url.PathEscape(id) + "/transactions.csv",
+		CSV:  DownloadsPrefix + "/history/cards/" + url.PathEscape(id) + "/transactions.csv",
 		Back: "/history/cards/" + url.PathEscape(id) + "?offset=" + strconv.Itoa(offset)}
 	for _, tx := range v.Transactions {
 		d.Rows = append(d.Rows, historyRowOf(tx))
 	}
 	if offset > 0 {
-		prev := max(0, offset-historyLimitDefault)
+		prev := max(0, offset-views.HistoryPage)
 		d.PrevOffset = &prev
 	}
 	if v.HasMore && v.NextOffset != nil {
@@ -134,10 +131,10 @@ func (s *Server) cardHistoryPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.renderHistory(ctx, sess, "History of "+cardLabel(card.Name), d)
 }
 
-func (s *Server) renderHistory(ctx *fasthttp.RequestCtx, sess *siteSession, title string, d historyData) {
-	_, page, err := s.panel(sess, "history")
-	if err != nil {
-		s.siteError(ctx, err)
+func (s *Site) renderHistory(ctx *fasthttp.RequestCtx, sess *siteSession, title string, d historyData) {
+	r := s.reads(sess)
+	_, page := r.layout("history")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Data = title, d
@@ -150,7 +147,7 @@ func (s *Server) renderHistory(ctx *fasthttp.RequestCtx, sess *siteSession, titl
 const noteCharsMaxShown = 50
 
 // describeWindow says what the rows cover, from the API's history_export.
-func (d *historyData) describeWindow(e historyExport) {
+func (d *historyData) describeWindow(e views.Export) {
 	switch {
 	case e.WindowEnforced && e.From != nil && e.To != nil:
 		d.Window = "Base plan: the latest calendar year, " + *e.From + " to " + *e.To + " (UTC dates)."
@@ -161,7 +158,7 @@ func (d *historyData) describeWindow(e historyExport) {
 	d.Incomplete = !e.Complete && !d.Degraded
 }
 
-func historyRowOf(tx txView) historyRow {
+func historyRowOf(tx views.Tx) historyRow {
 	row := historyRow{TxID: tx.TxID, When: "unconfirmed", Amount: formatBTC(tx.AmountSat, true), Fee: formatBTC(tx.FeeSat, false)}
 	if tx.Time != nil {
 		if t, err := time.Parse(time.RFC3339, *tx.Time); err == nil {
@@ -218,18 +215,16 @@ func historyBack(ctx *fasthttp.RequestCtx, notice string) string {
 	return u.String()
 }
 
-func (s *Server) noteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) noteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	text := formValue(ctx, "note")
-	txid, err := pathTxID(ctx)
+	txid, err := views.TxID(pathParam(ctx, "txid"))
 	if err == nil {
 		if invalid := actors.ValidateNoteText(text); invalid != nil {
 			err = invalid
 		}
 	}
 	if err == nil {
-		c, cancel := readContext(ctx, upstreamTimeout)
-		_, err = s.saveNote(c, sess.cred, &sess.who, txid, text)
-		cancel()
+		err = s.owner.SaveNote(ctx, sess.cred, sess.who, txid, text)
 	}
 	if err != nil {
 		s.noteRefused(ctx, err, text)
@@ -238,8 +233,8 @@ func (s *Server) noteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.redirect(ctx, historyBack(ctx, "note-saved"))
 }
 
-func (s *Server) deleteNoteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
-	txid, err := pathTxID(ctx)
+func (s *Site) deleteNoteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	txid, err := views.TxID(pathParam(ctx, "txid"))
 	if err == nil {
 		if _, refused := s.siteWrite(sess, &actors.DeleteNote{TxID: txid}); refused != nil {
 			err = refused
@@ -254,8 +249,8 @@ func (s *Server) deleteNoteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 
 // noteRefused says why a note was not saved, and repeats what the owner
 // typed, so that nothing typed is lost.
-func (s *Server) noteRefused(ctx *fasthttp.RequestCtx, failure error, typed string) {
-	err := specError(failure)
+func (s *Site) noteRefused(ctx *fasthttp.RequestCtx, failure error, typed string) {
+	err := s.edge.SpecError(failure)
 	text := "The note was not saved: " + err.Message
 	if typed != "" {
 		text += ". What you typed: “" + typed + "”"
@@ -263,6 +258,6 @@ func (s *Server) noteRefused(ctx *fasthttp.RequestCtx, failure error, typed stri
 	if err.RetryAfter > 0 {
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.Itoa(err.RetryAfter))
 	}
-	s.renderPage(ctx, StatusOf(err.Code), "message", sitePage{Title: "Nothing was changed", Narrow: true,
+	s.renderPage(ctx, s.edge.Status(err.Code), "message", sitePage{Title: "Nothing was changed", Narrow: true,
 		Data: messageData{Text: text, Link: historyBack(ctx, ""), LinkText: "Back to History"}})
 }

@@ -1,4 +1,4 @@
-package httpd
+package mcphttp
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 
 func TestMCPLoggerKeepsOnlyWarningsAndUp(t *testing.T) {
 	var out bytes.Buffer
-	log := mcpLogger(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	log := logger(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	log.Info("server session connected")
 	log.With("a", 1).WithGroup("g").Debug("detail")
 	log.Warn("failed to connect", "err", "x")

@@ -1,4 +1,4 @@
-package httpd
+package site
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ func fullPanelView() actors.AccessPanelView {
 // the sign-in check and the account actor's query: the part of bench's
 // site scenario that html/template costs.
 func BenchmarkRenderFullAccessPanel(b *testing.B) {
-	s := New(Config{Store: &memoryStore{}})
+	s := New(Config{})
 	v := fullPanelView()
 	csrf := csrfToken("awt.benchmark-session-token")
 	var ctx fasthttp.RequestCtx

@@ -1,4 +1,4 @@
-package httpd
+package site
 
 import (
 	"github.com/valyala/fasthttp"
@@ -48,7 +48,7 @@ type portfolioData struct {
 	Limit  int
 }
 
-func (s *Server) registerSitePortfolio(r routeAdder) {
+func (s *Site) registerPortfolio(r Router) {
 	r.GET("/portfolio", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.renderPortfolio(ctx, sess, fasthttp.StatusOK, cardForm{}, "")
 	}))
@@ -60,20 +60,12 @@ func (s *Server) registerSitePortfolio(r routeAdder) {
 	r.POST("/portfolio/cards/{card_id}/delete", s.signedIn(s.deleteCardForm))
 }
 
-func (s *Server) renderPortfolio(ctx *fasthttp.RequestCtx, sess *siteSession, status int, form cardForm, problem string) {
-	_, page, err := s.panel(sess, "portfolio")
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	res, err := siteAsk(s, sess, actors.ListPortfolioQuery{})
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	me, err := siteAsk(s, sess, actors.MeQuery{})
-	if err != nil {
-		s.siteError(ctx, err)
+func (s *Site) renderPortfolio(ctx *fasthttp.RequestCtx, sess *siteSession, status int, form cardForm, problem string) {
+	r := s.reads(sess)
+	_, page := r.layout("portfolio")
+	res := read(r, actors.ListPortfolioQuery{})
+	me := read(r, actors.MeQuery{})
+	if r.failed(ctx) {
 		return
 	}
 	used := me.PortfolioCards
@@ -84,11 +76,11 @@ func (s *Server) renderPortfolio(ctx *fasthttp.RequestCtx, sess *siteSession, st
 	s.renderPage(ctx, status, "portfolio", page)
 }
 
-func (s *Server) addCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) addCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	form := readCardForm(ctx)
-	_, err := s.siteWrite(sess, &actors.CreatePortfolioCard{CardID: newID(), Address: form.Address, CardFields: form.fields()})
+	_, err := s.siteWrite(sess, &actors.CreatePortfolioCard{CardID: s.store.NewID(), Address: form.Address, CardFields: form.fields()})
 	if err != nil {
-		s.renderPortfolio(ctx, sess, StatusOf(err.Code), form, err.Message)
+		s.renderPortfolio(ctx, sess, s.edge.Status(err.Code), form, err.Message)
 		return
 	}
 	s.redirect(ctx, "/portfolio?m=card-added")
@@ -96,15 +88,15 @@ func (s *Server) addCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 
 // validateCardForm answers the add form's check as the owner types: the
 // API's validate endpoint, for the session.
-func (s *Server) validateCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) validateCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	form := readCardForm(ctx)
-	_, err := siteAsk(s, sess, actors.ValidateCreatePortfolioCardQuery{Card: actors.CreatePortfolioCard{CardID: "validate", Address: form.Address, CardFields: form.fields()}})
+	_, err := ask(s, sess, actors.ValidateCreatePortfolioCardQuery{Card: actors.CreatePortfolioCard{CardID: "validate", Address: form.Address, CardFields: form.fields()}})
 	siteHeaders(ctx)
 	if err != nil {
-		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"valid": false, "code": err.Code, "error": err.Message})
+		s.edge.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"valid": false, "code": err.Code, "error": err.Message})
 		return
 	}
-	writeJSON(ctx, fasthttp.StatusOK, map[string]any{"valid": true})
+	s.edge.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"valid": true})
 }
 
 // cardData is the edit page's: the card as stored, and what the owner
@@ -119,36 +111,32 @@ type cardData struct {
 	Targets []moveTarget
 }
 
-func (s *Server) card(sess *siteSession, id string) (actors.CardView, *actors.Error) {
-	res, err := siteAsk(s, sess, actors.GetPortfolioCardQuery{CardID: id})
+func (s *Site) card(sess *siteSession, id string) (actors.CardView, *actors.Error) {
+	res, err := ask(s, sess, actors.GetPortfolioCardQuery{CardID: id})
 	if err != nil {
 		return actors.CardView{}, err
 	}
 	return res.Card, nil
 }
 
-func (s *Server) cardPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
-	card, err := s.card(sess, pathParam(ctx, "card_id"))
-	if err != nil {
-		s.siteError(ctx, err)
+func (s *Site) cardPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	r := s.reads(sess)
+	card := read(r, actors.GetPortfolioCardQuery{CardID: pathParam(ctx, "card_id")}).Card
+	if r.failed(ctx) {
 		return
 	}
 	s.renderCard(ctx, sess, fasthttp.StatusOK, card, cardForm{Name: card.Name, Note: card.Note, Color: card.ColorKey}, false, "")
 }
 
-func (s *Server) renderCard(ctx *fasthttp.RequestCtx, sess *siteSession, status int, card actors.CardView, form cardForm, stale bool, problem string) {
-	_, page, err := s.panel(sess, "portfolio")
-	if err != nil {
-		s.siteError(ctx, err)
+func (s *Site) renderCard(ctx *fasthttp.RequestCtx, sess *siteSession, status int, card actors.CardView, form cardForm, stale bool, problem string) {
+	r := s.reads(sess)
+	_, page := r.layout("portfolio")
+	spaces := read(r, actors.ListSpacesQuery{})
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Problem = "Account card", problem
-	targets, err := s.spaceTargets(sess, "")
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	page.Data = cardData{Card: card, Form: form, Colors: actors.ColorKeys, Stale: stale, Targets: targets}
+	page.Data = cardData{Card: card, Form: form, Colors: actors.ColorKeys, Stale: stale, Targets: moveTargets(spaces, "")}
 	s.renderPage(ctx, status, "card", page)
 }
 
@@ -156,7 +144,7 @@ func (s *Server) renderCard(ctx *fasthttp.RequestCtx, sess *siteSession, status 
 // rendered from. When the card changed meanwhile (an agent, another tab),
 // nothing is overwritten: the page shows the card as it is now, with what
 // the owner typed still in the form, to look over and save again.
-func (s *Server) editCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) editCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "card_id")
 	form := readCardForm(ctx)
 	_, err := s.siteWrite(sess, &actors.UpdatePortfolioCard{CardID: id, ExpectedVersion: formValue(ctx, "expected_version"), CardFields: form.fields()})
@@ -174,25 +162,21 @@ func (s *Server) editCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 			"This card changed while you were editing it (an agent or another page saved first). It now holds what is shown below; your changes are still in the form. Save again to apply them.")
 		return
 	}
-	s.renderCard(ctx, sess, StatusOf(err.Code), card, form, false, err.Message)
+	s.renderCard(ctx, sess, s.edge.Status(err.Code), card, form, false, err.Message)
 }
 
-func (s *Server) deleteCardPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
-	card, err := s.card(sess, pathParam(ctx, "card_id"))
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	_, page, err := s.panel(sess, "portfolio")
-	if err != nil {
-		s.siteError(ctx, err)
+func (s *Site) deleteCardPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	r := s.reads(sess)
+	card := read(r, actors.GetPortfolioCardQuery{CardID: pathParam(ctx, "card_id")}).Card
+	_, page := r.layout("portfolio")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Narrow, page.Data = "Delete an Account card", true, cardData{Card: card}
 	s.renderPage(ctx, fasthttp.StatusOK, "card_delete", page)
 }
 
-func (s *Server) deleteCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) deleteCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "card_id")
 	_, err := s.siteWrite(sess, &actors.DeletePortfolioCard{CardID: id, ExpectedVersion: formValue(ctx, "expected_version")})
 	if err == nil {

@@ -1,15 +1,15 @@
-package httpd
+package mcphttp
 
 import (
 	"context"
 	"log/slog"
 )
 
-// mcpLogger is the MCP SDK's logger: the server's, from warnings up. The
+// logger is the MCP SDK's logger: the server's, from warnings up. The
 // stateless transport opens and closes a session for every POST and says
 // so at Info, three lines a request; an operator needs the SDK's problems,
 // not its routine.
-func mcpLogger(log *slog.Logger) *slog.Logger {
+func logger(log *slog.Logger) *slog.Logger {
 	if log == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package httpd
+package site
 
 import (
 	"strconv"
@@ -17,17 +17,17 @@ import (
 // and costs one actor read of the audit log's tail per open page per
 // second. The answer lists resource IDs: only the owner may ask.
 
-func (s *Server) liveChanges(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) liveChanges(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	siteHeaders(ctx)
 	after, err := strconv.ParseUint(string(ctx.QueryArgs().Peek("after")), 10, 64)
 	if err != nil {
-		writeError(ctx, actors.Errorf(actors.CodeValidation, "after must be the cursor of a page"))
+		s.edge.WriteError(ctx, actors.Errorf(actors.CodeValidation, "after must be the cursor of a page"))
 		return
 	}
-	res, qerr := siteAsk(s, sess, actors.LiveQuery{AfterSeq: after})
+	res, qerr := ask(s, sess, actors.LiveQuery{AfterSeq: after})
 	if qerr != nil {
-		writeError(ctx, qerr)
+		s.edge.WriteError(ctx, qerr)
 		return
 	}
-	writeJSON(ctx, fasthttp.StatusOK, res)
+	s.edge.WriteJSON(ctx, fasthttp.StatusOK, res)
 }

@@ -1,4 +1,4 @@
-package httpd
+package site
 
 import (
 	"bytes"
@@ -15,10 +15,10 @@ import (
 // offline. html/template escapes every value by the context it lands in,
 // so a card name or note is always text, never markup.
 
-//go:embed site/templates/*.html
+//go:embed templates/*.html
 var siteTemplateFiles embed.FS
 
-//go:embed site/static
+//go:embed static
 var siteStaticFiles embed.FS
 
 // sitePageNames are the templates that render a whole page inside the
@@ -35,7 +35,7 @@ func sitePageTemplates() map[string]*template.Template {
 	sitePagesOnce.Do(func() {
 		sitePages = make(map[string]*template.Template, len(sitePageNames))
 		for _, name := range sitePageNames {
-			sitePages[name] = template.Must(template.ParseFS(siteTemplateFiles, "site/templates/layout.html", "site/templates/"+name+".html"))
+			sitePages[name] = template.Must(template.ParseFS(siteTemplateFiles, "templates/layout.html", "templates/"+name+".html"))
 		}
 	})
 	return sitePages
@@ -56,7 +56,7 @@ type sitePage struct {
 	Narrow    bool
 	Data      any
 	// LiveCursor is the account's last change when the page was drawn:
-	// site.js asks /live for the changes after it (site_live.go).
+	// site.js asks /live for the changes after it (live.go).
 	LiveCursor uint64
 }
 
@@ -72,7 +72,7 @@ const sitePageBufferKeepMax = 1 << 20
 
 // renderPage writes a page with the site's headers. A template error is a
 // bug: it is logged and answered with a plain 500 page.
-func (s *Server) renderPage(ctx *fasthttp.RequestCtx, status int, name string, p sitePage) {
+func (s *Site) renderPage(ctx *fasthttp.RequestCtx, status int, name string, p sitePage) {
 	buf := sitePageBuffers.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {
@@ -109,16 +109,20 @@ func siteHeaders(ctx *fasthttp.RequestCtx) {
 	h.Set(fasthttp.HeaderCacheControl, "no-store")
 }
 
-// registerSiteAssets serves the embedded stylesheet and script, each at
+// AssetsPrefix is where the site's embedded stylesheet and scripts are:
+// the same on every node, so each node serves them itself.
+const AssetsPrefix = "/assets/"
+
+// registerAssets serves the embedded stylesheet and script, each at
 // its own path, so an unknown asset is the router's ordinary 404.
-func registerSiteAssets(r routeAdder) {
-	static, _ := fs.Sub(siteStaticFiles, "site/static")
+func registerAssets(r Router) {
+	static, _ := fs.Sub(siteStaticFiles, "static")
 	for name, contentType := range map[string]string{"site.css": "text/css; charset=utf-8", "site.js": "text/javascript; charset=utf-8", "sheet.js": "text/javascript; charset=utf-8"} {
 		body, err := fs.ReadFile(static, name)
 		if err != nil {
-			panic("httpd: site asset missing: " + name)
+			panic("site: asset missing: " + name)
 		}
-		r.GET(string(siteAssetsPrefix)+name, func(ctx *fasthttp.RequestCtx) {
+		r.GET(AssetsPrefix+name, func(ctx *fasthttp.RequestCtx) {
 			siteHeaders(ctx)
 			ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "public, max-age=300")
 			ctx.SetContentType(contentType)

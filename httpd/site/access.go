@@ -1,4 +1,4 @@
-package httpd
+package site
 
 import (
 	"html/template"
@@ -43,7 +43,7 @@ type grantRow struct {
 }
 
 // accessData is the panel page's own data; its tables come pre-rendered
-// (site_rows.go).
+// (rows.go).
 type accessData struct {
 	HasKeys   bool
 	KeyRows   template.HTML
@@ -52,25 +52,15 @@ type accessData struct {
 	NameMax   int
 }
 
-// panel reads the access panel's state and the layout's fields.
-func (s *Server) panel(sess *siteSession, nav string) (actors.AccessPanelView, sitePage, *actors.Error) {
-	res, err := siteAsk(s, sess, actors.AccessPanelQuery{})
-	if err != nil {
-		return actors.AccessPanelView{}, sitePage{}, err
-	}
-	v := res
-	return v, sitePage{Nav: nav, Signed: true, CSRF: sess.csrf, AccountID: v.AccountID, Login: v.Login, Plan: v.Plan.String(), LiveCursor: v.AuditSeq}, nil
-}
-
-func (s *Server) accessPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) accessPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.renderAccess(ctx, sess, fasthttp.StatusOK, "")
 }
 
 // renderAccess renders the panel, with problem when a form failed.
-func (s *Server) renderAccess(ctx *fasthttp.RequestCtx, sess *siteSession, status int, problem string) {
-	v, page, err := s.panel(sess, "access")
-	if err != nil {
-		s.siteError(ctx, err)
+func (s *Site) renderAccess(ctx *fasthttp.RequestCtx, sess *siteSession, status int, problem string) {
+	r := s.reads(sess)
+	v, page := r.layout("access")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Data, page.Problem = "API access", newAccessData(v, sess.csrf), problem
@@ -120,23 +110,21 @@ type keyCreatedData struct {
 
 // createKeyForm creates a key and shows it, once, on the answer page
 // itself: there is no redirect, so the key is in no URL and no history.
-func (s *Server) createKeyForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) createKeyForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	args := ctx.PostArgs()
 	capability, known := actors.ParseLevel(string(args.Peek("capability")))
 	if !known || capability == actors.LevelNone {
 		s.renderAccess(ctx, sess, fasthttp.StatusUnprocessableEntity, "Pick a capability: read or write.")
 		return
 	}
-	c, cancel := s.context()
-	created, failure := s.CreateKey(c, sess.cred, capability, string(args.Peek("name")))
-	cancel()
-	if err := siteErr(failure); err != nil {
-		s.renderAccess(ctx, sess, StatusOf(err.Code), err.Message)
+	created, failure := s.owner.CreateKey(sess.cred, capability, string(args.Peek("name")))
+	if err := s.typed(failure); err != nil {
+		s.renderAccess(ctx, sess, s.edge.Status(err.Code), err.Message)
 		return
 	}
-	_, page, err := s.panel(sess, "access")
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	_, page := r.layout("access")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title = "Key created"
@@ -146,10 +134,10 @@ func (s *Server) createKeyForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 }
 
 // keyOf finds the key named by the path in the panel.
-func (s *Server) keyOf(ctx *fasthttp.RequestCtx, sess *siteSession) (keyRow, sitePage, bool) {
-	v, page, err := s.panel(sess, "access")
-	if err != nil {
-		s.siteError(ctx, err)
+func (s *Site) keyOf(ctx *fasthttp.RequestCtx, sess *siteSession) (keyRow, sitePage, bool) {
+	r := s.reads(sess)
+	v, page := r.layout("access")
+	if r.failed(ctx) {
 		return keyRow{}, page, false
 	}
 	id := pathParam(ctx, "key_id")
@@ -163,7 +151,7 @@ func (s *Server) keyOf(ctx *fasthttp.RequestCtx, sess *siteSession) (keyRow, sit
 }
 
 // revokeKeyPage asks for confirmation before revoking.
-func (s *Server) revokeKeyPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) revokeKeyPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	key, page, found := s.keyOf(ctx, sess)
 	if !found {
 		return
@@ -172,7 +160,7 @@ func (s *Server) revokeKeyPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.renderPage(ctx, fasthttp.StatusOK, "revoke", page)
 }
 
-func (s *Server) revokeKeyForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) revokeKeyForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	if _, err := s.siteWrite(sess, &actors.RevokeKey{KeyID: pathParam(ctx, "key_id")}); err != nil {
 		s.siteError(ctx, err)
 		return
@@ -181,7 +169,7 @@ func (s *Server) revokeKeyForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 }
 
 // grantForm sets one grant from its row of the table.
-func (s *Server) grantForm(resource actors.ResourceKind) siteHandler {
+func (s *Site) grantForm(resource actors.ResourceKind) siteHandler {
 	return func(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		level, known := actors.ParseLevel(string(ctx.PostArgs().Peek("level")))
 		if !known {
@@ -189,7 +177,7 @@ func (s *Server) grantForm(resource actors.ResourceKind) siteHandler {
 			return
 		}
 		if _, err := s.siteWrite(sess, &actors.SetGrant{Resource: resource, ID: pathParam(ctx, "id"), Level: level}); err != nil {
-			s.renderAccess(ctx, sess, StatusOf(err.Code), err.Message)
+			s.renderAccess(ctx, sess, s.edge.Status(err.Code), err.Message)
 			return
 		}
 		s.redirect(ctx, "/access?m=grant")

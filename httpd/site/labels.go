@@ -1,9 +1,11 @@
-package httpd
+package site
 
 import (
 	"io"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/httpd/views"
 )
 
 // The site's buttons for wallet labels: the BIP-329 export as a download,
@@ -24,33 +26,33 @@ func formValue(ctx *fasthttp.RequestCtx, name string) string {
 	return ""
 }
 
-func (s *Server) labelsDownload(ctx *fasthttp.RequestCtx, sess *siteSession) {
-	if err := s.serveLabels(ctx, sess.cred); err != nil {
+func (s *Site) labelsDownload(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	if err := s.owner.ServeLabels(ctx, sess.cred); err != nil {
 		s.siteError(ctx, err)
 	}
 }
 
 // labelsReportData is the import report page's.
 type labelsReportData struct {
-	Report labelImportReport
+	Report any // the owner API's import report
 }
 
-func (s *Server) labelsImportForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) labelsImportForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	file, problem := uploadedLabelFile(ctx)
 	if problem != "" {
 		s.renderPage(ctx, fasthttp.StatusUnprocessableEntity, "message", sitePage{Title: "Nothing was imported", Narrow: true,
 			Data: messageData{Text: problem, Link: "/downloads", LinkText: "Back to Downloads"}})
 		return
 	}
-	report, failure := s.importLabels(sess.cred, file)
-	if err := siteErr(failure); err != nil {
-		s.renderPage(ctx, StatusOf(err.Code), "message", sitePage{Title: "Nothing was imported", Narrow: true,
+	report, failure := s.owner.ImportLabels(sess.cred, file)
+	if err := s.typed(failure); err != nil {
+		s.renderPage(ctx, s.edge.Status(err.Code), "message", sitePage{Title: "Nothing was imported", Narrow: true,
 			Data: messageData{Text: err.Message, Link: "/downloads", LinkText: "Back to Downloads"}})
 		return
 	}
-	_, page, perr := s.panel(sess, "downloads")
-	if perr != nil {
-		s.siteError(ctx, perr)
+	r := s.reads(sess)
+	_, page := r.layout("downloads")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Data = "Labels imported", labelsReportData{Report: report}
@@ -65,7 +67,7 @@ func uploadedLabelFile(ctx *fasthttp.RequestCtx) ([]byte, string) {
 		return nil, "Choose a label file (BIP-329, .jsonl) to import."
 	}
 	header := form.File[labelsFileField][0]
-	if header.Size > labelFileBytesMax {
+	if header.Size > views.LabelFileBytesMax {
 		return nil, "That file is larger than a label file may be (2 MiB)."
 	}
 	f, err := header.Open()
@@ -73,8 +75,8 @@ func uploadedLabelFile(ctx *fasthttp.RequestCtx) ([]byte, string) {
 		return nil, "The file could not be read. Try again."
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, labelFileBytesMax+1))
-	if err != nil || len(data) > labelFileBytesMax {
+	data, err := io.ReadAll(io.LimitReader(f, views.LabelFileBytesMax+1))
+	if err != nil || len(data) > views.LabelFileBytesMax {
 		return nil, "The file could not be read whole. Try again."
 	}
 	return data, ""

@@ -1,4 +1,4 @@
-package httpd
+package site
 
 import (
 	"strings"
@@ -17,14 +17,14 @@ type settingsData struct {
 	HiddenSpaces int // Spaces a downgrade to base would hide now
 }
 
-func (s *Server) settingsPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) settingsPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.renderSettings(ctx, sess, fasthttp.StatusOK, siteNotices[string(ctx.QueryArgs().Peek("m"))], "")
 }
 
-func (s *Server) renderSettings(ctx *fasthttp.RequestCtx, sess *siteSession, status int, notice, problem string) {
-	v, page, err := s.panel(sess, "settings")
-	if err != nil {
-		s.siteError(ctx, err)
+func (s *Site) renderSettings(ctx *fasthttp.RequestCtx, sess *siteSession, status int, notice, problem string) {
+	r := s.reads(sess)
+	v, page := r.layout("settings")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Notice, page.Problem = "Account settings", notice, problem
@@ -32,23 +32,23 @@ func (s *Server) renderSettings(ctx *fasthttp.RequestCtx, sess *siteSession, sta
 	s.renderPage(ctx, status, "settings", page)
 }
 
-func (s *Server) planForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) planForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	plan, known := actors.ParsePlan(string(ctx.PostArgs().Peek("plan")))
 	if !known {
 		s.renderSettings(ctx, sess, fasthttp.StatusUnprocessableEntity, "", "Pick a plan: base or extended.")
 		return
 	}
 	if _, err := s.siteWrite(sess, &actors.SetPlan{Plan: plan}); err != nil {
-		s.renderSettings(ctx, sess, StatusOf(err.Code), "", err.Message)
+		s.renderSettings(ctx, sess, s.edge.Status(err.Code), "", err.Message)
 		return
 	}
 	s.redirect(ctx, "/settings?m=plan")
 }
 
 // loginForm sets or changes the login; keys are not affected.
-func (s *Server) loginForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) loginForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	args := ctx.PostArgs()
-	if _, err := s.replaceLogin(ctx, sess.cred, string(args.Peek("login")), string(args.Peek("current_password"))); err != nil {
+	if err := s.owner.ReplaceLogin(ctx, sess.cred, string(args.Peek("login")), string(args.Peek("current_password"))); err != nil {
 		s.settingsFailed(ctx, sess, err)
 		return
 	}
@@ -62,14 +62,14 @@ type secretShownData struct {
 
 // passwordForm changes the password. The acting session stays signed in;
 // every key, the old owner secret and every other session end.
-func (s *Server) passwordForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) passwordForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	args := ctx.PostArgs()
 	next := string(args.Peek("new_password"))
 	if next != string(args.Peek("repeat_password")) {
 		s.renderSettings(ctx, sess, fasthttp.StatusUnprocessableEntity, "", "The two new passwords differ. Nothing was changed.")
 		return
 	}
-	secret, err := s.replacePassword(ctx, sess.cred, string(args.Peek("current_password")), next)
+	secret, err := s.owner.ReplacePassword(ctx, sess.cred, string(args.Peek("current_password")), next)
 	if err != nil {
 		s.settingsFailed(ctx, sess, err)
 		return
@@ -78,8 +78,8 @@ func (s *Server) passwordForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 }
 
 // ownerSecretForm rotates the owner secret; every key is revoked.
-func (s *Server) ownerSecretForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
-	secret, err := s.replaceOwnerSecret(ctx, sess.cred, string(ctx.PostArgs().Peek("current_password")))
+func (s *Site) ownerSecretForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	secret, err := s.owner.ReplaceOwnerSecret(ctx, sess.cred, string(ctx.PostArgs().Peek("current_password")))
 	if err != nil {
 		s.settingsFailed(ctx, sess, err)
 		return
@@ -89,20 +89,20 @@ func (s *Server) ownerSecretForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 
 // settingsFailed shows a failed settings form. A wrong password says so in
 // the owner's words rather than the API's.
-func (s *Server) settingsFailed(ctx *fasthttp.RequestCtx, sess *siteSession, failure error) {
-	err := specError(failure)
+func (s *Site) settingsFailed(ctx *fasthttp.RequestCtx, sess *siteSession, failure error) {
+	err := s.edge.SpecError(failure)
 	problem := err.Message
 	if err.Code == actors.CodeUnauthorized {
 		problem = "The current password is wrong. Nothing was changed."
 	}
-	s.renderSettings(ctx, sess, StatusOf(err.Code), "", problem)
+	s.renderSettings(ctx, sess, s.edge.Status(err.Code), "", problem)
 }
 
 // showSecret renders a new owner secret, once, on the answer page.
-func (s *Server) showSecret(ctx *fasthttp.RequestCtx, sess *siteSession, title, text, secret string) {
-	_, page, err := s.panel(sess, "settings")
-	if err != nil {
-		s.siteError(ctx, err)
+func (s *Site) showSecret(ctx *fasthttp.RequestCtx, sess *siteSession, title, text, secret string) {
+	r := s.reads(sess)
+	_, page := r.layout("settings")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Data = title, secretShownData{Text: text, Secret: secret}
@@ -122,14 +122,14 @@ func deletePhrase(page sitePage) string {
 	return page.AccountID
 }
 
-func (s *Server) deletePage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) deletePage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.renderDelete(ctx, sess, fasthttp.StatusOK, "")
 }
 
-func (s *Server) renderDelete(ctx *fasthttp.RequestCtx, sess *siteSession, status int, problem string) {
-	_, page, err := s.panel(sess, "settings")
-	if err != nil {
-		s.siteError(ctx, err)
+func (s *Site) renderDelete(ctx *fasthttp.RequestCtx, sess *siteSession, status int, problem string) {
+	r := s.reads(sess)
+	_, page := r.layout("settings")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Problem, page.Data = "Delete the account", problem, deleteData{Phrase: deletePhrase(page)}
@@ -138,10 +138,10 @@ func (s *Server) renderDelete(ctx *fasthttp.RequestCtx, sess *siteSession, statu
 
 // deleteForm deletes the account once the owner typed the phrase and the
 // current password.
-func (s *Server) deleteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
-	_, page, err := s.panel(sess, "settings")
-	if err != nil {
-		s.siteError(ctx, err)
+func (s *Site) deleteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	r := s.reads(sess)
+	_, page := r.layout("settings")
+	if r.failed(ctx) {
 		return
 	}
 	args := ctx.PostArgs()
@@ -154,13 +154,13 @@ func (s *Server) deleteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.renderDelete(ctx, sess, fasthttp.StatusUnprocessableEntity, "Type your current password to delete the account. Nothing was deleted.")
 		return
 	}
-	if err := s.removeAccount(ctx, sess.cred, current); err != nil {
-		failure := specError(err)
+	if err := s.owner.RemoveAccount(ctx, sess.cred, current); err != nil {
+		failure := s.edge.SpecError(err)
 		problem := failure.Message
 		if failure.Code == actors.CodeUnauthorized {
 			problem = "The current password is wrong. Nothing was deleted."
 		}
-		s.renderDelete(ctx, sess, StatusOf(failure.Code), problem)
+		s.renderDelete(ctx, sess, s.edge.Status(failure.Code), problem)
 		return
 	}
 	clearSessionCookies(ctx, sess.https)
@@ -172,10 +172,10 @@ type downloadsData struct {
 	Cards []actors.PanelResource
 }
 
-func (s *Server) downloadsPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
-	v, page, err := s.panel(sess, "downloads")
-	if err != nil {
-		s.siteError(ctx, err)
+func (s *Site) downloadsPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	r := s.reads(sess)
+	v, page := r.layout("downloads")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Data = "Downloads", downloadsData{Cards: v.Cards}

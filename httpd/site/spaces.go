@@ -1,4 +1,4 @@
-package httpd
+package site
 
 import (
 	"net/url"
@@ -51,7 +51,7 @@ type moveTarget struct {
 	Value, Label string
 }
 
-func (s *Server) registerSiteSpaces(r routeAdder) {
+func (s *Site) registerSpaces(r Router) {
 	r.GET("/spaces", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.renderSpaces(ctx, sess, fasthttp.StatusOK, "", "", "")
 	}))
@@ -68,18 +68,13 @@ func (s *Server) registerSiteSpaces(r routeAdder) {
 	r.POST("/moves", s.signedIn(s.moveForm))
 }
 
-func (s *Server) renderSpaces(ctx *fasthttp.RequestCtx, sess *siteSession, status int, name, typ, problem string) {
-	_, page, err := s.panel(sess, "spaces")
-	if err != nil {
-		s.siteError(ctx, err)
+func (s *Site) renderSpaces(ctx *fasthttp.RequestCtx, sess *siteSession, status int, name, typ, problem string) {
+	r := s.reads(sess)
+	_, page := r.layout("spaces")
+	list := read(r, actors.ListSpacesQuery{})
+	if r.failed(ctx) {
 		return
 	}
-	res, err := siteAsk(s, sess, actors.ListSpacesQuery{})
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	list := res
 	d := spacesData{Spaces: list.Spaces, Revision: list.BookmarkRevision}
 	d.Form.Name, d.Form.Type = name, typ
 	page.Title, page.Problem, page.Data = "Spaces", problem, d
@@ -87,46 +82,36 @@ func (s *Server) renderSpaces(ctx *fasthttp.RequestCtx, sess *siteSession, statu
 	s.renderPage(ctx, status, "spaces", page)
 }
 
-func (s *Server) createSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) createSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	name, typ := formValue(ctx, "name"), formValue(ctx, "type")
-	res, err := s.siteWrite(sess, &actors.CreateSpace{SpaceID: newID(), ExpectedBookmarkRevision: formValue(ctx, "expected_bookmark_revision"), Name: name, Type: actors.SpaceType(typ)})
+	res, err := s.siteWrite(sess, &actors.CreateSpace{SpaceID: s.store.NewID(), ExpectedBookmarkRevision: formValue(ctx, "expected_bookmark_revision"), Name: name, Type: actors.SpaceType(typ)})
 	if err != nil {
-		s.renderSpaces(ctx, sess, StatusOf(err.Code), name, typ, spaceRefusal(err))
+		s.renderSpaces(ctx, sess, s.edge.Status(err.Code), name, typ, spaceRefusal(err))
 		return
 	}
-	created, berr := bodyOf[actors.SpaceEnvelope](res)
+	created, berr := actors.Answer[actors.SpaceEnvelope](res, nil)
 	if berr != nil {
-		s.siteError(ctx, siteErr(berr))
+		s.siteError(ctx, s.typed(berr))
 		return
 	}
 	s.redirect(ctx, "/spaces/"+url.PathEscape(created.Space.ID)+"?m=space-added")
 }
 
-func (s *Server) renderSpace(ctx *fasthttp.RequestCtx, sess *siteSession, status int, id string, form cardForm, coin, problem string) {
-	_, page, err := s.panel(sess, "spaces")
-	if err != nil {
-		s.siteError(ctx, err)
+func (s *Site) renderSpace(ctx *fasthttp.RequestCtx, sess *siteSession, status int, id string, form cardForm, coin, problem string) {
+	r := s.reads(sess)
+	_, page := r.layout("spaces")
+	list := read(r, actors.ListBookmarksQuery{SpaceID: id})
+	spaces := read(r, actors.ListSpacesQuery{})
+	if r.failed(ctx) {
 		return
 	}
-	res, err := siteAsk(s, sess, actors.ListBookmarksQuery{SpaceID: id})
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	list := res
-	all, err := siteAsk(s, sess, actors.ListSpacesQuery{})
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	spaces := all
 	d := spaceData{Space: list.Space, Revision: spaces.BookmarkRevision, Cards: list.Cards, Form: form, Coin: coin, Coins: chain.Coins(), Colors: actors.ColorKeys}
 	if list.Space.Type == actors.SpaceBitcoin {
 		d.Targets = append(d.Targets, moveTarget{Value: "portfolio", Label: "Portfolio (as an Account card)"})
 	}
 	d.Targets = append(d.Targets, moveTargets(spaces, id)...)
 	if list.Space.Type == actors.SpaceSheet {
-		if sheet, err := siteAsk(s, sess, actors.SheetQuery{SpaceID: id, Sparse: true}); err == nil {
+		if sheet, err := ask(s, sess, actors.SheetQuery{SpaceID: id, Sparse: true}); err == nil {
 			v := sheet
 			d.SheetRows, d.SheetMore = len(v.Rows), v.NextOffset != nil
 		}
@@ -149,18 +134,9 @@ func moveTargets(spaces actors.SpaceListView, except string) []moveTarget {
 	return out
 }
 
-// spaceTargets is moveTargets of the owner's Spaces as they are now.
-func (s *Server) spaceTargets(sess *siteSession, except string) ([]moveTarget, *actors.Error) {
-	all, err := siteAsk(s, sess, actors.ListSpacesQuery{})
-	if err != nil {
-		return nil, err
-	}
-	return moveTargets(all, except), nil
-}
-
 // updateSpaceForm renames a Space or changes its type (which clears its
 // agent grant: the page says so before and after).
-func (s *Server) updateSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) updateSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
 	p := &actors.UpdateSpace{SpaceID: id, ExpectedBookmarkRevision: formValue(ctx, "expected_bookmark_revision")}
 	notice := "space-saved"
@@ -171,77 +147,68 @@ func (s *Server) updateSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		p.Type, notice = &typ, "space-retyped"
 	}
 	if _, err := s.siteWrite(sess, p); err != nil {
-		s.renderSpace(ctx, sess, StatusOf(err.Code), id, cardForm{}, "", spaceRefusal(err))
+		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, cardForm{}, "", spaceRefusal(err))
 		return
 	}
 	s.redirect(ctx, "/spaces/"+url.PathEscape(id)+"?m="+notice)
 }
 
-func (s *Server) deleteSpacePage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) deleteSpacePage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
-	res, err := siteAsk(s, sess, actors.ListBookmarksQuery{SpaceID: id})
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	list := read(r, actors.ListBookmarksQuery{SpaceID: id})
+	all := read(r, actors.ListSpacesQuery{})
+	_, page := r.layout("spaces")
+	if r.failed(ctx) {
 		return
 	}
-	all, err := siteAsk(s, sess, actors.ListSpacesQuery{})
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	_, page, err := s.panel(sess, "spaces")
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	list := res
 	page.Title, page.Narrow = "Delete a Space", true
 	page.Data = spaceData{Space: list.Space, Cards: list.Cards, Revision: all.BookmarkRevision}
 	s.renderPage(ctx, fasthttp.StatusOK, "space_delete", page)
 }
 
-func (s *Server) deleteSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) deleteSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
 	_, err := s.siteWrite(sess, &actors.DeleteSpace{SpaceID: id, ExpectedBookmarkRevision: formValue(ctx, "expected_bookmark_revision"),
 		ExpectedVersion: formValue(ctx, "expected_version"), ConfirmDeleteCards: formValue(ctx, "confirm_delete_cards") == "true"})
 	if err != nil {
-		s.renderSpace(ctx, sess, StatusOf(err.Code), id, cardForm{}, "", "The Space was not deleted: "+spaceRefusal(err))
+		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, cardForm{}, "", "The Space was not deleted: "+spaceRefusal(err))
 		return
 	}
 	s.redirect(ctx, "/spaces?m=space-deleted")
 }
 
-func (s *Server) addBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) addBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
 	form := readCardForm(ctx)
-	p := &actors.CreateBookmarkCard{CardID: newID(), SpaceID: id, ExpectedSpaceVersion: formValue(ctx, "expected_space_version"), Address: form.Address, CardFields: form.fields()}
+	p := &actors.CreateBookmarkCard{CardID: s.store.NewID(), SpaceID: id, ExpectedSpaceVersion: formValue(ctx, "expected_space_version"), Address: form.Address, CardFields: form.fields()}
 	coin := formValue(ctx, "coin_id")
 	if coin != "" {
 		p.CoinID = &coin
 	}
 	if _, err := s.siteWrite(sess, p); err != nil {
-		s.renderSpace(ctx, sess, StatusOf(err.Code), id, form, coin, spaceRefusal(err))
+		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, form, coin, spaceRefusal(err))
 		return
 	}
 	s.redirect(ctx, "/spaces/"+url.PathEscape(id)+"?m=bookmark-added")
 }
 
-func (s *Server) editBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) editBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
 	form := readCardForm(ctx)
 	_, err := s.siteWrite(sess, &actors.UpdateBookmarkCard{SpaceID: id, CardID: pathParam(ctx, "card_id"), ExpectedVersion: formValue(ctx, "expected_version"), CardFields: form.fields()})
 	if err != nil {
-		s.renderSpace(ctx, sess, StatusOf(err.Code), id, cardForm{}, "", "The card was not saved: "+spaceRefusal(err)+` You typed: name “`+form.Name+`”, note “`+form.Note+`”.`)
+		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, cardForm{}, "", "The card was not saved: "+spaceRefusal(err)+` You typed: name “`+form.Name+`”, note “`+form.Note+`”.`)
 		return
 	}
 	s.redirect(ctx, "/spaces/"+url.PathEscape(id)+"?m=bookmark-saved")
 }
 
-func (s *Server) deleteBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) deleteBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
 	_, err := s.siteWrite(sess, &actors.DeleteBookmarkCard{SpaceID: id, CardID: pathParam(ctx, "card_id"), ExpectedVersion: formValue(ctx, "expected_version")})
 	if err != nil {
-		s.renderSpace(ctx, sess, StatusOf(err.Code), id, cardForm{}, "", "The card was not deleted: "+spaceRefusal(err))
+		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, cardForm{}, "", "The card was not deleted: "+spaceRefusal(err))
 		return
 	}
 	s.redirect(ctx, "/spaces/"+url.PathEscape(id)+"?m=bookmark-gone")
@@ -249,9 +216,9 @@ func (s *Server) deleteBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession)
 
 // moveForm moves a card between Spaces, or between a Space and the
 // Portfolio, with the versions of the page it was sent from.
-func (s *Server) moveForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) moveForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	from := formValue(ctx, "source_space_id") // "" for an Account card
-	p := &actors.MoveCard{NewCardID: newID(), SourceID: formValue(ctx, "source_id"), ExpectedSourceVersion: formValue(ctx, "expected_source_version")}
+	p := &actors.MoveCard{NewCardID: s.store.NewID(), SourceID: formValue(ctx, "source_id"), ExpectedSourceVersion: formValue(ctx, "expected_source_version")}
 	if from == "" {
 		p.SourceKind = actors.LocationPortfolio
 	} else {
@@ -269,7 +236,7 @@ func (s *Server) moveForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		p.DestinationKind, p.DestinationSpaceID = actors.LocationBookmark, to[len("space:"):]
 		// The destination's version as it is now: the move rules judge
 		// the card; the destination may have changed since the page.
-		res, err := siteAsk(s, sess, actors.GetSpaceQuery{SpaceID: p.DestinationSpaceID})
+		res, err := ask(s, sess, actors.GetSpaceQuery{SpaceID: p.DestinationSpaceID})
 		if err != nil {
 			s.moveRefused(ctx, sess, from, err)
 			return
@@ -287,13 +254,13 @@ func (s *Server) moveForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.redirect(ctx, back+"?m=moved")
 }
 
-func (s *Server) moveRefused(ctx *fasthttp.RequestCtx, sess *siteSession, from string, err *actors.Error) {
+func (s *Site) moveRefused(ctx *fasthttp.RequestCtx, sess *siteSession, from string, err *actors.Error) {
 	problem := "The card was not moved: " + moveRefusal(err)
 	if from == "" {
-		s.renderPortfolio(ctx, sess, StatusOf(err.Code), cardForm{}, problem)
+		s.renderPortfolio(ctx, sess, s.edge.Status(err.Code), cardForm{}, problem)
 		return
 	}
-	s.renderSpace(ctx, sess, StatusOf(err.Code), from, cardForm{}, "", problem)
+	s.renderSpace(ctx, sess, s.edge.Status(err.Code), from, cardForm{}, "", problem)
 }
 
 // moveRefusal explains the move rule that refused a move.

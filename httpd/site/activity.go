@@ -1,4 +1,4 @@
-package httpd
+package site
 
 import (
 	"net/url"
@@ -41,10 +41,10 @@ type activityRow struct {
 	Refused                          bool
 }
 
-func (s *Server) activityPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
-	panel, page, err := s.panel(sess, "activity")
-	if err != nil {
-		s.siteError(ctx, err)
+func (s *Site) activityPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	r := s.reads(sess)
+	panel, page := r.layout("activity")
+	if r.failed(ctx) {
 		return
 	}
 	args := ctx.QueryArgs()
@@ -53,6 +53,7 @@ func (s *Server) activityPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	q := actors.ActivityQuery{KeyID: d.Key, ResourceID: d.Resource, Limit: 50}
 	status := fasthttp.StatusOK
 	var problems []string
+	var err *actors.Error
 	if q.Since, err = activityTime("since", d.Since); err != nil {
 		problems = append(problems, err.Message)
 	}
@@ -72,9 +73,8 @@ func (s *Server) activityPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		page.Problem = "The filter was not applied: " + problems[0]
 		q = actors.ActivityQuery{KeyID: d.Key, Limit: 50}
 	}
-	res, err := siteAsk(s, sess, q)
-	if err != nil {
-		s.siteError(ctx, err)
+	res := read(r, q)
+	if r.failed(ctx) {
 		return
 	}
 	names := map[string]string{}

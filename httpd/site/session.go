@@ -1,9 +1,11 @@
-package httpd
+package site
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base32"
 	"net/url"
 	"time"
 
@@ -28,7 +30,13 @@ const (
 	signInCookie       = "addrwatch_signin"
 	secureSignInCookie = "__Host-addrwatch_signin"
 	csrfField          = "csrf"
+	// signInTokenBytes is the random bytes of a sign-in form's token.
+	signInTokenBytes = 32
 )
+
+// lowerBase32 writes the site's tokens in lower-case base32, as the
+// server writes its secrets.
+var lowerBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
 // siteSession is a signed-in request of the site.
 type siteSession struct {
@@ -41,9 +49,9 @@ type siteSession struct {
 	passive bool
 }
 
-// sessionToken returns the session cookie's value: over HTTPS only the
+// SessionToken returns the session cookie's value: over HTTPS only the
 // __Host- cookie's, over plain HTTP whichever name it has.
-func sessionToken(ctx *fasthttp.RequestCtx, https bool) string {
+func SessionToken(ctx *fasthttp.RequestCtx, https bool) string {
 	if v := ctx.Request.Header.Cookie(secureSessionCookie); len(v) > 0 || https {
 		return string(v)
 	}
@@ -52,12 +60,12 @@ func sessionToken(ctx *fasthttp.RequestCtx, https bool) string {
 
 // siteCredential parses the session cookie. Only a session token is
 // accepted: an owner secret or an API key in the cookie is no sign-in.
-func (s *Server) siteCredential(ctx *fasthttp.RequestCtx) (actors.Credential, string, bool) {
-	token := sessionToken(ctx, s.requestIsHTTPS(ctx))
+func (s *Site) siteCredential(ctx *fasthttp.RequestCtx) (actors.Credential, string, bool) {
+	token := SessionToken(ctx, s.edge.IsHTTPS(ctx))
 	if token == "" {
 		return actors.Credential{}, "", false
 	}
-	cred, valid := parseBearer(token, s.now().UnixNano())
+	cred, valid := s.edge.Session(token)
 	if !valid || cred.Kind != actors.CredentialSession {
 		return actors.Credential{}, "", false
 	}
@@ -83,19 +91,20 @@ func tokensEqual(got, want string) bool {
 // names the host the request was sent to, over the scheme it was sent
 // with. A request with neither is refused: every browser that runs the
 // site sends Origin on a form post.
-func (s *Server) sameOrigin(ctx *fasthttp.RequestCtx) bool {
+func (s *Site) sameOrigin(ctx *fasthttp.RequestCtx) bool {
 	from := ctx.Request.Header.Peek("Origin")
 	if len(from) == 0 {
 		from = ctx.Request.Header.Peek(fasthttp.HeaderReferer)
 	}
-	return len(from) != 0 && s.ourOrigin(ctx, from)
+	return len(from) != 0 && OurOrigin(ctx, from, s.edge.IsHTTPS(ctx))
 }
 
-// ourOrigin reports whether origin (an Origin header, or a Referer) is
+// OurOrigin reports whether origin (an Origin header, or a Referer) is
 // this server's own origin as the request reached it: the host it was
-// sent to, over the scheme it was sent with. This is the one origin the
-// site's forms and /v1/mcp allow; "null" (an opaque origin) is never ours.
-func (s *Server) ourOrigin(ctx *fasthttp.RequestCtx, origin []byte) bool {
+// sent to, over the scheme it was sent with (https says which). This is
+// the one origin the site's forms and /v1/mcp allow; "null" (an opaque
+// origin) is never ours.
+func OurOrigin(ctx *fasthttp.RequestCtx, origin []byte, https bool) bool {
 	if bytes.Equal(origin, []byte("null")) {
 		return false
 	}
@@ -104,7 +113,7 @@ func (s *Server) ourOrigin(ctx *fasthttp.RequestCtx, origin []byte) bool {
 		return false
 	}
 	scheme := "http"
-	if s.requestIsHTTPS(ctx) {
+	if https {
 		scheme = "https"
 	}
 	return u.Scheme == scheme && u.Host == string(ctx.Host())
@@ -158,10 +167,12 @@ func clearSessionCookies(ctx *fasthttp.RequestCtx, https bool) {
 // the browser has none.
 func signInToken(ctx *fasthttp.RequestCtx, https bool) string {
 	_, name := cookieNames(https)
-	if v := ctx.Request.Header.Cookie(name); len(v) == lowerBase32.EncodedLen(secretBytes) {
+	if v := ctx.Request.Header.Cookie(name); len(v) == lowerBase32.EncodedLen(signInTokenBytes) {
 		return string(v)
 	}
-	token := randomString(secretBytes)
+	random := make([]byte, signInTokenBytes)
+	rand.Read(random) // crypto/rand's Read never fails: it crashes the program instead
+	token := lowerBase32.EncodeToString(random)
 	setCookie(ctx, name, token, https, 0)
 	return token
 }

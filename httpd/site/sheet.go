@@ -1,4 +1,4 @@
-package httpd
+package site
 
 import (
 	"slices"
@@ -28,7 +28,7 @@ import (
 // keeps moving; past it the owner gets a conflict to look at.
 const sheetRebaseAttempts = 4
 
-func (s *Server) registerSiteSheet(r routeAdder) {
+func (s *Site) registerSheet(r Router) {
 	r.GET("/spaces/{space_id}/sheet", s.signedIn(s.sheetPage))
 	r.GET("/spaces/{space_id}/sheet.json", s.signedIn(s.sheetData))
 	r.POST("/spaces/{space_id}/sheet/rows/{index}", s.signedIn(s.sheetSaveRow))
@@ -44,21 +44,13 @@ type sheetPageData struct {
 	Headers []string
 }
 
-func (s *Server) sheetPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) sheetPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
-	space, err := siteAsk(s, sess, actors.GetSpaceQuery{SpaceID: id})
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	sheet, err := siteAsk(s, sess, actors.SheetQuery{SpaceID: id, Offset: 0, Limit: 1})
-	if err != nil {
-		s.siteError(ctx, err)
-		return
-	}
-	_, page, err := s.panel(sess, "spaces")
-	if err != nil {
-		s.siteError(ctx, err)
+	r := s.reads(sess)
+	space := read(r, actors.GetSpaceQuery{SpaceID: id})
+	sheet := read(r, actors.SheetQuery{SpaceID: id, Offset: 0, Limit: 1})
+	_, page := r.layout("spaces")
+	if r.failed(ctx) {
 		return
 	}
 	page.Title = space.Space.Name + " · Sheet"
@@ -66,9 +58,9 @@ func (s *Server) sheetPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.renderPage(ctx, fasthttp.StatusOK, "sheet", page)
 }
 
-// sheetSnapshot is what sheet.json answers: the stored rows (blank slots
+// SheetSnapshot is what sheet.json answers: the stored rows (blank slots
 // left out) of one revision, all of them or those matching the filters.
-type sheetSnapshot struct {
+type SheetSnapshot struct {
 	Revision int64                 `json:"revision"`
 	Headers  []string              `json:"headers"`
 	RowCount int                   `json:"row_count"`
@@ -80,7 +72,7 @@ type sheetSnapshot struct {
 // slot is one actor query, so one revision. With an address or chain
 // filter it walks the API's filtered pages and starts over when the
 // revision moves between pages, as the spec tells agents to.
-func (s *Server) sheetData(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) sheetData(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
 	q := actors.SheetQuery{SpaceID: id, Limit: 1000}
 	if a := string(ctx.QueryArgs().Peek("address")); a != "" {
@@ -92,19 +84,19 @@ func (s *Server) sheetData(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	snap, err := s.readSheet(sess, q)
 	siteHeaders(ctx)
 	if err != nil {
-		writeError(ctx, err)
+		s.edge.WriteError(ctx, err)
 		return
 	}
-	writeJSON(ctx, fasthttp.StatusOK, snap)
+	s.edge.WriteJSON(ctx, fasthttp.StatusOK, snap)
 }
 
-func (s *Server) readSheet(sess *siteSession, q actors.SheetQuery) (sheetSnapshot, *actors.Error) {
+func (s *Site) readSheet(sess *siteSession, q actors.SheetQuery) (SheetSnapshot, *actors.Error) {
 	filtered := q.Address != nil || q.Chain != nil
 	for attempt := 0; attempt < sheetRebaseAttempts; attempt++ {
-		snap := sheetSnapshot{Filtered: filtered, Rows: []actors.SheetRowView{}}
+		snap := SheetSnapshot{Filtered: filtered, Rows: []actors.SheetRowView{}}
 		q.Offset = 0
 		for {
-			res, err := siteAsk(s, sess, q)
+			res, err := ask(s, sess, q)
 			if err != nil {
 				return snap, err
 			}
@@ -124,7 +116,7 @@ func (s *Server) readSheet(sess *siteSession, q actors.SheetQuery) (sheetSnapsho
 			q.Offset = *v.NextOffset
 		}
 	}
-	return sheetSnapshot{}, actors.Errorf(actors.CodeConflict, "the Sheet kept changing while it was read; try again")
+	return SheetSnapshot{}, actors.Errorf(actors.CodeConflict, "the Sheet kept changing while it was read; try again")
 }
 
 func blankCells(cells []string) bool {
@@ -175,8 +167,8 @@ func sheetIndexParam(ctx *fasthttp.RequestCtx) (int, *actors.Error) {
 }
 
 // sheetSlot reads one slot and the headers, with the Sheet's revision.
-func (s *Server) sheetSlot(sess *siteSession, id string, index int) (actors.SheetView, *actors.Error) {
-	res, err := siteAsk(s, sess, actors.SheetQuery{SpaceID: id, Offset: index, Limit: 1})
+func (s *Site) sheetSlot(sess *siteSession, id string, index int) (actors.SheetView, *actors.Error) {
+	res, err := ask(s, sess, actors.SheetQuery{SpaceID: id, Offset: index, Limit: 1})
 	if err != nil {
 		return actors.SheetView{}, err
 	}
@@ -187,7 +179,7 @@ func (s *Server) sheetSlot(sess *siteSession, id string, index int) (actors.Shee
 // slot (or, for index -1, the fifth heading) still holds base, again with
 // the Sheet's current revision. It returns the write's answer, or the
 // conflict to show when the slot changed.
-func (s *Server) onBase(sess *siteSession, id string, index int, rev int64, base []string, write func(rev int64) (actors.Result, *actors.Error)) (actors.Result, *sheetConflict, *actors.Error) {
+func (s *Site) onBase(sess *siteSession, id string, index int, rev int64, base []string, write func(rev int64) (actors.Result, *actors.Error)) (actors.Result, *sheetConflict, *actors.Error) {
 	for attempt := 0; ; attempt++ {
 		res, err := write(rev)
 		if err == nil || err.Code != actors.CodeStaleVersion {
@@ -210,20 +202,20 @@ func (s *Server) onBase(sess *siteSession, id string, index int, rev int64, base
 }
 
 // answerSheetWrite writes the answer of an editor write.
-func answerSheetWrite(ctx *fasthttp.RequestCtx, res actors.Result, conflict *sheetConflict, err *actors.Error) {
+func (s *Site) answerSheetWrite(ctx *fasthttp.RequestCtx, res actors.Result, conflict *sheetConflict, err *actors.Error) {
 	siteHeaders(ctx)
 	switch {
 	case err != nil:
-		writeError(ctx, err)
+		s.edge.WriteError(ctx, err)
 	case conflict != nil:
-		writeJSON(ctx, fasthttp.StatusConflict, conflict)
+		s.edge.WriteJSON(ctx, fasthttp.StatusConflict, conflict)
 	default:
-		writeJSON(ctx, fasthttp.StatusOK, res.Body)
+		s.edge.WriteJSON(ctx, fasthttp.StatusOK, res.Body)
 	}
 }
 
 // sheetSaveRow writes one slot's five cells (five blanks empty it).
-func (s *Server) sheetSaveRow(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) sheetSaveRow(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	cells := sheetCellsOf(ctx, "c")
 	s.slotWrite(ctx, sess, func(w actors.SheetWrite, index int) actors.Payload {
 		return &actors.PatchSheet{SheetWrite: w, Rows: []actors.SheetRowInput{{Index: index, Cells: cells}}}
@@ -232,7 +224,7 @@ func (s *Server) sheetSaveRow(ctx *fasthttp.RequestCtx, sess *siteSession) {
 
 // sheetDeleteRow deletes a slot, moving every later stored row up one,
 // when the slot still holds what the page showed.
-func (s *Server) sheetDeleteRow(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) sheetDeleteRow(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.slotWrite(ctx, sess, func(w actors.SheetWrite, index int) actors.Payload {
 		return &actors.DeleteSheetRow{SheetWrite: w, Index: index}
 	})
@@ -240,30 +232,30 @@ func (s *Server) sheetDeleteRow(ctx *fasthttp.RequestCtx, sess *siteSession) {
 
 // slotWrite runs the write build makes of the slot in the path, on the
 // base the form sent (onBase), and answers it.
-func (s *Server) slotWrite(ctx *fasthttp.RequestCtx, sess *siteSession, build func(w actors.SheetWrite, index int) actors.Payload) {
+func (s *Site) slotWrite(ctx *fasthttp.RequestCtx, sess *siteSession, build func(w actors.SheetWrite, index int) actors.Payload) {
 	id := pathParam(ctx, "space_id")
 	index, err := sheetIndexParam(ctx)
 	if err != nil {
-		answerSheetWrite(ctx, actors.Result{}, nil, err)
+		s.answerSheetWrite(ctx, actors.Result{}, nil, err)
 		return
 	}
 	rev, base, err := sheetForm(ctx)
 	if err != nil {
-		answerSheetWrite(ctx, actors.Result{}, nil, err)
+		s.answerSheetWrite(ctx, actors.Result{}, nil, err)
 		return
 	}
 	res, conflict, err := s.onBase(sess, id, index, rev, base, func(rev int64) (actors.Result, *actors.Error) {
 		return s.siteWrite(sess, build(siteSheetWrite(id, rev), index))
 	})
-	answerSheetWrite(ctx, res, conflict, err)
+	s.answerSheetWrite(ctx, res, conflict, err)
 }
 
 // sheetSaveHeading writes the fifth heading; the first four are fixed.
-func (s *Server) sheetSaveHeading(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) sheetSaveHeading(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
 	rev, err := strconv.ParseInt(formValue(ctx, "expected_revision"), 10, 64)
 	if err != nil {
-		answerSheetWrite(ctx, actors.Result{}, nil, actors.Errorf(actors.CodeValidation, "expected_revision must be an integer"))
+		s.answerSheetWrite(ctx, actors.Result{}, nil, actors.Errorf(actors.CodeValidation, "expected_revision must be an integer"))
 		return
 	}
 	base, heading := []string{formValue(ctx, "base")}, formValue(ctx, "heading")
@@ -275,13 +267,13 @@ func (s *Server) sheetSaveHeading(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		headers := append(append([]string{}, now.Headers[:4]...), heading)
 		return s.siteWrite(sess, &actors.PatchSheet{SheetWrite: siteSheetWrite(id, rev), Headers: headers})
 	})
-	answerSheetWrite(ctx, res, conflict, aerr)
+	s.answerSheetWrite(ctx, res, conflict, aerr)
 }
 
 // sheetCompact compacts the Sheet as it is now: compaction keeps every
 // row and its order, so there is no edit of the owner's it could lose,
 // and it runs on the current revision (the page reloads the rows after).
-func (s *Server) sheetCompact(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) sheetCompact(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
 	var (
 		res actors.Result
@@ -297,7 +289,7 @@ func (s *Server) sheetCompact(ctx *fasthttp.RequestCtx, sess *siteSession) {
 			break
 		}
 	}
-	answerSheetWrite(ctx, res, nil, err)
+	s.answerSheetWrite(ctx, res, nil, err)
 }
 
 // siteSheetWrite is the rules the owner's Sheet writes run under: those of

@@ -1,9 +1,11 @@
-package httpd
+package site
 
 import (
 	"errors"
+	"log/slog"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -18,7 +20,7 @@ import (
 // Every state-changing request is a form POST that must come from one of
 // our pages (Origin) and carry the session's form token (CSRF); only then
 // is the session looked up. Pages are answered with no-store and a strict
-// Content-Security-Policy (site_render.go).
+// Content-Security-Policy (render.go).
 
 // siteNotices are the messages a redirect after a change may show, by
 // code: the query string never carries text of its own.
@@ -31,10 +33,53 @@ var siteNotices = map[string]string{
 	"expired":    "Your session has ended. Sign in again.",
 }
 
-// siteDownloadsPrefix is where the site's downloads are.
-const siteDownloadsPrefix = "/downloads"
+// DownloadsPrefix is where the site's downloads are.
+const DownloadsPrefix = "/downloads"
 
-func (s *Server) registerSite(r routeAdder) {
+// Site serves the owner's site. Build it with New and mount its routes
+// with Register.
+type Site struct {
+	store Store
+	owner Owner
+	edge  Edge
+	log   *slog.Logger
+	now   func() time.Time
+}
+
+// Config wires a Site.
+type Config struct {
+	// Store is the node the site's queries and commands go to.
+	Store Store
+	// Owner runs the owner API's operations for the site.
+	Owner Owner
+	// Edge is the HTTP edge's rules the site follows.
+	Edge Edge
+	// Log receives the pages that failed to render (a bug).
+	Log *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// New builds a Site.
+func New(cfg Config) *Site {
+	s := &Site{store: cfg.Store, owner: cfg.Owner, edge: cfg.Edge, log: cfg.Log, now: cfg.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s
+}
+
+// Router is the part of a router the site adds its routes to.
+type Router interface {
+	GET(path string, handler fasthttp.RequestHandler)
+	POST(path string, handler fasthttp.RequestHandler)
+}
+
+// Register adds the site's routes, its assets included, to r.
+func (s *Site) Register(r Router) {
 	r.GET("/", s.home)
 	r.POST("/sign-in", s.signInForm)
 	r.POST("/sign-out", s.signedIn(s.signOutForm))
@@ -52,21 +97,21 @@ func (s *Server) registerSite(r routeAdder) {
 	r.GET("/settings/delete", s.signedIn(s.deletePage))
 	r.POST("/settings/delete", s.signedIn(s.deleteForm))
 	r.GET("/downloads", s.signedIn(s.downloadsPage))
-	r.GET(siteDownloadsPrefix+"/labels.jsonl", s.signedIn(s.labelsDownload))
-	r.POST(siteDownloadsPrefix+"/labels", s.signedIn(s.labelsImportForm))
-	r.GET(siteDownloadsPrefix+"/history.csv", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
-		s.serveHistoryCSV(ctx, sess.cred, "")
+	r.GET(DownloadsPrefix+"/labels.jsonl", s.signedIn(s.labelsDownload))
+	r.POST(DownloadsPrefix+"/labels", s.signedIn(s.labelsImportForm))
+	r.GET(DownloadsPrefix+"/history.csv", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
+		s.owner.ServeHistoryCSV(ctx, sess.cred, "")
 	}))
-	r.GET(siteDownloadsPrefix+"/history/cards/{card_id}/transactions.csv", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
-		s.serveHistoryCSV(ctx, sess.cred, pathParam(ctx, "card_id"))
+	r.GET(DownloadsPrefix+"/history/cards/{card_id}/transactions.csv", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
+		s.owner.ServeHistoryCSV(ctx, sess.cred, pathParam(ctx, "card_id"))
 	}))
-	s.registerSitePortfolio(r)
-	s.registerSiteHistory(r)
-	s.registerSiteSpaces(r)
-	s.registerSiteSheet(r)
+	s.registerPortfolio(r)
+	s.registerHistory(r)
+	s.registerSpaces(r)
+	s.registerSheet(r)
 	r.GET("/live", s.signedInPassive(s.liveChanges))
 	r.GET("/activity", s.signedIn(s.activityPage))
-	registerSiteAssets(r)
+	registerAssets(r)
 }
 
 // siteHandler serves a signed-in request.
@@ -77,19 +122,19 @@ type siteHandler func(ctx *fasthttp.RequestCtx, sess *siteSession)
 // with 403 before the session is even looked up. A missing, guessed or
 // expired session reaches nothing: it is sent to the sign-in page, and a
 // client that keeps presenting bad ones earns the owner-credential back-off.
-func (s *Server) signedIn(h siteHandler) fasthttp.RequestHandler {
+func (s *Site) signedIn(h siteHandler) fasthttp.RequestHandler {
 	return s.signedInAs(h, false)
 }
 
 // signedInPassive is signedIn for the requests a page makes on its own
 // (passiveContext): they need the session but do not extend it.
-func (s *Server) signedInPassive(h siteHandler) fasthttp.RequestHandler {
+func (s *Site) signedInPassive(h siteHandler) fasthttp.RequestHandler {
 	return s.signedInAs(h, true)
 }
 
-func (s *Server) signedInAs(h siteHandler, passive bool) fasthttp.RequestHandler {
+func (s *Site) signedInAs(h siteHandler, passive bool) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		https := s.requestIsHTTPS(ctx)
+		https := s.edge.IsHTTPS(ctx)
 		post := ctx.IsPost()
 		if post && !s.sameOrigin(ctx) {
 			s.siteForbidden(ctx, "This form was not sent from an addrwatch page, so nothing was changed.")
@@ -104,25 +149,19 @@ func (s *Server) signedInAs(h siteHandler, passive bool) fasthttp.RequestHandler
 			s.siteForbidden(ctx, "This form is out of date or was not sent from an addrwatch page, so nothing was changed. Reload the page and try again.")
 			return
 		}
-		key := s.owner.bearerKeyFor(ctx, cred.AccountID)
-		if wait := s.owner.bearers.wait(key, s.owner.now()); wait > 0 {
-			s.siteError(ctx, siteErr(ownerRateLimited(wait)))
+		if err := s.edge.BackOff(ctx, cred.AccountID); err != nil {
+			s.siteError(ctx, err)
 			return
 		}
-		c, cancel := s.context()
-		if passive {
-			c = passiveContext(c)
-		}
-		who, err := ask(c, s.store, cred, actors.AuthQuery{}, ReadLeader)
-		cancel()
+		who, err := askAs(s, cred, actors.AuthQuery{}, passive)
 		if err != nil {
 			if refused, isRefusal := errors.AsType[*actors.Error](err); isRefusal && refused.Code == actors.CodeUnauthorized {
-				s.owner.bearers.fail(key, s.owner.now())
+				s.edge.CredentialFailed(ctx, cred.AccountID)
 				clearSessionCookies(ctx, https)
 				s.redirect(ctx, "/?m=expired")
 				return
 			}
-			s.siteError(ctx, specError(err))
+			s.siteError(ctx, s.edge.SpecError(err))
 			return
 		}
 		h(ctx, &siteSession{cred: cred, who: who.Principal, csrf: csrfToken(token), https: https, passive: passive})
@@ -130,12 +169,9 @@ func (s *Server) signedInAs(h siteHandler, passive bool) fasthttp.RequestHandler
 }
 
 // home is the sign-in page, or the API access panel when signed in.
-func (s *Server) home(ctx *fasthttp.RequestCtx) {
+func (s *Site) home(ctx *fasthttp.RequestCtx) {
 	if cred, _, found := s.siteCredential(ctx); found {
-		c, cancel := s.context()
-		_, err := s.store.Query(c, cred, actors.AuthQuery{}, ReadLeader)
-		cancel()
-		if err == nil {
+		if _, err := s.store.Query(cred, actors.AuthQuery{}, false); err == nil {
 			s.redirect(ctx, "/access")
 			return
 		}
@@ -148,16 +184,16 @@ type signInData struct {
 	Login string
 }
 
-func (s *Server) renderSignIn(ctx *fasthttp.RequestCtx, status int, login, notice, problem string) {
-	https := s.requestIsHTTPS(ctx)
+func (s *Site) renderSignIn(ctx *fasthttp.RequestCtx, status int, login, notice, problem string) {
+	https := s.edge.IsHTTPS(ctx)
 	s.renderPage(ctx, status, "signin", sitePage{Title: "Sign in", Narrow: true, Notice: notice, Problem: problem,
 		Data: signInData{Token: signInToken(ctx, https), Login: login}})
 }
 
 // signInForm signs in with a login (or an account ID) and a password and
 // starts the session cookie.
-func (s *Server) signInForm(ctx *fasthttp.RequestCtx) {
-	https := s.requestIsHTTPS(ctx)
+func (s *Site) signInForm(ctx *fasthttp.RequestCtx) {
+	https := s.edge.IsHTTPS(ctx)
 	if !s.sameOrigin(ctx) || !signInTokenValid(ctx, https) {
 		s.siteForbidden(ctx, "This sign-in form is out of date or was not sent from an addrwatch page. Reload the page and try again.")
 		return
@@ -166,7 +202,7 @@ func (s *Server) signInForm(ctx *fasthttp.RequestCtx) {
 	password := string(ctx.PostArgs().Peek("password"))
 	token, err := s.siteSignIn(ctx, login, password)
 	if err != nil {
-		s.renderSignIn(ctx, StatusOf(err.Code), login, "", err.Message)
+		s.renderSignIn(ctx, s.edge.Status(err.Code), login, "", err.Message)
 		if err.RetryAfter > 0 {
 			ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.Itoa(err.RetryAfter))
 		}
@@ -182,13 +218,13 @@ func (s *Server) signInForm(ctx *fasthttp.RequestCtx) {
 // account's login, or else an account ID (accounts created without a
 // login sign in that way). Either path runs one password hash, and every
 // refusal but the back-off reads the same.
-func (s *Server) siteSignIn(ctx *fasthttp.RequestCtx, name, password string) (string, *actors.Error) {
+func (s *Site) siteSignIn(ctx *fasthttp.RequestCtx, name, password string) (string, *actors.Error) {
 	login, accountID := name, ""
 	if _, known := s.store.AccountForLogin(name); !known {
 		login, accountID = "", name
 	}
-	token, _, failure := s.signInOwner(ctx, login, accountID, password)
-	err := siteErr(failure)
+	token, failure := s.owner.SignIn(ctx, login, accountID, password)
+	err := s.typed(failure)
 	if err != nil && err.Code != actors.CodeRateLimited {
 		return "", actors.Errorf(actors.CodeUnauthorized, "Wrong login or password.")
 	}
@@ -196,7 +232,7 @@ func (s *Server) siteSignIn(ctx *fasthttp.RequestCtx, name, password string) (st
 }
 
 // signOutForm ends this session only: API keys keep working.
-func (s *Server) signOutForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+func (s *Site) signOutForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	if _, err := s.siteWrite(sess, &actors.DeleteSession{}); err != nil && err.Code != actors.CodeUnauthorized {
 		s.siteError(ctx, err)
 		return
@@ -206,56 +242,99 @@ func (s *Server) signOutForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 }
 
 // siteWrite proposes an owner command as the signed-in session.
-func (s *Server) siteWrite(sess *siteSession, p actors.Payload) (actors.Result, *actors.Error) {
-	c, cancel := s.context()
-	defer cancel()
-	res, err := s.propose(c, &actors.Command{Account: sess.cred.AccountID, At: s.now().UnixNano(), Principal: sess.who, Payload: p})
-	return res, siteErr(err)
+func (s *Site) siteWrite(sess *siteSession, p actors.Payload) (actors.Result, *actors.Error) {
+	res, err := s.store.Propose(&actors.Command{Account: sess.cred.AccountID, At: s.now().UnixNano(), Principal: sess.who, Payload: p})
+	return res, s.typed(err)
 }
 
-// siteErr is the spec error a site page shows for err (nil for nil): the
+// typed is the spec error a site page shows for err (nil for nil): the
 // site renders errors into its pages, so it holds them typed, converted
 // from the API's errors here, once.
-func siteErr(err error) *actors.Error {
+func (s *Site) typed(err error) *actors.Error {
 	if err == nil {
 		return nil
 	}
-	return specError(err)
+	return s.edge.SpecError(err)
 }
 
-// siteAsk runs an owner query as the signed-in session and returns its
+// ask runs an owner query as the signed-in session and returns its
 // answer, typed.
-func siteAsk[T any](s *Server, sess *siteSession, q actors.QueryOf[T]) (T, *actors.Error) {
-	c, cancel := s.context()
-	defer cancel()
-	if sess.passive {
-		c = passiveContext(c)
+func ask[T any](s *Site, sess *siteSession, q actors.QueryOf[T]) (T, *actors.Error) {
+	v, err := askAs(s, sess.cred, q, sess.passive)
+	return v, s.typed(err)
+}
+
+// pageReads are the queries a page is drawn from, run in order as the
+// session. The first refusal stops the rest, and failed shows it on the
+// error page, so a handler checks once, after its last read, rather than
+// after each one.
+type pageReads struct {
+	s    *Site
+	sess *siteSession
+	err  *actors.Error
+}
+
+func (s *Site) reads(sess *siteSession) *pageReads { return &pageReads{s: s, sess: sess} }
+
+// read runs q unless an earlier read was refused, and returns its answer.
+func read[T any](r *pageReads, q actors.QueryOf[T]) T {
+	var v T
+	if r.err == nil {
+		v, r.err = ask(r.s, r.sess, q)
 	}
-	v, err := ask(c, s.store, sess.cred, q, ReadLeader)
-	return v, siteErr(err)
+	return v
+}
+
+// layout reads the access panel: the account's keys and resources, and
+// the layout's fields of a page in section nav.
+func (r *pageReads) layout(nav string) (actors.AccessPanelView, sitePage) {
+	v := read(r, actors.AccessPanelQuery{})
+	return v, sitePage{Nav: nav, Signed: true, CSRF: r.sess.csrf, AccountID: v.AccountID, Login: v.Login, Plan: v.Plan.String(), LiveCursor: v.AuditSeq}
+}
+
+// failed shows the first refusal on the error page and reports whether
+// there was one.
+func (r *pageReads) failed(ctx *fasthttp.RequestCtx) bool {
+	if r.err == nil {
+		return false
+	}
+	r.s.siteError(ctx, r.err)
+	return true
+}
+
+// askAs runs q for cred and returns its answer as the type q declares
+// (actors.QueryOf), so no handler asserts a result's type.
+func askAs[T any](s *Site, cred actors.Credential, q actors.QueryOf[T], passive bool) (T, error) {
+	return actors.Answer[T](s.store.Query(cred, q, passive))
+}
+
+// pathParam returns a path parameter as a string.
+func pathParam(ctx *fasthttp.RequestCtx, name string) string {
+	v, _ := ctx.UserValue(name).(string)
+	return v
 }
 
 // redirect answers 303 See Other, so a form post is never re-sent by a
 // reload.
-func (s *Server) redirect(ctx *fasthttp.RequestCtx, to string) {
+func (s *Site) redirect(ctx *fasthttp.RequestCtx, to string) {
 	siteHeaders(ctx)
 	ctx.Response.Header.Set(fasthttp.HeaderLocation, to)
 	ctx.SetStatusCode(fasthttp.StatusSeeOther)
 }
 
 // siteForbidden refuses a cross-site or stale form with 403.
-func (s *Server) siteForbidden(ctx *fasthttp.RequestCtx, text string) {
+func (s *Site) siteForbidden(ctx *fasthttp.RequestCtx, text string) {
 	s.renderPage(ctx, fasthttp.StatusForbidden, "message", sitePage{Title: "Nothing was changed", Narrow: true,
 		Data: messageData{Text: text, Link: "/", LinkText: "Go to addrwatch"}})
 }
 
 // siteError shows an error the owner cannot fix on the page they were on.
-func (s *Server) siteError(ctx *fasthttp.RequestCtx, failure error) {
-	err := specError(failure)
+func (s *Site) siteError(ctx *fasthttp.RequestCtx, failure error) {
+	err := s.edge.SpecError(failure)
 	if err.RetryAfter > 0 {
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.Itoa(err.RetryAfter))
 	}
-	s.renderPage(ctx, StatusOf(err.Code), "message", sitePage{Title: "That did not work", Narrow: true,
+	s.renderPage(ctx, s.edge.Status(err.Code), "message", sitePage{Title: "That did not work", Narrow: true,
 		Data: messageData{Text: err.Message, Link: "/", LinkText: "Back"}})
 }
 
@@ -266,9 +345,9 @@ type messageData struct {
 // siteBaseURL is the root URL the browser used, for the curl the panel
 // shows. A Host header with anything but host-name characters is not
 // echoed.
-func (s *Server) siteBaseURL(ctx *fasthttp.RequestCtx) string {
+func (s *Site) siteBaseURL(ctx *fasthttp.RequestCtx) string {
 	scheme := "http"
-	if s.requestIsHTTPS(ctx) {
+	if s.edge.IsHTTPS(ctx) {
 		scheme = "https"
 	}
 	host := string(ctx.Host())

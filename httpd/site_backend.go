@@ -1,0 +1,143 @@
+package httpd
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/site"
+	"github.com/addrwatch/addrwatch/httpd/views"
+)
+
+// The owner's site lives in package site; it runs on what it declares it
+// needs (site.Store, site.Owner, site.Edge), which siteBackend gives it
+// from this Server: the same store, operations, back-off and error
+// conversion the owner API runs on.
+
+// newSite builds the site on s.
+func (s *Server) newSite() *site.Site {
+	b := siteBackend{s}
+	return site.New(site.Config{Store: b, Owner: b, Edge: b, Log: s.log, Now: s.now})
+}
+
+// siteBackend is the Server as the site sees it.
+type siteBackend struct{ s *Server }
+
+var (
+	_ site.Store = siteBackend{}
+	_ site.Owner = siteBackend{}
+	_ site.Edge  = siteBackend{}
+)
+
+func (b siteBackend) Query(cred actors.Credential, q actors.Query, passive bool) (actors.Result, error) {
+	c, cancel := b.s.context()
+	defer cancel()
+	if passive {
+		c = passiveContext(c)
+	}
+	return b.s.store.Query(c, cred, q, ReadLeader)
+}
+
+func (b siteBackend) Propose(cmd *actors.Command) (actors.Result, error) {
+	c, cancel := b.s.context()
+	defer cancel()
+	return b.s.propose(c, cmd)
+}
+
+func (b siteBackend) NewID() string { return newID() }
+
+func (b siteBackend) AccountForLogin(login string) (string, bool) {
+	return b.s.store.AccountForLogin(login)
+}
+
+func (b siteBackend) SignIn(ctx *fasthttp.RequestCtx, login, accountID, password string) (string, error) {
+	token, _, err := b.s.signInOwner(ctx, login, accountID, password)
+	return token, err
+}
+
+func (b siteBackend) CreateKey(cred actors.Credential, capability actors.Level, name string) (site.CreatedKey, error) {
+	c, cancel := b.s.context()
+	defer cancel()
+	created, err := b.s.CreateKey(c, cred, capability, name)
+	return site.CreatedKey{Name: created.Name, Capability: created.Capability, Key: created.Key}, err
+}
+
+func (b siteBackend) ReplaceLogin(ctx *fasthttp.RequestCtx, cred actors.Credential, login, current string) error {
+	_, err := b.s.replaceLogin(ctx, cred, login, current)
+	return err
+}
+
+func (b siteBackend) ReplacePassword(ctx *fasthttp.RequestCtx, cred actors.Credential, current, next string) (string, error) {
+	return b.s.replacePassword(ctx, cred, current, next)
+}
+
+func (b siteBackend) ReplaceOwnerSecret(ctx *fasthttp.RequestCtx, cred actors.Credential, current string) (string, error) {
+	return b.s.replaceOwnerSecret(ctx, cred, current)
+}
+
+func (b siteBackend) RemoveAccount(ctx *fasthttp.RequestCtx, cred actors.Credential, current string) error {
+	return b.s.removeAccount(ctx, cred, current)
+}
+
+func (b siteBackend) ServeLabels(ctx *fasthttp.RequestCtx, cred actors.Credential) error {
+	return b.s.serveLabels(ctx, cred)
+}
+
+func (b siteBackend) ImportLabels(cred actors.Credential, file []byte) (any, error) {
+	return b.s.importLabels(cred, file)
+}
+
+func (b siteBackend) ServeHistoryCSV(ctx *fasthttp.RequestCtx, cred actors.Credential, cardID string) {
+	b.s.serveHistoryCSV(ctx, cred, cardID)
+}
+
+func (b siteBackend) CombinedHistory(ctx *fasthttp.RequestCtx, cred actors.Credential) (views.Combined, error) {
+	c, cancel := readContext(ctx, upstreamTimeout)
+	defer cancel()
+	return b.s.combinedHistoryView(c, cred, false, ReadLeader)
+}
+
+func (b siteBackend) HistoryOffset(ctx *fasthttp.RequestCtx) (int, error) {
+	return historyOffset(ctx)
+}
+
+func (b siteBackend) CardTransactions(ctx *fasthttp.RequestCtx, cred actors.Credential, cardID string, offset int) (views.Transactions, error) {
+	c, cancel := readContext(ctx, upstreamTimeout)
+	defer cancel()
+	return b.s.cardTransactionsView(c, cred, cardID, offset, historyLimitDefault, ReadLeader)
+}
+
+func (b siteBackend) SaveNote(ctx *fasthttp.RequestCtx, cred actors.Credential, who actors.Principal, txid, text string) error {
+	c, cancel := readContext(ctx, upstreamTimeout)
+	defer cancel()
+	_, err := b.s.saveNote(c, cred, &who, txid, text)
+	return err
+}
+
+func (b siteBackend) IsHTTPS(ctx *fasthttp.RequestCtx) bool { return b.s.requestIsHTTPS(ctx) }
+
+func (b siteBackend) Session(token string) (actors.Credential, bool) {
+	return parseBearer(token, b.s.now().UnixNano())
+}
+
+func (b siteBackend) BackOff(ctx *fasthttp.RequestCtx, account string) error {
+	o := b.s.owner
+	if wait := o.bearers.wait(o.bearerKeyFor(ctx, account), o.now()); wait > 0 {
+		return ownerRateLimited(wait)
+	}
+	return nil
+}
+
+func (b siteBackend) CredentialFailed(ctx *fasthttp.RequestCtx, account string) {
+	o := b.s.owner
+	o.bearers.fail(o.bearerKeyFor(ctx, account), o.now())
+}
+
+func (b siteBackend) SpecError(err error) *actors.Error { return specError(err) }
+
+func (b siteBackend) Status(code actors.Code) int { return StatusOf(code) }
+
+func (b siteBackend) WriteError(ctx *fasthttp.RequestCtx, err error) { writeError(ctx, err) }
+
+func (b siteBackend) WriteJSON(ctx *fasthttp.RequestCtx, status int, body any) {
+	writeJSON(ctx, status, body)
+}

@@ -1,7 +1,5 @@
 package actors
 
-import "fmt"
-
 // Apply applies one command to an account and returns the account after it
 // (a new one for CreateAccount) and the result. It is deterministic: the
 // same account and command give the same outcome on every replica.
@@ -48,19 +46,19 @@ func resultResource(res Result) ResourceRef {
 	return ResourceRef{Kind: ResourceAccount}
 }
 
-// safeApply is Apply with a recovered panic turned into an internal error.
-// A panic is a programmer error; recovering keeps the actor's state instead
-// of letting protoactor restart it empty. The state may hold a partial
-// change from the failed command, which is why rules validate first.
-func safeApply(a *Account, c *Command) (next *Account, res Result) {
+// SafeApply is Apply with a panic recovered: the command is answered with
+// an internal error and the account comes back as it was passed in, so the
+// caller (the account's actor, package actors/registry) keeps the state
+// instead of letting protoactor restart the actor empty. A panic is a
+// programmer error; the state may hold a partial change from the failed
+// command, which is why rules validate first. recovered is the panic's
+// value, nil when there was none, for the caller to report.
+func SafeApply(a *Account, c *Command) (next *Account, res Result, recovered any) {
 	defer func() {
 		if r := recover(); r != nil {
-			next, res = a, fail(Errorf(CodeInternal, "internal error"))
-			panicHook(fmt.Sprint(r))
+			next, res, recovered = a, fail(Errorf(CodeInternal, "internal error")), r
 		}
 	}()
-	return Apply(a, c)
+	next, res = Apply(a, c)
+	return next, res, nil
 }
-
-// panicHook reports a recovered panic; the registry points it at the log.
-var panicHook = func(string) {}

@@ -147,6 +147,12 @@ func (r Result) Outcome() (Result, error) {
 	return r, nil
 }
 
+// Refused is the Result of a refusal, for the runtime that answers for an
+// account without reaching a rule (package actors/registry: no such
+// account, no answer in time). Like a rule's refusal it is read outside
+// this package only through Outcome.
+func Refused(err *Error) Result { return fail(err) }
+
 func ok(body any) Result      { return Result{Status: 200, Body: body} }
 func created(body any) Result { return Result{Status: 201, Body: body} }
 func noContent() Result       { return Result{Status: 204} }

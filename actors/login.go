@@ -64,7 +64,7 @@ type SetLogin struct {
 
 	// loginTaken is whether another account holds the login at this
 	// command's place in the log. The registry sets it from its login
-	// index just before applying (logins.go); it is never encoded.
+	// index just before applying (MarkLoginTaken); it is never encoded.
 	loginTaken bool
 }
 
@@ -88,6 +88,35 @@ func (p *SetLogin) apply(a *Account, c *Command, _ Level) Result {
 		a.nextVersion()
 	}
 	return ok(LoginView{Login: a.Login})
+}
+
+// LoginClaim returns the login a command gives its account, and whether
+// the command claims one: an account creation with a login, or SetLogin.
+// Logins are unique across accounts, which no one account's rule can
+// check, so the registry (package actors/registry) keeps an index of the
+// logins in use, cuts its batches before each claim, and tells the claim
+// whether its login is taken (MarkLoginTaken) just before applying it.
+func LoginClaim(c *Command) (login string, claims bool) {
+	switch p := c.Payload.(type) {
+	case *CreateAccount:
+		return p.Login, p.Login != ""
+	case *SetLogin:
+		return p.Login, true
+	}
+	return "", false
+}
+
+// MarkLoginTaken records on a command that claims a login (LoginClaim)
+// whether another account holds that login at the command's place in the
+// log; the rule then refuses it with ErrLoginTaken. It leaves any other
+// command alone. The mark is never encoded.
+func MarkLoginTaken(c *Command, taken bool) {
+	switch p := c.Payload.(type) {
+	case *CreateAccount:
+		p.loginTaken = taken
+	case *SetLogin:
+		p.loginTaken = taken
+	}
 }
 
 // LoginView is the body of a login change.

@@ -188,7 +188,7 @@ func (ListKeysQuery) answer(a *Account, who Principal, _ Level, _ int64) (KeyLis
 }
 
 // RunQuery authenticates cred against a and runs q: the whole read path of
-// an account, used by the actor and directly by tests.
+// an account, used by the actor (through SafeQuery) and directly by tests.
 func RunQuery(a *Account, cred Credential, q Query) Result {
 	if a == nil {
 		return fail(errUnauthorized)
@@ -198,4 +198,17 @@ func RunQuery(a *Account, cred Credential, q Query) Result {
 		return fail(err)
 	}
 	return q.run(a, who, capability, cred.Now)
+}
+
+// SafeQuery is RunQuery with a panic recovered and answered as an internal
+// error, as SafeApply is for commands: a read never costs the actor its
+// state. recovered is the panic's value, nil when there was none, for the
+// caller to report.
+func SafeQuery(a *Account, cred Credential, q Query) (res Result, recovered any) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, recovered = fail(Errorf(CodeInternal, "internal error")), r
+		}
+	}()
+	return RunQuery(a, cred, q), nil
 }

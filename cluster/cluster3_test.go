@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/actors/registry"
 	"github.com/addrwatch/addrwatch/persistence"
 )
 
@@ -29,7 +30,7 @@ type member struct {
 	tls      *NodeTLS
 	dial     DialFunc // nil: dial directly
 	node     *Node
-	accounts *actors.Registry
+	accounts *registry.Registry
 
 	// underVerifier is the member's Config.underVerifier (nil: none).
 	underVerifier func(raft.LogStore) raft.LogStore
@@ -88,7 +89,7 @@ func (c *testCluster) newMember(id string) *member {
 // open starts m with the given bootstrap peers.
 func (c *testCluster) open(m *member, peers []Peer) {
 	c.t.Helper()
-	accounts := actors.NewRegistry(discardLogger())
+	accounts := registry.New(discardLogger())
 	n, err := Open(Config{NodeID: m.id, RaftAddr: m.raftAddr, DataDir: m.dir, Peers: peers, Logger: discardLogger(), TLS: m.tls, Dial: m.dial,
 		RaftLog: c.opts.raftLog, underVerifier: m.underVerifier}, accounts)
 	if err != nil {
@@ -101,7 +102,7 @@ func (c *testCluster) open(m *member, peers []Peer) {
 // openJoining starts m in join mode: no bootstrap, waiting to be added.
 func (c *testCluster) openJoining(m *member) {
 	c.t.Helper()
-	accounts := actors.NewRegistry(discardLogger())
+	accounts := registry.New(discardLogger())
 	n, err := Open(Config{NodeID: m.id, RaftAddr: m.raftAddr, DataDir: m.dir, Logger: discardLogger(), TLS: m.tls, Dial: m.dial, Join: true}, accounts)
 	if err != nil {
 		accounts.Shutdown()
@@ -227,7 +228,7 @@ func (m *member) status(t *testing.T) Status {
 
 // stateOf encodes every account of reg in account-ID order, each inside its
 // own actor: two replicas with the same state give the same bytes.
-func stateOf(t *testing.T, reg *actors.Registry) []byte {
+func stateOf(t *testing.T, reg *registry.Registry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	err := reg.Visit(func(a *actors.Account) (*actors.Account, error) {
@@ -246,7 +247,7 @@ func stateOf(t *testing.T, reg *actors.Registry) []byte {
 }
 
 // accountIDs lists the accounts of reg.
-func accountIDs(t *testing.T, reg *actors.Registry) map[string]bool {
+func accountIDs(t *testing.T, reg *registry.Registry) map[string]bool {
 	t.Helper()
 	ids := map[string]bool{}
 	var mu sync.Mutex
@@ -264,7 +265,7 @@ func accountIDs(t *testing.T, reg *actors.Registry) map[string]bool {
 
 // cardsOf lists the card IDs of account as reg's actor answers them. Any
 // replica's registry answers: Registry.Query does not check leadership.
-func cardsOf(t *testing.T, reg *actors.Registry, account string) []string {
+func cardsOf(t *testing.T, reg *registry.Registry, account string) []string {
 	t.Helper()
 	res := reg.Query(context.Background(), ownerCred(account), actors.ListPortfolioQuery{}, testTimeout)
 	mustSucceed(t, mustAnswer(t)(answerOf(res.Outcome())), 200)

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/actors/registry"
 	"github.com/addrwatch/addrwatch/persistence"
 )
 
@@ -87,7 +88,7 @@ type testNode struct {
 	dir      string
 	addr     string
 	node     *Node
-	accounts *actors.Registry
+	accounts *registry.Registry
 }
 
 // startNode opens a node on dir and addr with a new registry and waits
@@ -100,7 +101,7 @@ func startNode(t testing.TB, dir, addr string) *testNode {
 // startNodeWith is startNode with the whole Config given.
 func startNodeWith(t testing.TB, cfg Config) *testNode {
 	t.Helper()
-	accounts := actors.NewRegistry(discardLogger())
+	accounts := registry.New(discardLogger())
 	n, err := Open(withTestTLS(t, cfg), accounts)
 	if err != nil {
 		accounts.Shutdown()
@@ -517,7 +518,7 @@ func TestNodeReadsAfterRestartSeeTheLog(t *testing.T) {
 	mustSucceed(t, tn.propose(createAccount("acct-1")), 201)
 	tn.close()
 
-	accounts := actors.NewRegistry(discardLogger())
+	accounts := registry.New(discardLogger())
 	n, err := Open(withTestTLS(t, Config{NodeID: "node1", RaftAddr: addr, DataDir: dir, Logger: discardLogger()}), accounts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -542,7 +543,7 @@ func TestNodeReadsAfterRestartSeeTheLog(t *testing.T) {
 }
 
 func TestNodeOpenFailures(t *testing.T) {
-	accounts := actors.NewRegistry(discardLogger())
+	accounts := registry.New(discardLogger())
 	defer accounts.Shutdown()
 	if _, err := Open(withTestTLS(t, Config{NodeID: "node1", RaftAddr: "not-an-address", DataDir: t.TempDir(), Logger: discardLogger()}), accounts); err == nil {
 		t.Fatal("Open with a bad raft address succeeded")
@@ -559,7 +560,7 @@ func TestNodeOpenFailures(t *testing.T) {
 // newFSM returns an fsm over a new registry.
 func newFSM(t *testing.T) *fsm {
 	t.Helper()
-	accounts := actors.NewRegistry(discardLogger())
+	accounts := registry.New(discardLogger())
 	t.Cleanup(accounts.Shutdown)
 	return &fsm{accounts: accounts, log: discardLogger(), metrics: newApplyMetrics()}
 }

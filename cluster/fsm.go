@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/actors/registry"
 	"github.com/addrwatch/addrwatch/cluster/clustererr"
 	"github.com/addrwatch/addrwatch/persistence"
 )
@@ -23,7 +24,7 @@ const snapshotVisitTimeout = 30 * time.Second
 // fsm applies committed entries to the account actors. raft calls it from
 // one goroutine, which runs each account's share in that account's actor.
 type fsm struct {
-	accounts *actors.Registry
+	accounts *registry.Registry
 	log      *slog.Logger
 	metrics  *applyMetrics
 	// slots is what the group's log said of moving slots (slotstate.go);

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/actors/registry"
 	"github.com/addrwatch/addrwatch/cluster/clustererr"
 	"github.com/addrwatch/addrwatch/persistence"
 )
@@ -40,9 +41,9 @@ type Groups struct {
 	count    int
 	conns    *sharedNet
 	meta     *metaGroup
-	system   *actors.System     // the account actors of every group
-	nodes    []*Node            // by group ID
-	accounts []*actors.Registry // by group ID
+	system   *registry.System     // the account actors of every group
+	nodes    []*Node              // by group ID
+	accounts []*registry.Registry // by group ID
 	done     chan struct{}
 	// Bootstrapped is true when this start found a new data dir and wrote
 	// the initial configuration of the groups.
@@ -73,7 +74,7 @@ func OpenGroups(cfg Config, groups int) (*Groups, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Groups{cfg: cfg, count: groups, conns: conns, system: actors.NewSystem(cfg.Logger), done: make(chan struct{})}
+	g := &Groups{cfg: cfg, count: groups, conns: conns, system: registry.NewSystem(cfg.Logger), done: make(chan struct{})}
 	go serveVersions(conns.mux.streams[streamVersion])
 	if g.meta, err = openMeta(cfg, conns, cfg.Logger); err != nil {
 		g.system.Shutdown()
@@ -188,7 +189,7 @@ func (g *Groups) routingDirectory() (Directory, error) {
 func (g *Groups) Group(id int) *Node { return g.nodes[id] }
 
 // Accounts is the account registry of group id on this node.
-func (g *Groups) Accounts(id int) *actors.Registry { return g.accounts[id] }
+func (g *Groups) Accounts(id int) *registry.Registry { return g.accounts[id] }
 
 // Count is the number of data groups.
 func (g *Groups) Count() int { return g.count }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/actors/registry"
 	"github.com/addrwatch/addrwatch/persistence"
 )
 
@@ -355,7 +356,7 @@ func TestShardingIsForNewDataDirs(t *testing.T) {
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
 	}
-	accounts := actors.NewRegistry(discardLogger())
+	accounts := registry.New(discardLogger())
 	defer accounts.Shutdown()
 	if n, err := Open(withTestTLS(t, Config{NodeID: "node1", RaftAddr: freeRaftAddr(t), DataDir: dir, Logger: discardLogger()}), accounts); err == nil {
 		n.Close()

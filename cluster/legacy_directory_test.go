@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/actors/registry"
 	"github.com/addrwatch/addrwatch/persistence"
 )
 
@@ -31,7 +32,7 @@ func oldDirectoryEntry(nodeID string) []byte {
 
 // oldSnapshot encodes reg's accounts with the old directory, secret
 // included, as the snapshot's cluster metadata.
-func oldSnapshot(t *testing.T, reg *actors.Registry) []byte {
+func oldSnapshot(t *testing.T, reg *registry.Registry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	sw, err := persistence.NewSnapshotWriter(&buf)

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/actors/registry"
 	"github.com/addrwatch/addrwatch/persistence"
 )
 
@@ -113,7 +114,7 @@ type Node struct {
 	nodes     *nodeMux
 	dialer    *nodeDialer
 	proposer  *proposer
-	accounts  *actors.Registry
+	accounts  *registry.Registry
 	metrics   *applyMetrics
 	verify    *logVerification
 	log       *slog.Logger
@@ -138,7 +139,7 @@ type Node struct {
 
 // Open starts the node: opens the stores, restores the latest snapshot and
 // replays the log, and bootstraps the cluster when the data dir is new.
-func Open(cfg Config, accounts *actors.Registry) (*Node, error) {
+func Open(cfg Config, accounts *registry.Registry) (*Node, error) {
 	hlog := newRaftLogger(cfg.Logger)
 	if cfg.RaftLog == "" {
 		cfg.RaftLog = persistence.LogWAL

@@ -23,7 +23,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/actors/registry"
 	"github.com/addrwatch/addrwatch/cluster/nodecert"
 )
 
@@ -71,7 +71,7 @@ var allStreams = []stream{streamRaft, streamPublic, streamAdmin, streamFrames}
 // (Config.Insecure, --insecure-cluster), never what a Config without TLS
 // gets.
 func TestNodeOpensOnlyWithTLSOrInsecure(t *testing.T) {
-	accounts := actors.NewRegistry(discardLogger())
+	accounts := registry.New(discardLogger())
 	defer accounts.Shutdown()
 	n, err := Open(Config{NodeID: "node1", RaftAddr: freeRaftAddr(t), DataDir: t.TempDir(), Logger: discardLogger()}, accounts)
 	if err == nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/actors/registry"
 	"github.com/addrwatch/addrwatch/persistence"
 )
 
@@ -98,7 +98,7 @@ func Recover(cfg RecoverConfig) (RecoverReport, error) {
 		report.After = append(report.After, serverStatus(s, ""))
 	}
 
-	accounts := actors.NewRegistry(cfg.Logger)
+	accounts := registry.New(cfg.Logger)
 	defer accounts.Shutdown()
 	f := &fsm{accounts: accounts, log: cfg.Logger, metrics: newApplyMetrics()}
 	self := addressOf(after, cfg.NodeID)

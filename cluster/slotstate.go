@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/actors/registry"
 	"github.com/addrwatch/addrwatch/persistence"
 )
 
@@ -116,7 +117,7 @@ func (st *slotState) arrivedBy(s Slot) uint64 {
 
 // apply applies one slot entry to the state and to accounts. It runs on
 // the FSM goroutine, between account commands, in log order.
-func (st *slotState) apply(e slotEntry, accounts *actors.Registry) error {
+func (st *slotState) apply(e slotEntry, accounts *registry.Registry) error {
 	if int(e.Slot) >= SlotCount || e.Move == 0 {
 		return fmt.Errorf("slot entry for slot %d, move %d", e.Slot, e.Move)
 	}

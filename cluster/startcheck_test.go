@@ -13,7 +13,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/actors/registry"
 	"github.com/addrwatch/addrwatch/persistence"
 )
 
@@ -33,15 +33,15 @@ func snapshotThenMore(t *testing.T, kind persistence.LogStore) (dir, addr string
 }
 
 // openWith opens a node on dir with cfg's flags and a logger into logs.
-func openWith(t *testing.T, dir, addr string, recoverFromSnapshot bool, logs *bytes.Buffer) (*Node, *actors.Registry, error) {
+func openWith(t *testing.T, dir, addr string, recoverFromSnapshot bool, logs *bytes.Buffer) (*Node, *registry.Registry, error) {
 	t.Helper()
 	return openStore(t, dir, addr, "", recoverFromSnapshot, logs)
 }
 
 // openStore is openWith with a --raft-log.
-func openStore(t *testing.T, dir, addr string, kind persistence.LogStore, recoverFromSnapshot bool, logs *bytes.Buffer) (*Node, *actors.Registry, error) {
+func openStore(t *testing.T, dir, addr string, kind persistence.LogStore, recoverFromSnapshot bool, logs *bytes.Buffer) (*Node, *registry.Registry, error) {
 	t.Helper()
-	accounts := actors.NewRegistry(discardLogger())
+	accounts := registry.New(discardLogger())
 	n, err := Open(withTestTLS(t, Config{NodeID: "node1", RaftAddr: addr, DataDir: dir, Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		RecoverFromSnapshot: recoverFromSnapshot, RaftLog: kind}), accounts)
 	if err != nil {

@@ -17,13 +17,14 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/actors/registry"
 )
 
 // memoryStore is a Store on a real account registry without raft, so the
 // owner routes run end to end with the real rules, login index included.
 type memoryStore struct {
 	mu       sync.Mutex // the registry applies from one goroutine at a time, as raft's FSM does
-	accounts *actors.Registry
+	accounts *registry.Registry
 	// proposed counts the commands proposed: each is at least part of one
 	// raft log entry, and a command proposed alone is one entry.
 	proposed atomic.Int64
@@ -33,7 +34,7 @@ type memoryStore struct {
 }
 
 func newMemoryStore(t testing.TB) *memoryStore {
-	reg := actors.NewRegistry(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	reg := registry.New(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	t.Cleanup(reg.Shutdown)
 	return &memoryStore{accounts: reg}
 }

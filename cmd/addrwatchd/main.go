@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/valyala/fasthttp"
 
-	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/actors/registry"
 	"github.com/addrwatch/addrwatch/chain"
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
@@ -99,7 +99,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		store = newGroupsStore(groups)
 		demo = demoNode{bootstrapped: groups.Bootstrapped, waitForLeader: groups.WaitForReady}
 	} else {
-		accounts := actors.NewRegistry(logger)
+		accounts := registry.New(logger)
 		defer accounts.Shutdown()
 		node, err := cluster.Open(clusterCfg, accounts)
 		if err != nil {

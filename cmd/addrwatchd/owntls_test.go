@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/actors/registry"
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/cluster/nodecert"
 )
@@ -67,7 +67,7 @@ func TestOwnNodeTLSIsMadeOnceAndPrivate(t *testing.T) {
 // loopback without TLS), gets no CA of its own and is told what to do.
 func TestOwnNodeTLSNeedsANodeAlone(t *testing.T) {
 	olderCluster := t.TempDir()
-	accounts := actors.NewRegistry(quietLogger())
+	accounts := registry.New(quietLogger())
 	defer accounts.Shutdown()
 	node, err := cluster.Open(cluster.Config{NodeID: "n1", RaftAddr: "127.0.0.1:0", DataDir: olderCluster, Logger: quietLogger(), Insecure: true,
 		Peers: []cluster.Peer{{ID: "n1", RaftAddr: "127.0.0.1:7101"}, {ID: "n2", RaftAddr: "127.0.0.1:7102"}}}, accounts)

@@ -1,4 +1,4 @@
-package actors
+package registry
 
 import (
 	"encoding/json"
@@ -7,45 +7,19 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/addrwatch/addrwatch/actors"
 )
 
-func TestValidateLogin(t *testing.T) {
-	valid := []string{"bob", "Alice.Smith+addrwatch@example.com", "0xdeadbeef", "a_b-c", strings.Repeat("a", loginBytesMax)}
-	for _, login := range valid {
-		if err := ValidateLogin(login); err != nil {
-			t.Errorf("ValidateLogin(%q) = %v, want valid", login, err)
-		}
-	}
-	invalid := []string{"", "ab", strings.Repeat("a", loginBytesMax+1), ".bob", "@example.com", "-bob", "_bob", "+bob",
-		"bob smith", "bob\x00", "bob/x", "bob:x", "b\u00f6b", "\u212Aelvin", "bob\n", "<script>"}
-	for _, login := range invalid {
-		err := ValidateLogin(login)
-		if err == nil || err.Code != CodeValidation {
-			t.Errorf("ValidateLogin(%q) = %v, want VALIDATION", login, err)
-		}
-	}
-}
-
-// Folding touches ASCII letters only: the Kelvin sign, which Unicode
-// lower-cases to "k", must not fold onto a login spelled with a k.
-func TestFoldLoginIsASCIIOnly(t *testing.T) {
-	if got := FoldLogin("Alice.Smith@Example.COM"); got != "alice.smith@example.com" {
-		t.Fatalf("FoldLogin = %q", got)
-	}
-	if got := FoldLogin("\u212Aelvin"); got == "kelvin" {
-		t.Fatal("the Kelvin sign folded onto k")
-	}
-}
-
 // loginAccount creates account id with a login.
-func loginAccount(id, login string) *CreateAccount {
+func loginAccount(id, login string) *actors.CreateAccount {
 	p := createAccount(id)
 	p.Login = login
 	return p
 }
 
-func setLogin(id, login string) *SetLogin {
-	return &SetLogin{Login: login, ExpectedPasswordHash: "pw-" + id}
+func setLogin(id, login string) *actors.SetLogin {
+	return &actors.SetLogin{Login: login, ExpectedPasswordHash: "pw-" + id}
 }
 
 func wantAccountFor(t *testing.T, reg *Registry, login, want string) {
@@ -68,17 +42,17 @@ func TestLoginsAreUniqueAcrossAccountsWithoutRegardToCase(t *testing.T) {
 	b.add("C", ownerP, setLogin("C", "ALICE@example.com"))
 	b.add("D", systemP, loginAccount("D", "not a login"))
 	res := reg.ApplyBatch(b.cmds)
-	if res[0].err != nil {
-		t.Fatalf("first account with the login: %v", res[0].err)
+	if refusal(res[0]) != nil {
+		t.Fatalf("first account with the login: %v", refusal(res[0]))
 	}
 	for _, i := range []int{1, 3} {
-		err := wantCode(t, res[i], CodeConflict)
+		err := wantCode(t, res[i], actors.CodeConflict)
 		if err.Message != "that login is taken" {
 			t.Fatalf("conflict message %q", err.Message)
 		}
 		mustNotMention(t, "conflict message", err.Message, "A")
 	}
-	wantCode(t, res[4], CodeValidation)
+	wantCode(t, res[4], actors.CodeValidation)
 	if reg.Len() != 2 {
 		t.Fatalf("%d accounts, want A and C (a refused creation leaves none)", reg.Len())
 	}
@@ -86,7 +60,7 @@ func TestLoginsAreUniqueAcrossAccountsWithoutRegardToCase(t *testing.T) {
 	wantAccountFor(t, reg, "Alice@Example.com", "A")
 	wantAccountFor(t, reg, "bob", "")
 	wantAccountFor(t, reg, "\u212Aelvin", "")
-	var stored Account
+	var stored actors.Account
 	json.Unmarshal(reg.stateOf(t, "A"), &stored)
 	if stored.Login != "Alice@Example.com" {
 		t.Fatalf("login kept as %q, want it as typed", stored.Login)
@@ -107,11 +81,11 @@ func TestSetLoginChangesFreesAndKeepsOwnInAnotherCase(t *testing.T) {
 	b.add("B", ownerP, setLogin("B", "Alice"))
 	res := reg.ApplyBatch(b.cmds)
 	for i, r := range res {
-		if r.err != nil {
-			t.Fatalf("command %d: %v", i, r.err)
+		if refusal(r) != nil {
+			t.Fatalf("command %d: %v", i, refusal(r))
 		}
 	}
-	if v := res[3].Body.(LoginView); v.Login != "ALICE" {
+	if v := res[3].Body.(actors.LoginView); v.Login != "ALICE" {
 		t.Fatalf("login after changing its case %q", v.Login)
 	}
 	wantAccountFor(t, reg, "alice", "B")
@@ -120,15 +94,15 @@ func TestSetLoginChangesFreesAndKeepsOwnInAnotherCase(t *testing.T) {
 
 	var c batch
 	c.at = b.at
-	c.add("A", Principal{Kind: PrincipalAgent, KeyID: "k"}, setLogin("A", "eve"))
-	c.add("A", ownerP, &SetLogin{Login: "eve", ExpectedPasswordHash: "stale"})
+	c.add("A", actors.Principal{Kind: actors.PrincipalAgent, KeyID: "k"}, setLogin("A", "eve"))
+	c.add("A", ownerP, &actors.SetLogin{Login: "eve", ExpectedPasswordHash: "stale"})
 	c.add("A", ownerP, setLogin("A", "e"))
 	c.add("A", ownerP, setLogin("A", "alice"))
 	res = reg.ApplyBatch(c.cmds)
-	wantCode(t, res[0], CodeUnauthorized) // no such key: the credential is checked first
-	wantCode(t, res[1], CodeUnauthorized)
-	wantCode(t, res[2], CodeValidation)
-	wantCode(t, res[3], CodeConflict)
+	wantCode(t, res[0], actors.CodeUnauthorized) // no such key: the credential is checked first
+	wantCode(t, res[1], actors.CodeUnauthorized)
+	wantCode(t, res[2], actors.CodeValidation)
+	wantCode(t, res[3], actors.CodeConflict)
 	wantAccountFor(t, reg, "alice2", "A")
 	wantAccountFor(t, reg, "eve", "")
 }
@@ -137,12 +111,12 @@ func TestDeletingAnAccountFreesItsLogin(t *testing.T) {
 	reg := newTestRegistry(t)
 	var b batch
 	b.add("A", systemP, loginAccount("A", "alice"))
-	b.add("A", ownerP, &DeleteAccount{})
+	b.add("A", ownerP, &actors.DeleteAccount{})
 	b.add("B", systemP, loginAccount("B", "Alice"))
 	res := reg.ApplyBatch(b.cmds)
 	for i, r := range res {
-		if r.err != nil {
-			t.Fatalf("command %d: %v", i, r.err)
+		if refusal(r) != nil {
+			t.Fatalf("command %d: %v", i, refusal(r))
 		}
 	}
 	wantAccountFor(t, reg, "alice", "B")
@@ -150,7 +124,7 @@ func TestDeletingAnAccountFreesItsLogin(t *testing.T) {
 
 // loginScript contends for a few logins across accounts, with creations,
 // changes, deletions and re-creations, and unrelated writes in between.
-func loginScript() []*Command {
+func loginScript() []*actors.Command {
 	var b batch
 	accounts := []string{"A", "B", "C", "D"}
 	logins := []string{"alice", "Alice", "bob", "BOB", "carol"}
@@ -162,13 +136,13 @@ func loginScript() []*Command {
 		id := accounts[rng.IntN(len(accounts))]
 		switch rng.IntN(6) {
 		case 0:
-			b.add(id, ownerP, &DeleteAccount{})
+			b.add(id, ownerP, &actors.DeleteAccount{})
 		case 1:
 			b.add(id, systemP, loginAccount(id, logins[rng.IntN(len(logins))]))
 		case 2:
-			b.add(id, ownerP, &SetPlan{Plan: Plan(rng.IntN(2))})
+			b.add(id, ownerP, &actors.SetPlan{Plan: actors.Plan(rng.IntN(2))})
 		case 3:
-			b.add(id, ownerP, &CreateKey{KeyID: fmt.Sprint("k", i), Capability: LevelRead, Hash: hashOf(fmt.Sprint(i))})
+			b.add(id, ownerP, &actors.CreateKey{KeyID: fmt.Sprint("k", i), Capability: actors.LevelRead, Hash: hashOf(fmt.Sprint(i))})
 		default:
 			b.add(id, ownerP, setLogin(id, logins[rng.IntN(len(logins))]))
 		}
@@ -187,7 +161,7 @@ func TestLoginUniquenessDoesNotDependOnBatchBoundaries(t *testing.T) {
 	run := func(t *testing.T, split func(n int) []int) outcome {
 		reg := newTestRegistry(t)
 		cmds := loginScript()
-		var results []Result
+		var results []actors.Result
 		cuts := split(len(cmds))
 		for i := 0; i+1 < len(cuts); i++ {
 			results = append(results, reg.ApplyBatch(cmds[cuts[i]:cuts[i+1]])...)
@@ -258,14 +232,14 @@ func TestLoginIndexSurvivesASnapshotRoundTrip(t *testing.T) {
 	reg.ApplyBatch(b.cmds)
 
 	var snapshot [][]byte
-	reg.Visit(func(a *Account) (*Account, error) {
+	reg.Visit(func(a *actors.Account) (*actors.Account, error) {
 		enc, err := json.Marshal(a)
 		snapshot = append(snapshot, enc)
 		return a, err
 	}, queryTimeout)
-	var accounts []*Account
+	var accounts []*actors.Account
 	for _, enc := range snapshot {
-		var a Account
+		var a actors.Account
 		if err := json.Unmarshal(enc, &a); err != nil {
 			t.Fatal(err)
 		}
@@ -283,9 +257,9 @@ func TestLoginIndexSurvivesASnapshotRoundTrip(t *testing.T) {
 	for _, r := range []*Registry{reg, restored} {
 		cmds := copyCommands(c.cmds)
 		res := r.ApplyBatch(cmds)
-		wantCode(t, res[0], CodeConflict)
-		if res[1].err != nil {
-			t.Fatalf("own login in another case after restore: %v", res[1].err)
+		wantCode(t, res[0], actors.CodeConflict)
+		if refusal(res[1]) != nil {
+			t.Fatalf("own login in another case after restore: %v", refusal(res[1]))
 		}
 	}
 	if a, b := reg.stateOf(t, "B"), restored.stateOf(t, "B"); string(a) != string(b) {
@@ -298,15 +272,15 @@ func TestLoginIndexSurvivesASnapshotRoundTrip(t *testing.T) {
 
 // copyCommands copies commands so that two registries never share the
 // payload the registry marks.
-func copyCommands(cmds []*Command) []*Command {
-	out := make([]*Command, len(cmds))
+func copyCommands(cmds []*actors.Command) []*actors.Command {
+	out := make([]*actors.Command, len(cmds))
 	for i, c := range cmds {
 		cc := *c
 		switch p := c.Payload.(type) {
-		case *CreateAccount:
+		case *actors.CreateAccount:
 			pc := *p
 			cc.Payload = &pc
-		case *SetLogin:
+		case *actors.SetLogin:
 			pc := *p
 			cc.Payload = &pc
 		}
@@ -323,12 +297,12 @@ func TestRestoreWithAClashingLoginKeepsTheFirst(t *testing.T) {
 	var s batch
 	s.add("A", systemP, loginAccount("A", "alice"))
 	s.add("B", systemP, loginAccount("B", "ALICE"))
-	_, states := applySerially(s.cmds) // plain Apply has no index
-	reg.Restore([]*Account{states["A"], states["B"]})
+	_, states := applySerially(s.cmds) // plain actors.Apply has no index
+	reg.Restore([]*actors.Account{states["A"], states["B"]})
 	wantAccountFor(t, reg, "alice", "A")
 	var c batch
 	c.at = s.at
-	c.add("B", ownerP, &SetPlan{Plan: PlanExtended})
+	c.add("B", ownerP, &actors.SetPlan{Plan: actors.PlanExtended})
 	reg.ApplyBatch(c.cmds)
 	wantAccountFor(t, reg, "alice", "A")
 }

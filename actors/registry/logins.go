@@ -1,16 +1,21 @@
-package actors
+package registry
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
 
 // Logins are unique across accounts, but the registry applies a batch's
 // accounts in parallel, each in its own actor, and raft may cut the same
 // log into different batches on different replicas. So the registry keeps
 // one index of the logins in use, and the commands that read it (an
-// account creation with a login, SetLogin) are barriers in ApplyBatch:
-// everything before one in the log is applied and its effect on the index
-// recorded before the barrier learns whether its login is taken. That way
-// every replica answers each barrier from the index as it stood at the
-// barrier's place in the log, however the batches were cut.
+// account creation with a login, SetLogin: actors.LoginClaim) are barriers
+// in ApplyBatch: everything before one in the log is applied and its
+// effect on the index recorded before the barrier learns whether its login
+// is taken (actors.MarkLoginTaken). That way every replica answers each
+// barrier from the index as it stood at the barrier's place in the log,
+// however the batches were cut.
 //
 // The index is settled after every run of commands from the accounts'
 // logins as their actors report them, so a deletion (which frees its
@@ -20,8 +25,8 @@ import "sync"
 // The index is derived state: a snapshot carries each account's Login,
 // and Restore rebuilds the index from them.
 
-// loginIndex maps each login in use, folded (FoldLogin), to its account.
-// The apply goroutine writes it; sign-ins read it concurrently.
+// loginIndex maps each login in use, folded (actors.FoldLogin), to its
+// account. The apply goroutine writes it; sign-ins read it concurrently.
 type loginIndex struct {
 	mu        sync.RWMutex
 	byLogin   map[string]string // folded login → account id
@@ -35,12 +40,12 @@ func newLoginIndex() *loginIndex {
 // account returns the account whose login is login, compared without
 // regard to case. A login that is not valid names no account.
 func (x *loginIndex) account(login string) (string, bool) {
-	if ValidateLogin(login) != nil {
+	if actors.ValidateLogin(login) != nil {
 		return "", false
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	id, found := x.byLogin[FoldLogin(login)]
+	id, found := x.byLogin[actors.FoldLogin(login)]
 	return id, found
 }
 
@@ -49,14 +54,14 @@ func (x *loginIndex) account(login string) (string, bool) {
 func (x *loginIndex) takenByOther(login, accountID string) bool {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	holder, found := x.byLogin[FoldLogin(login)]
+	holder, found := x.byLogin[actors.FoldLogin(login)]
 	return found && holder != accountID
 }
 
 // settle records an account's login after its commands were applied:
 // login is its Login, and gone says the account no longer exists.
 func (x *loginIndex) settle(accountID, login string, gone bool) {
-	folded := FoldLogin(login)
+	folded := actors.FoldLogin(login)
 	if gone {
 		folded = ""
 	}
@@ -82,13 +87,13 @@ func (x *loginIndex) settle(accountID, login string, gone bool) {
 // with one login cannot come out of apply; should a snapshot hold them,
 // the first in the given (snapshot) order keeps it, on every replica
 // alike, and the others are returned for the caller to report.
-func (x *loginIndex) rebuild(accounts []*Account) (clashes []string) {
+func (x *loginIndex) rebuild(accounts []*actors.Account) (clashes []string) {
 	byLogin, byAccount := map[string]string{}, map[string]string{}
 	for _, a := range accounts {
 		if a.Login == "" {
 			continue
 		}
-		folded := FoldLogin(a.Login)
+		folded := actors.FoldLogin(a.Login)
 		if _, held := byLogin[folded]; held {
 			clashes = append(clashes, a.ID)
 			continue
@@ -105,46 +110,25 @@ func (x *loginIndex) rebuild(accounts []*Account) (clashes []string) {
 // that reads the login index): before a run, its barrier learns from the
 // index whether its login is taken; apply runs the run's accounts in
 // parallel and settles the index from their logins.
-func (r *Registry) applyInRuns(cmds []*Command, results []Result, apply func(cmds []*Command, results []Result)) {
+func (r *Registry) applyInRuns(cmds []*actors.Command, results []actors.Result, apply func(cmds []*actors.Command, results []actors.Result)) {
 	for start := 0; start < len(cmds); {
 		end := start + 1
-		for end < len(cmds) && !readsLogins(cmds[end]) {
+		for end < len(cmds) && !claimsLogin(cmds[end]) {
 			end++
 		}
-		if login, reads := commandLogin(cmds[start]); reads {
-			markLoginTaken(cmds[start], r.logins.takenByOther(login, cmds[start].Account))
+		if login, claims := actors.LoginClaim(cmds[start]); claims {
+			actors.MarkLoginTaken(cmds[start], r.logins.takenByOther(login, cmds[start].Account))
 		}
 		apply(cmds[start:end], results[start:end])
 		start = end
 	}
 }
 
-// commandLogin returns the login a command gives its account, and whether
-// it is one of the commands that read the login index.
-func commandLogin(c *Command) (string, bool) {
-	switch p := c.Payload.(type) {
-	case *CreateAccount:
-		return p.Login, p.Login != ""
-	case *SetLogin:
-		return p.Login, true
-	}
-	return "", false
-}
-
-// markLoginTaken records on a command that reads the login index whether
-// its login is held by another account.
-func markLoginTaken(c *Command, taken bool) {
-	switch p := c.Payload.(type) {
-	case *CreateAccount:
-		p.loginTaken = taken
-	case *SetLogin:
-		p.loginTaken = taken
-	}
-}
-
-func readsLogins(c *Command) bool {
-	_, reads := commandLogin(c)
-	return reads
+// claimsLogin reports whether c is a barrier: a command that reads the
+// login index (actors.LoginClaim).
+func claimsLogin(c *actors.Command) bool {
+	_, claims := actors.LoginClaim(c)
+	return claims
 }
 
 // AccountForLogin returns the account whose login is login, compared

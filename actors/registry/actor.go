@@ -1,25 +1,30 @@
-package actors
+package registry
 
 import (
 	"fmt"
 	"sync"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/addrwatch/addrwatch/actors"
 )
 
 // accountActor owns one account's state. Its mailbox is the account's
 // serialization point: commands (in log order) and queries run one at a
 // time, so the state needs no lock.
 type accountActor struct {
-	state *Account
+	state *actors.Account
+	// reportPanic logs a panic the rules recovered from (SafeApply,
+	// SafeQuery); the actor answers it as an internal error.
+	reportPanic func(recovered any)
 }
 
 // applyMsg carries one account's share of a log batch, in log order. The
 // actor fills results and signals done; the sender waits without a timeout,
 // because apply must finish for the replica to stay correct.
 type applyMsg struct {
-	cmds    []*Command
-	results []Result
+	cmds    []*actors.Command
+	results []actors.Result
 	gone    bool   // after the commands the account does not exist (never created, or deleted)
 	login   string // after the commands, the account's login (for the registry's login index)
 	done    *sync.WaitGroup
@@ -31,21 +36,25 @@ type applyMsg struct {
 // process registration, a name and a timer per read, which was a tenth of
 // the server's CPU under the auth-reads bench.
 type queryMsg struct {
-	cred  Credential
-	query Query
-	reply chan Result
+	cred  actors.Credential
+	query actors.Query
+	reply chan actors.Result
 }
 
 // visitMsg runs fn on the state inside the actor (snapshots, restores).
 type visitMsg struct {
-	fn func(a *Account) (*Account, error)
+	fn func(a *actors.Account) (*actors.Account, error)
 }
 
 func (s *accountActor) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *applyMsg:
 		for i, c := range msg.cmds {
-			s.state, msg.results[i] = safeApply(s.state, c)
+			var recovered any
+			s.state, msg.results[i], recovered = actors.SafeApply(s.state, c)
+			if recovered != nil {
+				s.reportPanic(recovered)
+			}
 		}
 		msg.gone = s.state == nil || s.state.Deleted
 		if !msg.gone {
@@ -61,14 +70,12 @@ func (s *accountActor) Receive(ctx actor.Context) {
 
 // safeQuery runs a query and turns a panic into an internal error instead
 // of letting protoactor restart the actor with empty state.
-func (s *accountActor) safeQuery(msg *queryMsg) (res Result) {
-	defer func() {
-		if r := recover(); r != nil {
-			panicHook(fmt.Sprint(r))
-			res = fail(Errorf(CodeInternal, "internal error"))
-		}
-	}()
-	return RunQuery(s.state, msg.cred, msg.query)
+func (s *accountActor) safeQuery(msg *queryMsg) actors.Result {
+	res, recovered := actors.SafeQuery(s.state, msg.cred, msg.query)
+	if recovered != nil {
+		s.reportPanic(recovered)
+	}
+	return res
 }
 
 func (s *accountActor) safeVisit(msg *visitMsg) (err error) {

@@ -1,4 +1,4 @@
-package actors
+package registry
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/addrwatch/addrwatch/actors"
 )
 
 // Registry finds or creates the actor of each account. Only the apply path
@@ -24,9 +26,12 @@ type Registry struct {
 	accounts map[string]*actor.PID
 
 	logins *loginIndex // the logins in use (logins.go)
-	// owned is the system NewRegistry started for this registry alone;
-	// nil when the registry shares one (System.NewRegistry).
+	// owned is the system New started for this registry alone; nil when
+	// the registry shares one (System.NewRegistry).
 	owned *System
+	// reportPanic logs, through its system's logger, a panic the rules
+	// recovered from.
+	reportPanic func(recovered any)
 }
 
 // accountThroughput is how many messages an account's mailbox handles
@@ -34,11 +39,12 @@ type Registry struct {
 const accountThroughput = 300
 
 // System is an actor system that account actors run in. A registry of its
-// own (NewRegistry) is what a node of one raft group needs; the groups of
-// a sharded node share one (System.NewRegistry), since each protoactor
+// own (New) is what a node of one raft group needs; the groups of a
+// sharded node share one (System.NewRegistry), since each protoactor
 // system costs about 2.5 MB of heap before its first actor.
 type System struct {
-	system *actor.ActorSystem
+	system      *actor.ActorSystem
+	reportPanic func(recovered any)
 }
 
 // NewSystem starts an actor system that logs through logger and has no
@@ -47,17 +53,18 @@ func NewSystem(logger *slog.Logger) *System {
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return logger.With("lib", "protoactor")
 	}))
-	panicHook = func(msg string) { logger.Error("recovered panic in account actor", "panic", msg) }
 	// A query sent to an account deleted since its PID was looked up lands
 	// in dead letters; answer it at once rather than after the timeout.
 	system.EventStream.Subscribe(func(evt any) {
 		if dl, isDead := evt.(*actor.DeadLetterEvent); isDead {
 			if q, isQuery := dl.Message.(*queryMsg); isQuery {
-				q.reply <- fail(errUnauthorized)
+				q.reply <- actors.Refused(actors.ErrUnauthorized)
 			}
 		}
 	})
-	return &System{system: system}
+	return &System{system: system, reportPanic: func(recovered any) {
+		logger.Error("recovered panic in account actor", "panic", fmt.Sprint(recovered))
+	}}
 }
 
 // Shutdown stops the system and every actor in it.
@@ -66,17 +73,19 @@ func (s *System) Shutdown() { s.system.Shutdown() }
 // NewRegistry starts a registry whose accounts run in s. Its Shutdown
 // stops its own accounts and leaves s running.
 func (s *System) NewRegistry(logger *slog.Logger) *Registry {
-	return &Registry{
-		system:   s.system,
-		props:    accountProps(nil),
-		log:      logger,
-		accounts: map[string]*actor.PID{},
-		logins:   newLoginIndex(),
+	r := &Registry{
+		system:      s.system,
+		log:         logger,
+		accounts:    map[string]*actor.PID{},
+		logins:      newLoginIndex(),
+		reportPanic: s.reportPanic,
 	}
+	r.props = r.accountProps(nil)
+	return r
 }
 
-// NewRegistry starts a registry in an actor system of its own (NewSystem),
-// which its Shutdown stops.
+// New starts a registry in an actor system of its own (NewSystem), which
+// its Shutdown stops.
 //
 // Account actors use protoactor's synchronized dispatcher: whoever posts
 // to an idle mailbox runs it on its own goroutine (an HTTP handler for a
@@ -84,8 +93,8 @@ func (s *System) NewRegistry(logger *slog.Logger) *Registry {
 // message. The mailbox still runs one message at a time, so the actor's
 // guarantees are unchanged; what goes away is a goroutine start and two
 // hand-offs per read, about a tenth of the read path's cost (see
-// DESIGN.md).
-func NewRegistry(logger *slog.Logger) *Registry {
+// actors/DESIGN.md).
+func New(logger *slog.Logger) *Registry {
 	s := NewSystem(logger)
 	r := s.NewRegistry(logger)
 	r.owned = s
@@ -94,8 +103,8 @@ func NewRegistry(logger *slog.Logger) *Registry {
 
 // accountProps makes the actor of an account that starts with state (nil
 // for one about to be created).
-func accountProps(state *Account) *actor.Props {
-	return actor.PropsFromProducer(func() actor.Actor { return &accountActor{state: state} },
+func (r *Registry) accountProps(state *actors.Account) *actor.Props {
+	return actor.PropsFromProducer(func() actor.Actor { return &accountActor{state: state, reportPanic: r.reportPanic} },
 		actor.WithDispatcher(actor.NewSynchronizedDispatcher(accountThroughput)))
 }
 
@@ -103,19 +112,19 @@ func accountProps(state *Account) *actor.Props {
 // The batch is cut before each command that reads the login index
 // (logins.go); within a run, commands are grouped by account: each group
 // goes to its account's actor in order (on this goroutine when its mailbox
-// is idle; see NewRegistry).
-func (r *Registry) ApplyBatch(cmds []*Command) []Result {
-	results := make([]Result, len(cmds))
+// is idle; see New).
+func (r *Registry) ApplyBatch(cmds []*actors.Command) []actors.Result {
+	results := make([]actors.Result, len(cmds))
 	r.applyInRuns(cmds, results, r.applyGroups)
 	return results
 }
 
 // applyGroups applies one run of commands, its accounts in parallel, and
 // settles the login index from the accounts' logins after it.
-func (r *Registry) applyGroups(cmds []*Command, results []Result) {
+func (r *Registry) applyGroups(cmds []*actors.Command, results []actors.Result) {
 	type group struct {
 		pid     *actor.PID
-		cmds    []*Command
+		cmds    []*actors.Command
 		indexes []int
 	}
 	groups := map[string]*group{}
@@ -142,12 +151,12 @@ func (r *Registry) applyGroups(cmds []*Command, results []Result) {
 		g := groups[id]
 		if g.pid == nil {
 			for _, idx := range g.indexes {
-				results[idx] = fail(errUnauthorized)
+				results[idx] = actors.Refused(actors.ErrUnauthorized)
 			}
 			continue
 		}
 		done.Add(1)
-		msgs[i] = &applyMsg{cmds: g.cmds, results: make([]Result, len(g.cmds)), done: &done}
+		msgs[i] = &applyMsg{cmds: g.cmds, results: make([]actors.Result, len(g.cmds)), done: &done}
 		r.system.Root.Send(g.pid, msgs[i])
 	}
 	done.Wait()
@@ -170,11 +179,11 @@ func (r *Registry) applyGroups(cmds []*Command, results []Result) {
 
 // lookupOrSpawn returns the account's actor, spawning one for an account
 // creation. It returns nil for any other command to an unknown account.
-func (r *Registry) lookupOrSpawn(c *Command) *actor.PID {
+func (r *Registry) lookupOrSpawn(c *actors.Command) *actor.PID {
 	if pid := r.pid(c.Account); pid != nil {
 		return pid
 	}
-	if _, isCreate := c.Payload.(*CreateAccount); !isCreate {
+	if _, isCreate := c.Payload.(*actors.CreateAccount); !isCreate {
 		return nil
 	}
 	// Only the apply goroutine adds accounts, so nothing can have added
@@ -204,10 +213,10 @@ func (r *Registry) pid(id string) *actor.PID {
 
 // Query authenticates cred on its account and runs q in the account's
 // actor, waiting at most until ctx's deadline or timeout.
-func (r *Registry) Query(ctx context.Context, cred Credential, q Query, timeout time.Duration) Result {
+func (r *Registry) Query(ctx context.Context, cred actors.Credential, q actors.Query, timeout time.Duration) actors.Result {
 	pid := r.pid(cred.AccountID)
 	if pid == nil {
-		return fail(errUnauthorized)
+		return actors.Refused(actors.ErrUnauthorized)
 	}
 	if d, hasDeadline := ctx.Deadline(); hasDeadline {
 		timeout = min(timeout, time.Until(d))
@@ -215,20 +224,20 @@ func (r *Registry) Query(ctx context.Context, cred Credential, q Query, timeout 
 	// protoactor treats a negative timeout as none at all, so a caller
 	// whose deadline has passed would wait without bound.
 	if timeout <= 0 {
-		return fail(Errorf(CodeHTTPError, "the account did not answer in time; retry"))
+		return actors.Refused(actors.Errorf(actors.CodeHTTPError, "the account did not answer in time; retry"))
 	}
 	msg := queryMsgs.Get().(*queryMsg)
 	msg.cred, msg.query = cred, q
 	r.system.Root.Send(pid, msg)
-	answered := func(res Result) Result {
-		msg.cred, msg.query = Credential{}, nil
+	answered := func(res actors.Result) actors.Result {
+		msg.cred, msg.query = actors.Credential{}, nil
 		queryMsgs.Put(msg)
 		return res
 	}
 	select {
 	case res := <-msg.reply:
 		// Answered already: the mailbox was idle, so Send ran it on this
-		// goroutine (see NewRegistry), and no timer is needed.
+		// goroutine (see New), and no timer is needed.
 		return answered(res)
 	default:
 	}
@@ -241,11 +250,11 @@ func (r *Registry) Query(ctx context.Context, cred Credential, q Query, timeout 
 	case <-ctx.Done():
 	}
 	// The actor may still answer into msg.reply, so msg is not reused.
-	return fail(Errorf(CodeHTTPError, "the account did not answer in time; retry"))
+	return actors.Refused(actors.Errorf(actors.CodeHTTPError, "the account did not answer in time; retry"))
 }
 
 // queryMsgs recycles query messages with their reply channels.
-var queryMsgs = sync.Pool{New: func() any { return &queryMsg{reply: make(chan Result, 1)} }}
+var queryMsgs = sync.Pool{New: func() any { return &queryMsg{reply: make(chan actors.Result, 1)} }}
 
 // timers recycles the timers that bound a query's wait. Since Go 1.23 a
 // stopped timer's channel holds no stale value, so Stop then Reset is safe.
@@ -268,7 +277,7 @@ func releaseTimer(t *time.Timer) {
 // account-ID order, and stops at the first error. Snapshots use it to
 // encode each account without stopping the others; fn may replace the
 // state by returning a different account.
-func (r *Registry) Visit(fn func(a *Account) (*Account, error), timeout time.Duration) error {
+func (r *Registry) Visit(fn func(a *actors.Account) (*actors.Account, error), timeout time.Duration) error {
 	return r.visitIDs(r.IDs(everyAccount), fn, timeout)
 }
 
@@ -277,7 +286,7 @@ func everyAccount(string) bool { return true }
 
 // visitIDs runs fn inside the actor of each account of ids, in order, and
 // stops at the first error; an account gone meanwhile is skipped.
-func (r *Registry) visitIDs(ids []string, fn func(a *Account) (*Account, error), timeout time.Duration) error {
+func (r *Registry) visitIDs(ids []string, fn func(a *actors.Account) (*actors.Account, error), timeout time.Duration) error {
 	for _, id := range ids {
 		pid := r.pid(id)
 		if pid == nil {
@@ -305,7 +314,7 @@ func (r *Registry) visitIDs(ids []string, fn func(a *Account) (*Account, error),
 // actors run a message on the goroutine that sends it (the synchronized
 // dispatcher), so a loop of requests, like Visit's, works on one core
 // whatever the machine has; VisitAll sends from one goroutine per core.
-func (r *Registry) VisitAll(fn func(i int, a *Account) error, timeout time.Duration) (int, error) {
+func (r *Registry) VisitAll(fn func(i int, a *actors.Account) error, timeout time.Duration) (int, error) {
 	ids := r.IDs(everyAccount)
 	var (
 		next    atomic.Int64
@@ -329,7 +338,7 @@ func (r *Registry) VisitAll(fn func(i int, a *Account) error, timeout time.Durat
 				if pid == nil {
 					continue // deleted since the list was taken
 				}
-				res, err := r.system.Root.RequestFuture(pid, &visitMsg{fn: func(a *Account) (*Account, error) {
+				res, err := r.system.Root.RequestFuture(pid, &visitMsg{fn: func(a *actors.Account) (*actors.Account, error) {
 					return a, fn(i, a)
 				}}, timeout).Result()
 				if err != nil {
@@ -349,7 +358,7 @@ func (r *Registry) VisitAll(fn func(i int, a *Account) error, timeout time.Durat
 
 // Restore replaces every account with the given ones (a snapshot restore)
 // and rebuilds the login index from their logins.
-func (r *Registry) Restore(accounts []*Account) {
+func (r *Registry) Restore(accounts []*actors.Account) {
 	for _, id := range r.logins.rebuild(accounts) {
 		r.log.Error("restored account shares its login with an earlier account; it cannot sign in by login", "account", id)
 	}
@@ -357,7 +366,7 @@ func (r *Registry) Restore(accounts []*Account) {
 	old := r.accounts
 	r.accounts = make(map[string]*actor.PID, len(accounts))
 	for _, a := range accounts {
-		pid := r.system.Root.Spawn(accountProps(a))
+		pid := r.system.Root.Spawn(r.accountProps(a))
 		r.accounts[a.ID] = pid
 	}
 	r.mu.Unlock()

@@ -1,8 +1,10 @@
-package actors
+package registry
 
 import (
 	"slices"
 	"time"
+
+	"github.com/addrwatch/addrwatch/actors"
 )
 
 // Moving accounts between registries: a sharded cluster moves a slot's
@@ -31,9 +33,9 @@ func (r *Registry) Has(id string) bool { return r.pid(id) != nil }
 
 // Export runs encode inside the actor of each account of ids, in order,
 // and returns what it made. An account that is gone is skipped.
-func (r *Registry) Export(ids []string, encode func(a *Account) ([]byte, error), timeout time.Duration) ([][]byte, error) {
+func (r *Registry) Export(ids []string, encode func(a *actors.Account) ([]byte, error), timeout time.Duration) ([][]byte, error) {
 	var out [][]byte
-	err := r.visitIDs(ids, func(a *Account) (*Account, error) {
+	err := r.visitIDs(ids, func(a *actors.Account) (*actors.Account, error) {
 		b, err := encode(a)
 		out = append(out, b)
 		return a, err
@@ -46,9 +48,9 @@ func (r *Registry) Export(ids []string, encode func(a *Account) ([]byte, error),
 
 // Install adds accounts, each replacing any account of the same ID, and
 // takes their logins into the login index.
-func (r *Registry) Install(accounts []*Account) {
+func (r *Registry) Install(accounts []*actors.Account) {
 	for _, a := range accounts {
-		pid := r.system.Root.Spawn(accountProps(a))
+		pid := r.system.Root.Spawn(r.accountProps(a))
 		r.mu.Lock()
 		old := r.accounts[a.ID]
 		r.accounts[a.ID] = pid

@@ -55,7 +55,8 @@ type Accounts interface {
 	CreateAccount(plan actors.Plan, password, login string) (created any, err error)
 }
 
-// Config wires an API.
+// Config wires an API. Every field but Metrics, OpenMetrics and SpoolDir
+// is required.
 type Config struct {
 	// Operator is the node's operations; Accounts creates accounts.
 	Operator Operator

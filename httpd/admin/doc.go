@@ -14,7 +14,7 @@
 //   - restore.go: the admin listener's body rules (ReadBody, Request,
 //     BodyBytesMax) and the restore, its upload streamed to a spool file;
 //   - gate.go: the operator token's gate in front of every admin operation
-//     (Gate), /metrics', and the token check;
+//     (Gate) and in front of /metrics, and the token check;
 //   - pprof.go: Go's profiles and the Prometheus handler;
 //   - routing.go: which leader of a sharded cluster serves an operation on
 //     the cluster itself (RouteKey: RouteMeta, RouteGroup), for the

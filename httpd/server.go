@@ -91,7 +91,7 @@ type Server struct {
 	nodesUnauthenticated bool
 
 	// The owner credential limits apply whatever --limits says.
-	owner   *ownerLimits
+	owner   *edge.OwnerLimits
 	hashing *hashSlots
 	// dummyPasswordHash, at this server's cost, stands in for the hash of
 	// an account that does not exist (service.go).

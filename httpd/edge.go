@@ -88,12 +88,6 @@ func clientIP(ctx *fasthttp.RequestCtx, trusted []*net.IPNet) string {
 	return clients(trusted).IP(ctx)
 }
 
-// clientKeyOf is what every per-client limit counts ctx's client by: its
-// IPv4 address or its IPv6 /64 (edge.Clients).
-func clientKeyOf(ctx *fasthttp.RequestCtx, trusted []*net.IPNet) string {
-	return clients(trusted).Key(ctx)
-}
-
 // requestIsHTTPS reports whether the client reached us over HTTPS
 // (edge.Clients).
 func (s *Server) requestIsHTTPS(ctx *fasthttp.RequestCtx) bool {

@@ -15,7 +15,7 @@ const ownerPrefix = "/owner/v1"
 const ownerBodyBytesMax = 16 << 10
 
 func (s *Server) registerOwner(r routeAdder) {
-	r = guardedRoutes{routes: r, guard: s.owner.guard}
+	r = s.owner.Guarded(r)
 	r.POST(ownerPrefix+"/sessions", handle(s.signIn))
 	r.DELETE(ownerPrefix+"/sessions/current", func(ctx *fasthttp.RequestCtx) {
 		s.write(ctx, audienceOwner, writeSpec{payload: noBody(&actors.DeleteSession{})})

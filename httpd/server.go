@@ -85,7 +85,7 @@ type Server struct {
 	trustedProxies []*net.IPNet      // whose X-Forwarded-For and X-Forwarded-Proto are believed; not capped
 
 	// The owner credential limits apply whatever --limits says.
-	owner   *ownerLimits
+	owner   *edge.OwnerLimits
 	hashing *hashSlots
 	// dummyPasswordHash, at this server's cost, stands in for the hash of
 	// an account that does not exist (service.go).

@@ -77,6 +77,10 @@ func (mcpHost) RequireJSON(ctx *fasthttp.RequestCtx) error { return requireJSONC
 
 func (mcpHost) BadRequest(message string) error { return actors.Errorf(codeBadRequest, "%s", message) }
 
+func (mcpHost) Forbidden(message string) error {
+	return actors.Errorf(actors.CodeForbidden, "%s", message)
+}
+
 func (mcpHost) WriteError(ctx *fasthttp.RequestCtx, err error) { writeError(ctx, err) }
 
 // Run marks ctx as a tool call of clientIP's, which the edge limits and

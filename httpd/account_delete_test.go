@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // DELETE /owner/v1/account needs the current password, as a password
@@ -34,7 +36,7 @@ func TestDeleteAccountNeedsTheCurrentPassword(t *testing.T) {
 
 	// A wrong password: the password change's answer, and its back-off.
 	wantStatus, _, want := o.send("198.51.100.9", "POST", "/owner/v1/password", secret, map[string]any{"current_password": "not the password", "new_password": "another password"})
-	for i := range clientBackoff.free - 1 {
+	for i := range edge.ClientBackoff.Free - 1 {
 		status, retry, m := o.send(ip, "DELETE", "/owner/v1/account", secret, map[string]any{"confirm": true, "current_password": "not the password"})
 		if status != wantStatus || retry != 0 || m["code"] != want["code"] || m["error"] != want["error"] {
 			t.Fatalf("wrong password %d: %d %v, want %d %v", i+1, status, m, wantStatus, want)
@@ -44,13 +46,13 @@ func TestDeleteAccountNeedsTheCurrentPassword(t *testing.T) {
 	o.send(ip, "DELETE", "/owner/v1/account", secret, map[string]any{"confirm": true, "current_password": "not the password"})
 	status, retry, m := o.send(ip, "DELETE", "/owner/v1/account", secret, map[string]any{"confirm": true, "current_password": o.password})
 	if status != fasthttp.StatusTooManyRequests || retry < 1 || m["code"] != "RATE_LIMITED" {
-		t.Fatalf("past %d wrong passwords the client is not held back: %d Retry-After %d %v", clientBackoff.free, status, retry, m)
+		t.Fatalf("past %d wrong passwords the client is not held back: %d Retry-After %d %v", edge.ClientBackoff.Free, status, retry, m)
 	}
 	alive("in back-off")
 
 	// From another client, once the account's own short back-off (2 s at
 	// most) has passed, the right password deletes the account.
-	o.clock.advance(accountBackoff.max)
+	o.clock.advance(edge.AccountBackoff.Max)
 	status, _, m = o.send("198.51.100.10", "DELETE", "/owner/v1/account", secret, map[string]any{"confirm": true, "current_password": o.password})
 	if status != fasthttp.StatusNoContent {
 		t.Fatalf("with the password: %d %v", status, m)

@@ -56,7 +56,7 @@ func TestOwnerBackOffCountsAnIPv6ClientByItsSlash64(t *testing.T) {
 		status, retry, _ := o.send(ip, "POST", "/owner/v1/sessions", "", map[string]string{"login": fmt.Sprintf("nobody%d", n), "password": "wrong password"})
 		return status, retry
 	}
-	for i := range clientBackoff.free + 1 {
+	for i := range edge.ClientBackoff.Free + 1 {
 		status, retry := signIn(fmt.Sprintf("2001:db8:5:6::%x", i+1), i)
 		o.expect(fmt.Sprintf("wrong password %d", i+1), status, retry, fasthttp.StatusUnauthorized, 0)
 	}
@@ -66,7 +66,7 @@ func TestOwnerBackOffCountsAnIPv6ClientByItsSlash64(t *testing.T) {
 	o.expect("another /64", status, retry, fasthttp.StatusUnauthorized, 0)
 
 	guess := "aws." + o.account.AccountID + ".guessedsecret"
-	for i := range clientBackoff.free + 1 {
+	for i := range edge.ClientBackoff.Free + 1 {
 		status, retry, _ := o.send(fmt.Sprintf("2001:db8:8:9::%x", i+1), "GET", "/owner/v1/keys", guess, nil)
 		o.expect(fmt.Sprintf("guess %d", i+1), status, retry, fasthttp.StatusUnauthorized, 0)
 	}

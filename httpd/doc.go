@@ -1,17 +1,20 @@
-// Package httpd is the fasthttp front end: the agent API at /v1, the owner
-// API at /owner/v1 and the admin API at /admin/v1, and it mounts the
-// owner's site at / (package httpd/site, wired by site_backend.go). It
-// authenticates each request, turns it into a command or a query for the
-// account it names, and renders the result. It does not import protoactor
-// or raft: it talks to the node through the narrow Store and Operator
-// interfaces. The HTTP edge's hardening (listeners, framing, client IP,
-// rate limits) is package httpd/edge, which edge.go wires to the Server;
-// forwarding to the leader is package httpd/forward, which forward.go
-// wires; MCP over HTTP is package mcpserver/mcphttp, which mcp.go wires.
-// The rooms do not import each other: edge.go hands the edge what
-// forwarding knows of a request (forward.Forwarded, NamedClient,
-// NamedHTTPS), and forward.go hands forwarding the edge's client IP,
-// scheme and read errors.
+// Package httpd is the fasthttp front end: the agent API at /v1 and the
+// owner API at /owner/v1, and it mounts the owner's site at / (package
+// httpd/site, wired by site_backend.go) and the admin API at /admin/v1
+// with /metrics, profiles and the health probes (package httpd/admin,
+// wired by admin.go). It authenticates each request, turns it into a
+// command or a query for the account it names, and renders the result. It
+// does not import protoactor or raft: it talks to the node through the
+// narrow Store interface (and the admin API through its own Operator).
+// The HTTP edge's hardening (listeners, framing, client IP, rate limits,
+// request metrics) is package httpd/edge, which edge.go wires to the
+// Server; forwarding to the leader is package httpd/forward, which
+// forward.go wires; MCP over HTTP is package mcpserver/mcphttp, which
+// mcp.go wires. The rooms do not import each other: edge.go hands the
+// edge what forwarding knows of a request (forward.Forwarded, NamedClient,
+// NamedHTTPS), forward.go hands forwarding the edge's client IP, scheme
+// and read errors, and admin.go hands the admin API the error and JSON
+// writers, the JSON decoder and whether a node forwarded a request.
 //
 // Errors take one path. Route bodies return an error; writeError turns it
 // into the spec's {"code","error"} once, through specError (errors.As to an

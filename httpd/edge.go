@@ -7,6 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/addrwatch/addrwatch/httpd/admin"
 	"github.com/addrwatch/addrwatch/httpd/edge"
 	"github.com/addrwatch/addrwatch/httpd/forward"
 )
@@ -30,23 +31,23 @@ func (s *Server) NewHTTPServer(name string, handler fasthttp.RequestHandler) *ed
 // NewAdminHTTPServer returns the admin listener's server. Its bodies are
 // streamed: the handler sees the headers first, so the operator token is
 // checked before a byte of a backup upload is read, and a restore writes
-// the upload to disk instead of holding it in memory (see restore.go).
+// the upload to disk instead of holding it in memory (admin/restore.go).
 func (s *Server) NewAdminHTTPServer(name string, handler fasthttp.RequestHandler) *edge.Server {
 	return s.newHTTPServer(name, handler, true)
 }
 
-func (s *Server) newHTTPServer(name string, handler fasthttp.RequestHandler, admin bool) *edge.Server {
-	if admin {
-		handler = readAdminBody(handler)
+func (s *Server) newHTTPServer(name string, handler fasthttp.RequestHandler, adminListener bool) *edge.Server {
+	if adminListener {
+		handler = admin.ReadBody(writeError, handler)
 	}
-	return s.newEdge().NewServer(s.listener(name, admin), handler)
+	return s.newEdge().NewServer(s.listener(name, adminListener), handler)
 }
 
 // listener returns the edge rules of the public listener, or of the admin
-// listener when admin is set.
-func (s *Server) listener(name string, admin bool) edge.Listener {
-	if admin {
-		return edge.Listener{Name: name, BodyBytesMax: adminBodyBytesMax, StreamBodies: true, ConnsPerClient: s.connsPerClient, Request: adminRequest}
+// listener when adminListener is set.
+func (s *Server) listener(name string, adminListener bool) edge.Listener {
+	if adminListener {
+		return edge.Listener{Name: name, BodyBytesMax: admin.BodyBytesMax, StreamBodies: true, ConnsPerClient: s.connsPerClient, Request: admin.Request}
 	}
 	return edge.Listener{Name: name, BodyBytesMax: bodyBytesMax, ConnsPerClient: s.connsPerClient, Request: publicRequest}
 }
@@ -55,14 +56,6 @@ func (s *Server) listener(name string, admin bool) edge.Listener {
 func publicRequest(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 	if isHistoryCSV(h.Method(), h.RequestURI()) {
 		return fasthttp.RequestConfig{WriteTimeout: historyCSVWriteTimeout}
-	}
-	return fasthttp.RequestConfig{}
-}
-
-// adminRequest gives a restore the long read timeout its upload may need.
-func adminRequest(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-	if isRestore(h.Method(), h.RequestURI()) {
-		return fasthttp.RequestConfig{ReadTimeout: restoreReadTimeout}
 	}
 	return fasthttp.RequestConfig{}
 }
@@ -86,12 +79,6 @@ func forwardedScheme(ctx *fasthttp.RequestCtx) (https, forwarded bool) {
 // clientIP is the client of ctx behind the trusted proxies (edge.Clients).
 func clientIP(ctx *fasthttp.RequestCtx, trusted []*net.IPNet) string {
 	return clients(trusted).IP(ctx)
-}
-
-// clientKeyOf is what every per-client limit counts ctx's client by: its
-// IPv4 address or its IPv6 /64 (edge.Clients).
-func clientKeyOf(ctx *fasthttp.RequestCtx, trusted []*net.IPNet) string {
-	return clients(trusted).Key(ctx)
 }
 
 // requestIsHTTPS reports whether the client reached us over HTTPS
@@ -152,7 +139,7 @@ func spendingOf(ctx *fasthttp.RequestCtx, toolCall bool) edge.Spending {
 // bucket, without looking it up: the key id part of an API key, or the
 // whole (bounded) token for anything else.
 func bearerKeyID(header []byte) string {
-	token, found := bearerToken(header)
+	token, found := edge.BearerToken(header)
 	if !found {
 		return "malformed"
 	}

@@ -178,17 +178,3 @@ var appendBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); retu
 func writeResult(ctx *fasthttp.RequestCtx, res actors.Result) error {
 	return answer(ctx, res.Status, res.Body)
 }
-
-// handlerFunc is a route body of the admin API that returns its error
-// instead of writing it, so each failure is one line (the public APIs'
-// routes do the same with their request value, request.go).
-type handlerFunc func(ctx *fasthttp.RequestCtx) error
-
-// handle adapts a handlerFunc to fasthttp, writing a returned error.
-func handle(h handlerFunc) fasthttp.RequestHandler {
-	return func(ctx *fasthttp.RequestCtx) {
-		if err := h(ctx); err != nil {
-			writeError(ctx, err)
-		}
-	}
-}

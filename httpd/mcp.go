@@ -79,6 +79,10 @@ func (mcpHost) RequireJSON(ctx *fasthttp.RequestCtx) error { return requireJSONC
 
 func (mcpHost) BadRequest(message string) error { return actors.Errorf(codeBadRequest, "%s", message) }
 
+func (mcpHost) Forbidden(message string) error {
+	return actors.Errorf(actors.CodeForbidden, "%s", message)
+}
+
 func (mcpHost) WriteError(ctx *fasthttp.RequestCtx, err error) { writeError(ctx, err) }
 
 // Run serves ctx, a tool call of an MCP request from clientIP: the edge
@@ -88,7 +92,7 @@ func (mcpHost) WriteError(ctx *fasthttp.RequestCtx, err error) { writeError(ctx,
 // the call is the client of its own connection.
 func (h mcpHost) Run(ctx *fasthttp.RequestCtx, clientIP string) {
 	if l := h.s.limits; l != nil {
-		client := clientKeyOf(ctx, h.s.trustedProxies)
+		client := clients(h.s.trustedProxies).Key(ctx)
 		if clientIP != "" {
 			client = edge.KeyOf(clientIP)
 		}

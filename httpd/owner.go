@@ -15,7 +15,7 @@ const ownerPrefix = "/owner/v1"
 const ownerBodyBytesMax = 16 << 10
 
 func (s *Server) registerOwner(r routeAdder) {
-	api := routes{add: guardedRoutes{routes: r, guard: s.owner.guard}, s: s, aud: audienceOwner}
+	api := routes{add: s.owner.Guarded(r), s: s, aud: audienceOwner}
 	api.post(ownerPrefix+"/sessions", s.signIn)
 	api.delete(ownerPrefix+"/sessions/current", func(r *request) error {
 		return s.write(r, writeSpec{payload: noBody(&actors.DeleteSession{})})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/actors/registry"
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // memoryStore is a Store on a real account registry without raft, so the
@@ -126,24 +127,12 @@ func (o *ownerTest) expect(what string, status, retry, wantStatus, wantRetry int
 	}
 }
 
-func TestBackoffDoublesPastTheFreeAllowanceUpToItsMax(t *testing.T) {
-	b := backoff{free: 3, first: time.Second, max: 10 * time.Second}
-	for n, want := range []time.Duration{0, 0, 0, 0, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second} {
-		if got := b.delay(n); got != want {
-			t.Errorf("delay(%d) = %s, want %s", n, got, want)
-		}
-	}
-	if got := clientBackoff.delay(1 << 30); got != 15*time.Minute {
-		t.Errorf("client back-off after a billion failures %s, want its 15 min cap", got)
-	}
-}
-
 // Finding: 30 wrong passwords in a row were all 401 with no back-off. The
 // limits are on although this server has no edge limits (--limits off).
 func TestSignInBacksOffPerClientAndACorrectPasswordWorksAfter(t *testing.T) {
 	o := newOwnerTest(t)
 	const attacker, owner = "203.0.113.7", "198.51.100.2"
-	for i := range clientBackoff.free + 1 {
+	for i := range edge.ClientBackoff.Free + 1 {
 		status, retry := o.signIn(attacker, "wrong password")
 		o.expect(fmt.Sprintf("wrong password %d", i+1), status, retry, fasthttp.StatusUnauthorized, 0)
 	}
@@ -174,13 +163,13 @@ func TestSignInBacksOffPerClientAndACorrectPasswordWorksAfter(t *testing.T) {
 	// the attacker's 12 failures are past the account's allowance too.
 	status, retry = o.signIn(owner, o.password)
 	o.expect("another client at once", status, retry, fasthttp.StatusTooManyRequests, 2)
-	o.clock.advance(accountBackoff.max)
+	o.clock.advance(edge.AccountBackoff.Max)
 	status, retry = o.signIn(owner, o.password)
 	o.expect("another client after the account's cap", status, retry, fasthttp.StatusCreated, 0)
 
 	// An hour without a failure forgets the client's record.
-	o.clock.advance(clientBackoff.forget)
-	for range clientBackoff.free {
+	o.clock.advance(edge.ClientBackoff.Forget)
+	for range edge.ClientBackoff.Free {
 		status, retry = o.signIn(attacker, "wrong password")
 		o.expect("wrong password after an hour", status, retry, fasthttp.StatusUnauthorized, 0)
 	}
@@ -193,7 +182,7 @@ func TestSignInBackOffPerAccountIsCappedAndNeverLocksTheOwnerOut(t *testing.T) {
 	o := newOwnerTest(t)
 	client := 0
 	next := func() string { client++; return fmt.Sprintf("192.0.2.%d", client) }
-	for i := range accountBackoff.free + 1 {
+	for i := range edge.AccountBackoff.Free + 1 {
 		status, retry := o.signIn(next(), "wrong password")
 		o.expect(fmt.Sprintf("wrong password %d", i+1), status, retry, fasthttp.StatusUnauthorized, 0)
 	}
@@ -205,7 +194,7 @@ func TestSignInBackOffPerAccountIsCappedAndNeverLocksTheOwnerOut(t *testing.T) {
 	}
 	// The back-off keeps growing with admitted failures, up to its 2 s cap.
 	for range 10 {
-		o.clock.advance(accountBackoff.max)
+		o.clock.advance(edge.AccountBackoff.Max)
 		status, retry := o.signIn(next(), "wrong password")
 		o.expect("admitted wrong password", status, retry, fasthttp.StatusUnauthorized, 0)
 		status, retry = o.signIn(next(), "wrong password")
@@ -213,7 +202,7 @@ func TestSignInBackOffPerAccountIsCappedAndNeverLocksTheOwnerOut(t *testing.T) {
 			t.Fatalf("account back-off: status %d Retry-After %d, want 429 with at most 2", status, retry)
 		}
 	}
-	o.clock.advance(accountBackoff.max)
+	o.clock.advance(edge.AccountBackoff.Max)
 	status, retry := o.signIn(next(), o.password)
 	o.expect("the owner's sign-in after at most the cap", status, retry, fasthttp.StatusCreated, 0)
 }
@@ -226,7 +215,7 @@ func TestWrongOwnerSecretsBackOffPerClientAndAccount(t *testing.T) {
 	o := newOwnerTest(t)
 	const attacker, other = "203.0.113.9", "198.51.100.3"
 	guess := "aws." + o.account.AccountID + ".guessedsecret"
-	for i := range clientBackoff.free + 1 {
+	for i := range edge.ClientBackoff.Free + 1 {
 		status, retry, _ := o.send(attacker, "GET", "/owner/v1/keys", guess, nil)
 		o.expect(fmt.Sprintf("guess %d", i+1), status, retry, fasthttp.StatusUnauthorized, 0)
 	}
@@ -241,7 +230,7 @@ func TestWrongOwnerSecretsBackOffPerClientAndAccount(t *testing.T) {
 	status, retry, _ = o.send(attacker, "GET", "/owner/v1/keys", "aws.another-account.guess", nil)
 	o.expect("another account from the same client", status, retry, fasthttp.StatusUnauthorized, 0)
 	for _, token := range []string{"", "garbage", "awk." + o.account.AccountID + ".keyid.secret"} {
-		for range 2 * clientBackoff.free {
+		for range 2 * edge.ClientBackoff.Free {
 			status, retry, _ = o.send(other, "GET", "/owner/v1/keys", token, nil)
 			o.expect(fmt.Sprintf("token %q", token), status, retry, fasthttp.StatusUnauthorized, 0)
 		}
@@ -258,7 +247,7 @@ func TestPasswordChangeAndRotationShareThePasswordBackOff(t *testing.T) {
 	o := newOwnerTest(t)
 	const ip = "203.0.113.11"
 	secret := o.account.OwnerSecret
-	for i := range clientBackoff.free + 1 {
+	for i := range edge.ClientBackoff.Free + 1 {
 		path, body := "/owner/v1/owner-secret", any(map[string]string{"current_password": "wrong password"})
 		if i%2 == 0 {
 			path, body = "/owner/v1/password", map[string]string{"current_password": "wrong password", "new_password": "a new password"}
@@ -284,52 +273,8 @@ func TestPasswordChangeAndRotationShareThePasswordBackOff(t *testing.T) {
 // client are never held back.
 func TestSuccessfulSignInsAreNeverHeldBack(t *testing.T) {
 	o := newOwnerTest(t)
-	for range 5 * clientBackoff.free {
+	for range 5 * edge.ClientBackoff.Free {
 		status, retry := o.signIn("203.0.113.12", o.password)
 		o.expect("right password", status, retry, fasthttp.StatusCreated, 0)
-	}
-}
-
-func TestLedgerForgiveLeavesNoTrace(t *testing.T) {
-	c := newClock()
-	l := newLedger[string](backoff{free: 1, first: time.Second, max: time.Minute, forget: time.Hour}, 8)
-	l.fail("k", c.now())
-	c.advance(time.Minute)
-	ch, wait := l.admit("k", c.now())
-	if wait != 0 {
-		t.Fatalf("admit after one failure waits %s", wait)
-	}
-	// While charged, a second attempt sees two failures.
-	if _, wait := l.admit("other", c.now()); wait != 0 {
-		t.Fatalf("another key waits %s", wait)
-	}
-	if wait := l.wait("k", c.now()); wait != time.Second {
-		t.Fatalf("wait while charged %s, want 1s", wait)
-	}
-	l.forgive("k", ch)
-	if wait := l.wait("k", c.now()); wait != 0 {
-		t.Fatalf("wait after forgiving %s, want 0", wait)
-	}
-	if f, _ := l.keys.Peek("k"); f.count != 1 {
-		t.Fatalf("forgiving left %d failures, want the 1 before", f.count)
-	}
-}
-
-// The ledgers are bounded: past their size the least recently failed key
-// goes, whatever an attacker sends.
-func TestLedgerIsBounded(t *testing.T) {
-	c := newClock()
-	l := newLedger[string](clientBackoff, 16)
-	for i := range 1000 {
-		l.fail(fmt.Sprint(i), c.now())
-	}
-	if n := l.len(); n != 16 {
-		t.Fatalf("ledger holds %d keys, want its bound 16", n)
-	}
-	if _, held := l.keys.Peek("0"); held {
-		t.Fatal("the oldest key survived")
-	}
-	if _, held := l.keys.Peek("999"); !held {
-		t.Fatal("the newest key was dropped")
 	}
 }

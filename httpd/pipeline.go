@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // requestTimeout bounds the whole server side of one request.
@@ -22,7 +23,7 @@ const (
 )
 
 func (s *Server) credential(ctx *fasthttp.RequestCtx, aud audience) (actors.Credential, error) {
-	token, found := bearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
+	token, found := edge.BearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
 	if !found {
 		return actors.Credential{}, errUnauthorized
 	}

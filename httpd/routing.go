@@ -1,13 +1,14 @@
 package httpd
 
 import (
-	"bytes"
 	"encoding/json"
-	"strconv"
 	"strings"
 
 	"github.com/addrwatch/addrwatch/httpd/site"
 	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/httpd/admin"
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // Routing in a sharded cluster: every account lives in one raft group, and
@@ -18,44 +19,15 @@ import (
 // serves the request authenticates it as always; a wrong guess here only
 // sends the request to a node that refuses it.
 
-// RouteMeta is the routing key of a request that the meta group's leader
-// must serve (a slot's move, a membership change). No account ID can be
-// it: IDs are base32.
-const RouteMeta = "#meta"
-
-// RouteGroup is the routing key of a request that group's leader must
-// serve (a transfer of its leadership); ParseRouteGroup reads it back.
-func RouteGroup(group int) string { return "#group:" + strconv.Itoa(group) }
-
-// ParseRouteGroup is the group a RouteGroup key names.
-func ParseRouteGroup(key string) (int, bool) {
-	n, found := strings.CutPrefix(key, "#group:")
-	if !found {
-		return 0, false
-	}
-	g, err := strconv.Atoi(n)
-	return g, err == nil && g >= 0
-}
-
 // routingAccount is the account the request acts on, or "" when it names
-// none (the leader of a group picked at random serves it), or RouteMeta.
+// none (the leader of a group picked at random serves it), or the routing
+// key of an admin operation on the cluster itself (admin.RouteKey:
+// admin.RouteMeta, admin.RouteGroup).
 func (s *Server) routingAccount(ctx *fasthttp.RequestCtx) string {
-	if bytes.HasPrefix(ctx.Path(), []byte(adminPrefix+"/cluster/nodes")) {
-		return RouteMeta // a sharded cluster's membership changes start on the meta leader
+	if key, cluster := admin.RouteKey(ctx); cluster {
+		return key
 	}
-	switch string(ctx.Path()) {
-	case slotMovePath, drainPath, adminPrefix + "/restore":
-		return RouteMeta
-	case adminPrefix + "/cluster/transfer":
-		var in struct {
-			Group *int `json:"group"`
-		}
-		if json.Unmarshal(ctx.PostBody(), &in) == nil && in.Group != nil {
-			return RouteGroup(*in.Group)
-		}
-		return ""
-	}
-	if token, found := bearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)); found {
+	if token, found := edge.BearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)); found {
 		return accountOfSecret(token)
 	}
 	if token := site.SessionToken(ctx, s.requestIsHTTPS(ctx)); token != "" {

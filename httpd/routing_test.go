@@ -10,6 +10,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/admin"
 	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
@@ -161,9 +162,9 @@ func FuzzRoutingAccount(f *testing.F) {
 		ctx.Request.SetBodyString(body)
 		got := o.server.routingAccount(&ctx)
 		switch {
-		case got == "" || got == RouteMeta:
+		case got == "" || got == admin.RouteMeta:
 		case strings.HasPrefix(got, "#group:"):
-			if _, ok := ParseRouteGroup(got); !ok && !strings.Contains(body, "group") {
+			if _, ok := admin.ParseRouteGroup(got); !ok && !strings.Contains(body, "group") {
 				t.Fatalf("a group route %q from nothing in the request", got)
 			}
 		case !strings.Contains(auth, got) && !strings.Contains(body, got) && got != o.account.AccountID && !namedInJSON(body, got):

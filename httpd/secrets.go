@@ -100,12 +100,3 @@ func parseBearer(token string, now int64) (actors.Credential, bool) {
 	}
 	return cred, true
 }
-
-// bearerToken returns the token of an "Authorization: Bearer" header.
-func bearerToken(header []byte) (string, bool) {
-	const scheme = "bearer "
-	if len(header) <= len(scheme) || !strings.EqualFold(string(header[:len(scheme)]), scheme) {
-		return "", false
-	}
-	return strings.TrimSpace(string(header[len(scheme):])), true
-}

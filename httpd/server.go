@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/admin"
 	"github.com/addrwatch/addrwatch/httpd/edge"
 	"github.com/addrwatch/addrwatch/httpd/forward"
 	"github.com/addrwatch/addrwatch/httpd/site"
@@ -24,7 +25,7 @@ import (
 // Config wires a Server.
 type Config struct {
 	Store      Store
-	Operator   Operator
+	Operator   admin.Operator
 	Logger     *slog.Logger
 	AdminToken string
 	// Now is the clock; nil means time.Now. Tests inject their own.
@@ -69,29 +70,22 @@ type Server struct {
 	// placement is the store's AccountPlacement on a sharded node; nil
 	// otherwise (routing.go).
 	placement      AccountPlacement
-	op             Operator
+	admin          *admin.API
 	log            *slog.Logger
 	now            func() time.Time
-	adminTokenHash actors.Hash
 	passwordCost   int
 	sheetBudget    bool
 	history        History
 	limits         *edge.Limits       // nil when limits are off
 	forward        *forward.Forwarder // nil without a cluster
-	metrics        *requestMetrics
-	registry       *prometheus.Registry
+	metrics        *edge.RequestMetrics
 	activity       *activityLog
 	mcp            *mcphttp.Endpoint // /v1/mcp, once the public routes are built
-	openMetrics    bool
-	spoolDir       string
-	connsPerClient int          // 0: no connection cap
-	trustedProxies []*net.IPNet // whose X-Forwarded-For and X-Forwarded-Proto are believed; not capped
-
-	// nodesUnauthenticated: Config.NodesUnauthenticated.
-	nodesUnauthenticated bool
+	connsPerClient int               // 0: no connection cap
+	trustedProxies []*net.IPNet      // whose X-Forwarded-For and X-Forwarded-Proto are believed; not capped
 
 	// The owner credential limits apply whatever --limits says.
-	owner   *ownerLimits
+	owner   *edge.OwnerLimits
 	hashing *hashSlots
 	// dummyPasswordHash, at this server's cost, stands in for the hash of
 	// an account that does not exist (service.go).
@@ -105,7 +99,7 @@ type Server struct {
 
 // New builds a Server.
 func New(cfg Config) *Server {
-	s := &Server{store: cfg.Store, op: cfg.Operator, log: cfg.Logger, now: cfg.Now, adminTokenHash: hashSecret(cfg.AdminToken), passwordCost: cfg.PasswordCost, sheetBudget: cfg.SheetBudget, history: cfg.History}
+	s := &Server{store: cfg.Store, log: cfg.Logger, now: cfg.Now, passwordCost: cfg.PasswordCost, sheetBudget: cfg.SheetBudget, history: cfg.History}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -116,13 +110,13 @@ func New(cfg Config) *Server {
 		s.limits = newEdgeLimits(cfg.TrustedProxies, s.now)
 		s.connsPerClient = edge.ConnsPerClientMax
 	}
-	s.openMetrics, s.spoolDir, s.trustedProxies = cfg.OpenMetrics, cfg.SpoolDir, cfg.TrustedProxies
-	s.nodesUnauthenticated = cfg.NodesUnauthenticated
+	s.trustedProxies = cfg.TrustedProxies
 	s.owner, s.hashing = newOwnerLimits(cfg.TrustedProxies, s.now), newHashSlots(runtime.GOMAXPROCS(0))
 	s.dummyPasswordHash = dummyPasswordHash(s.bcryptCost())
 	if cfg.Metrics != nil {
-		s.registry, s.metrics = cfg.Metrics, newRequestMetrics(cfg.Metrics)
+		s.metrics = edge.NewRequestMetrics(cfg.Metrics)
 	}
+	s.admin = s.newAdmin(cfg)
 	if cfg.Cluster != nil {
 		s.forward = s.newForwarder(cfg)
 	}
@@ -175,7 +169,7 @@ func (s *Server) publicRoutes() fasthttp.RequestHandler {
 	s.newSite().Register(r)
 	h := r.Handler
 	if s.metrics != nil {
-		h = s.metrics.wrap(h)
+		h = s.metrics.Wrap(h)
 	}
 	// A tool call of /v1/mcp goes through what a /v1 request meets on the
 	// node that serves it: the limits (mcpHost.Run), the measuring, the
@@ -199,12 +193,12 @@ func (s *Server) AdminHandler() fasthttp.RequestHandler {
 // forwarding to the leader included.
 func (s *Server) adminRoutes() fasthttp.RequestHandler {
 	r := s.newRouter()
-	s.registerAdmin(r)
+	s.admin.Register(r)
 	h := r.Handler
 	if s.forward != nil {
-		h = s.forward.Handler(true, adminServedLocally, h)
+		h = s.forward.Handler(true, admin.ServedLocally, h)
 	}
-	return s.adminGate(r, h)
+	return s.admin.Gate(r, h)
 }
 
 // siteAssetsPrefix is where the site's embedded stylesheet and scripts are.
@@ -214,16 +208,6 @@ var siteAssetsPrefix = []byte(site.AssetsPrefix)
 // documents and the site's assets, which are the same everywhere.
 func servedLocally(path []byte) bool {
 	return bytes.HasPrefix(path, docsPathPrefix) || bytes.HasSuffix(path, []byte("/openapi.json")) || bytes.HasPrefix(path, siteAssetsPrefix)
-}
-
-// adminServedLocally lists admin paths about this node itself. Profiles
-// are too: an operator profiling a follower wants that follower.
-func adminServedLocally(path []byte) bool {
-	switch string(path) {
-	case "/healthz", "/readyz", "/metrics", adminPrefix + "/cluster":
-		return true
-	}
-	return bytes.HasPrefix(path, []byte(pprofPrefix))
 }
 
 // newRouter returns a router whose every non-route answer has the error

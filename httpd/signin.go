@@ -2,7 +2,6 @@ package httpd
 
 import (
 	"context"
-	"crypto/sha256"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -15,7 +14,7 @@ import (
 // password are told apart neither by the answer nor by its cost: both
 // answer errWrongLoginOrPassword after one bcrypt comparison at the
 // server's cost (an unknown login is compared against the dummy hash,
-// service.go), and both earn the same back-off (owner_limits.go).
+// service.go), and both earn the same back-off (edge/owner.go).
 
 // errWrongLoginOrPassword refuses a sign-in by login without saying which
 // part was wrong.
@@ -54,13 +53,16 @@ func (s *Server) signInOwner(ctx *fasthttp.RequestCtx, login, accountID, passwor
 // against it, behind the client's and the login's back-off. It returns the
 // account and the password hash matched.
 func (s *Server) checkLoginPassword(c context.Context, ctx *fasthttp.RequestCtx, login, password string) (accountID, stored string, err error) {
-	stored, err = s.behindPasswordBackoff(ctx, s.owner.logins, sha256.Sum256([]byte(actors.FoldLogin(login))), func() (string, error) {
+	if refused := s.owner.LoginPassword(ctx, login, func() bool {
 		// An unknown login leaves accountID empty, which no account has:
 		// the check then runs the same query and compares against the
 		// dummy hash, as for an unknown account id.
 		accountID, _ = s.store.AccountForLogin(login)
-		return s.checkPassword(c, actors.Credential{Kind: actors.CredentialSystem, AccountID: accountID}, password)
-	})
+		stored, err = s.checkPassword(c, actors.Credential{Kind: actors.CredentialSystem, AccountID: accountID}, password)
+		return err == errWrongAccountOrPassword
+	}); refused != nil {
+		return "", "", refused
+	}
 	if err == errWrongAccountOrPassword {
 		return "", "", errWrongLoginOrPassword
 	}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 const ownerTestLogin = "Owner.Name+watch@Example.com"
@@ -116,7 +117,7 @@ func TestSignInBacksOffPerLoginAlikeForKnownAndUnknownAndIsCapped(t *testing.T) 
 	next := func() string { client++; return fmt.Sprintf("192.0.2.%d", client) }
 	cases := []string{ownerTestLogin, "OWNER.NAME+WATCH@EXAMPLE.COM", "owner.name+watch@example.com"}
 	for _, login := range []string{ownerTestLogin, "nobody@example.com"} {
-		for i := range loginBackoff.free + 1 {
+		for i := range edge.LoginBackoff.Free + 1 {
 			status, retry, _ := o.signInLogin(next(), cases[i%len(cases)], "wrong password")
 			if login != ownerTestLogin {
 				status, retry, _ = o.signInLogin(next(), login, "wrong password")
@@ -126,7 +127,7 @@ func TestSignInBacksOffPerLoginAlikeForKnownAndUnknownAndIsCapped(t *testing.T) 
 		status, retry, _ := o.signInLogin(next(), login, "wrong password")
 		o.expect(login+": in back-off", status, retry, fasthttp.StatusTooManyRequests, 1)
 		for range 10 {
-			o.clock.advance(loginBackoff.max)
+			o.clock.advance(edge.LoginBackoff.Max)
 			status, retry, _ = o.signInLogin(next(), login, "wrong password")
 			o.expect(login+": admitted", status, retry, fasthttp.StatusUnauthorized, 0)
 			status, retry, _ = o.signInLogin(next(), login, "wrong password")
@@ -139,7 +140,7 @@ func TestSignInBacksOffPerLoginAlikeForKnownAndUnknownAndIsCapped(t *testing.T) 
 		status, retry, _ = o.send(next(), "GET", "/owner/v1/keys", o.account.OwnerSecret, nil)
 		o.expect("owner secret during the attack", status, retry, fasthttp.StatusOK, 0)
 	}
-	o.clock.advance(loginBackoff.max)
+	o.clock.advance(edge.LoginBackoff.Max)
 	status, retry, _ := o.signInLogin(next(), ownerTestLogin, o.password)
 	o.expect("the owner after at most the cap", status, retry, fasthttp.StatusCreated, 0)
 }

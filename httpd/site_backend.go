@@ -134,16 +134,11 @@ func (b siteBackend) Session(token string) (actors.Credential, bool) {
 }
 
 func (b siteBackend) BackOff(ctx *fasthttp.RequestCtx, account string) error {
-	o := b.s.owner
-	if wait := o.bearers.wait(o.bearerKeyFor(ctx, account), o.now()); wait > 0 {
-		return ownerRateLimited(wait)
-	}
-	return nil
+	return b.s.owner.BackOff(ctx, account)
 }
 
 func (b siteBackend) CredentialFailed(ctx *fasthttp.RequestCtx, account string) {
-	o := b.s.owner
-	o.bearers.fail(o.bearerKeyFor(ctx, account), o.now())
+	b.s.owner.BearerFailed(ctx, account)
 }
 
 func (b siteBackend) SpecError(err error) *actors.Error { return specError(err) }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // siteClient is a browser stand-in for the site's rules: it keeps cookies
@@ -219,7 +221,7 @@ func TestSiteGuessedSessionReachesNothing(t *testing.T) {
 	}
 	c.cookies[sessionCookie] = "awt." + o.account.AccountID + ".guessedsession00.guessedsecretguessedsecretguessedsecretguessedsecret"
 	var last siteAnswer
-	for range clientBackoff.free + 2 {
+	for range edge.ClientBackoff.Free + 2 {
 		last = c.do("GET", "/access", nil)
 		c.cookies[sessionCookie] = "awt." + o.account.AccountID + ".guessedsession00.guessedsecretguessedsecretguessedsecretguessedsecret"
 	}

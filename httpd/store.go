@@ -2,7 +2,6 @@ package httpd
 
 import (
 	"context"
-	"io"
 
 	"github.com/addrwatch/addrwatch/actors"
 )
@@ -40,32 +39,6 @@ const (
 	// leads before it answers.
 	ReadLinearizable
 )
-
-// Operator is what the admin API needs from the node.
-type Operator interface {
-	// Status describes the cluster (rendered as JSON as is).
-	Status() (any, error)
-	// Snapshot takes a snapshot now.
-	Snapshot() error
-	// AddNode adds a node to the cluster as a non-voter (the leader promotes
-	// it once it has caught up) and describes it
-	// (rendered as JSON as is). A bad id or address is a VALIDATION
-	// error, a clash with another member a CONFLICT.
-	AddNode(id, raftAddr string) (any, error)
-	// RemoveServer removes a server from the cluster. A removal that
-	// would leave the voters without a quorum of nodes that are up is a
-	// CONFLICT.
-	RemoveServer(id string) error
-	// Ready reports whether this node can serve: it is part of a cluster
-	// with a known leader and has caught up.
-	Ready() bool
-	// TransferLeadership hands leadership to the voter id (any when empty).
-	TransferLeadership(id string) error
-	// Backup writes a consistent snapshot of the whole state to w.
-	Backup(w io.Writer) error
-	// Restore replaces the whole state with a backup file.
-	Restore(path string) error
-}
 
 // bodyOf is a successful result's body as a T: a query's answer, or the
 // view a command answers with. A body of another type is a programmer

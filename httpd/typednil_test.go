@@ -13,7 +13,7 @@ import (
 // A nil *actors.Error returned where the result is an error is a non-nil
 // error (a "typed nil"): the handler would answer an error that is not
 // there. So no function of this package, or of its rooms httpd/edge,
-// httpd/forward and httpd/site, returns an expression of static type *actors.Error as an
+// httpd/forward, httpd/site and httpd/admin, returns an expression of static type *actors.Error as an
 // error, except the calls that never give nil (neverNil); an
 // *actors.Error becomes an error only through a variable checked against
 // nil, or one of those.
@@ -25,7 +25,7 @@ func TestNoTypedNilErrorReturns(t *testing.T) {
 		t.Skip("type-checks the package")
 	}
 	cfg := &packages.Config{Mode: packages.NeedTypes | packages.NeedTypesInfo | packages.NeedSyntax | packages.NeedName, Tests: false}
-	rooms := []string{".", "./edge", "./forward", "./site"}
+	rooms := []string{".", "./edge", "./forward", "./site", "./admin"}
 	pkgs, err := packages.Load(cfg, rooms...)
 	if err != nil || len(pkgs) != len(rooms) {
 		t.Fatalf("load: %v (%d packages)", err, len(pkgs))

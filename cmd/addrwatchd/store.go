@@ -11,6 +11,7 @@ import (
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
+	"github.com/addrwatch/addrwatch/httpd/admin"
 	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
@@ -91,7 +92,7 @@ func forwardOf(stream forward.NodeStream) cluster.Forward {
 // sharded node's groups (groupsStore).
 type backend interface {
 	httpd.Store
-	httpd.Operator
+	admin.Operator
 	forward.Cluster
 	// forwarded is the listener of the traffic of kind f other nodes
 	// forward to this one.

@@ -14,6 +14,7 @@ import (
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/cluster/clustererr"
 	"github.com/addrwatch/addrwatch/httpd"
+	"github.com/addrwatch/addrwatch/httpd/admin"
 	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
@@ -30,12 +31,12 @@ func newGroupsStore(g *cluster.Groups) groupsStore { return groupsStore{accounts
 
 var (
 	_ httpd.Store            = groupsStore{}
-	_ httpd.Operator         = groupsStore{}
+	_ admin.Operator         = groupsStore{}
 	_ forward.ShardedCluster = groupsStore{}
 	_ httpd.AccountPlacement = groupsStore{}
-	_ httpd.SlotMover        = groupsStore{}
-	_ httpd.GroupTransferer  = groupsStore{}
-	_ httpd.Drainer          = groupsStore{}
+	_ admin.SlotMover        = groupsStore{}
+	_ admin.GroupTransferer  = groupsStore{}
+	_ admin.Drainer          = groupsStore{}
 )
 
 func (s groupsStore) Status() (any, error) { return s.groups.Status() }
@@ -81,10 +82,10 @@ func (s groupsStore) Restore(path string) error { return s.groups.RestoreFile(pa
 
 // For is the leadership of account's group; "" gets a group at random.
 func (s groupsStore) For(account string) forward.Leadership {
-	if account == httpd.RouteMeta {
+	if account == admin.RouteMeta {
 		return metaLeadership{s.groups}
 	}
-	if g, isGroup := httpd.ParseRouteGroup(account); isGroup {
+	if g, isGroup := admin.ParseRouteGroup(account); isGroup {
 		if g >= s.groups.Count() {
 			return localLeadership{} // the request is refused here, saying why
 		}
@@ -138,8 +139,8 @@ func (noLeadership) Leading() bool          { return false }
 func (noLeadership) Leader() (string, bool) { return "", false }
 
 // MoveSlot begins a slot's move on the meta leader (the edge forwards the
-// request there: httpd.RouteMeta).
-func (s groupsStore) MoveSlot(m httpd.SlotMove) (any, error) {
+// request there: admin.RouteMeta).
+func (s groupsStore) MoveSlot(m admin.SlotMove) (any, error) {
 	slot := cluster.SlotOf(m.Account)
 	if m.Slot == nil {
 		// A mistyped ID would move some other slot: it must name an account.

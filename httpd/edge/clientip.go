@@ -11,8 +11,7 @@ import (
 // Clients names the client of a request: the address a follower names
 // when it forwards the request, and that the per-client limits count by
 // (Key). A layer behind the edge may have named the client already (a
-// request another node forwarded, a tool call of an MCP request): then
-// Named says so.
+// request another node forwarded): then Named says so.
 type Clients struct {
 	// Trusted are the proxies whose X-Forwarded-For names the client and
 	// whose X-Forwarded-Proto says whether the client used HTTPS.

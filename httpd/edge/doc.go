@@ -20,16 +20,24 @@
 //     (Clients), and the key the per-client limits count it by;
 //   - ratelimit.go: the spec's per-client token buckets (Limits) and the
 //     Sheet routes' global ceiling;
+//   - owner.go and backoff.go: the back-off of wrong owner credentials
+//     (OwnerLimits): passwords per client, per account and per login,
+//     bearer secrets per client and account, each a bounded ledger of
+//     failures whose wait doubles past a free allowance;
 //   - tls.go: whether a request came over HTTPS, and HSTS;
+//   - bearer.go: the token of an "Authorization: Bearer" header;
+//   - metrics.go: the request metrics per route pattern (RequestMetrics);
 //   - log.go: fasthttp's log lines, redacted of request bytes.
 //
-// What it depends on: fasthttp, the token buckets (x/time/rate and
-// golang-lru) and actors, for the error type and codes; the edge mints
+// What it depends on: fasthttp and its router (for the matched route's
+// pattern), the token buckets and ledgers (x/time/rate and golang-lru),
+// the Prometheus client and actors, for the error type and codes; the edge mints
 // the codes of a request refused before it reaches an operation
 // (CodeBadRequest and the others). It imports no other package of httpd.
 // What it needs of the layers behind it comes in as functions: the
 // writer of the spec's {code, error} answer (Edge.WriteError), whether a
 // layer behind named a request's client or forwarded it (Clients), which
-// budget a request spends (Spending), and a route's own timeouts
-// (Listener.Request).
+// budget a request spends (Spending), a route's own timeouts
+// (Listener.Request), which account a request's owner bearer secret
+// names and the password check a back-off guards (OwnerLimits).
 package edge

@@ -38,6 +38,9 @@ type Host interface {
 	// BadRequest is the API's refusal of a malformed request, saying
 	// message.
 	BadRequest(message string) error
+	// Forbidden is the API's refusal of a request it will not serve,
+	// saying message. (The codes are the edge's and actors' to mint.)
+	Forbidden(message string) error
 	// WriteError answers ctx with err in the API's {code, error} shape,
 	// its status and headers, and notes its code for the activity count.
 	WriteError(ctx *fasthttp.RequestCtx, err error)
@@ -155,8 +158,8 @@ func (e *Endpoint) Serve(ctx *fasthttp.RequestCtx) {
 // SDK's bearer-token check.
 type callerKey struct{}
 
-// errOrigin refuses a request from a page of another origin.
-var errOrigin = actors.Errorf(actors.CodeForbidden, "Origin is not this server's own origin; a page of another site may not call /v1/mcp (send no Origin from an agent that is not a browser)")
+// originRefused is why a request from a page of another origin is refused.
+const originRefused = "Origin is not this server's own origin; a page of another site may not call /v1/mcp (send no Origin from an agent that is not a browser)"
 
 // checkOrigin refuses, before anything else, a request whose Origin is not
 // this server's own: MCP's Streamable HTTP transport requires it against
@@ -169,7 +172,7 @@ func (e *Endpoint) checkOrigin(ctx *fasthttp.RequestCtx) error {
 	if len(origin) == 0 || e.host.OwnOrigin(ctx, origin) {
 		return nil
 	}
-	return errOrigin
+	return e.host.Forbidden(originRefused)
 }
 
 // checkHead refuses, in the API's error shape, a request the transport

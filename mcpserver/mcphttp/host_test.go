@@ -63,6 +63,10 @@ func (h *fakeHost) BadRequest(message string) error {
 	return actors.Errorf("BAD_REQUEST", "%s", message)
 }
 
+func (h *fakeHost) Forbidden(message string) error {
+	return actors.Errorf(actors.CodeForbidden, "%s", message)
+}
+
 func (h *fakeHost) WriteError(ctx *fasthttp.RequestCtx, err error) {
 	var e *actors.Error
 	if !errors.As(err, &e) {

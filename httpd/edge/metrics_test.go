@@ -1,4 +1,4 @@
-package httpd
+package edge
 
 import (
 	"testing"
@@ -12,8 +12,8 @@ import (
 // the API does not use is folded into OTHER so a client cannot mint
 // series.
 func TestRequestMetricsCountsBySeries(t *testing.T) {
-	m := newRequestMetrics(prometheus.NewRegistry())
-	h := m.wrap(func(ctx *fasthttp.RequestCtx) { ctx.SetStatusCode(fasthttp.StatusTeapot) })
+	m := NewRequestMetrics(prometheus.NewRegistry())
+	h := m.Wrap(func(ctx *fasthttp.RequestCtx) { ctx.SetStatusCode(fasthttp.StatusTeapot) })
 	for _, method := range []string{"GET", "GET", "BREW", "WHEN", "DELETE"} {
 		var ctx fasthttp.RequestCtx
 		ctx.Request.Header.SetMethod(method)

@@ -1,4 +1,4 @@
-package httpd
+package admin
 
 import (
 	"bytes"
@@ -14,21 +14,30 @@ import (
 	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
-// The admin listener streams request bodies (NewAdminHTTPServer), so that
-// the operator token is checked before a backup upload is read. Every
-// route but the restore has a small JSON body: readAdminBody reads it
-// whole, up to adminBodyBytesMax, before the handlers run, and they use
-// ctx.PostBody as usual. A restore reads its upload itself, straight to a
-// file.
+// The admin listener streams request bodies (the server's
+// NewAdminHTTPServer), so that the operator token is checked before a
+// backup upload is read. Every route but the restore has a small JSON
+// body: ReadBody reads it whole, up to BodyBytesMax, before the handlers
+// run, and they use ctx.PostBody as usual. A restore reads its upload
+// itself, straight to a file.
 const (
-	// adminBodyBytesMax bounds the JSON bodies of the admin API.
-	adminBodyBytesMax = 64 << 10
+	// BodyBytesMax bounds the JSON bodies of the admin API.
+	BodyBytesMax = 64 << 10
 	// restoreBytesMax bounds a backup file uploaded for a restore.
 	restoreBytesMax = 1 << 30
 	// restoreReadTimeout is the time a restore upload may take.
 	restoreReadTimeout = 10 * time.Minute
-	restorePath        = adminPrefix + "/restore"
+	restorePath        = Prefix + "/restore"
 )
+
+// Request is the admin listener's rule for one request, from its head: a
+// restore gets the long read timeout its upload may need.
+func Request(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if isRestore(h.Method(), h.RequestURI()) {
+		return fasthttp.RequestConfig{ReadTimeout: restoreReadTimeout}
+	}
+	return fasthttp.RequestConfig{}
+}
 
 // isRestore reports whether a request is a restore, from its method and
 // request target (the path as sent, which is all there is before the
@@ -38,11 +47,13 @@ func isRestore(method, requestURI []byte) bool {
 	return bytes.Equal(method, []byte(fasthttp.MethodPost)) && bytes.Equal(path, []byte(restorePath))
 }
 
-// readAdminBody reads the body of every admin request but a restore
-// before next runs. A restore's upload is left on the connection for the
-// restore handler, or unread when the token check refuses it: so its
-// connection closes after the answer, whatever was read of it.
-func readAdminBody(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+// ReadBody reads the body of every admin request but a restore before
+// next runs, answering with writeError (the spec's {code, error}) a body
+// that is too large or broken. A restore's upload is left on the
+// connection for the restore handler, or unread when the token check
+// refuses it: so its connection closes after the answer, whatever was
+// read of it.
+func ReadBody(writeError func(ctx *fasthttp.RequestCtx, err error), next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		if ctx.IsPost() && string(ctx.Path()) == restorePath {
 			next(ctx)
@@ -54,19 +65,19 @@ func readAdminBody(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 			next(ctx)
 			return
 		}
-		tooLarge := actors.Errorf(actors.CodeValidation, "request body exceeds %d bytes", adminBodyBytesMax)
-		if ctx.Request.Header.ContentLength() > adminBodyBytesMax {
+		tooLarge := actors.Errorf(actors.CodeValidation, "request body exceeds %d bytes", BodyBytesMax)
+		if ctx.Request.Header.ContentLength() > BodyBytesMax {
 			writeError(ctx, tooLarge)
 			edge.CloseAfterAnswer(ctx)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(stream, adminBodyBytesMax+1))
+		body, err := io.ReadAll(io.LimitReader(stream, BodyBytesMax+1))
 		switch {
 		case err != nil:
-			writeError(ctx, actors.Errorf(codeBadRequest, "malformed HTTP request"))
+			writeError(ctx, actors.Errorf(edge.CodeBadRequest, "malformed HTTP request"))
 			edge.CloseAfterAnswer(ctx)
 			return
-		case len(body) > adminBodyBytesMax:
+		case len(body) > BodyBytesMax:
 			writeError(ctx, tooLarge)
 			edge.CloseAfterAnswer(ctx)
 			return
@@ -79,37 +90,37 @@ func readAdminBody(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 // restore replaces the cluster's state with an uploaded backup file. The
 // upload goes to a file in the spool directory as it arrives, is checked
 // whole there, and only then replaces anything.
-func (s *Server) restore(ctx *fasthttp.RequestCtx) error {
-	f, err := os.CreateTemp(s.spoolDir, ".addrwatch-restore-*.snap")
+func (a *API) restore(ctx *fasthttp.RequestCtx) error {
+	f, err := os.CreateTemp(a.cfg.SpoolDir, ".addrwatch-restore-*.snap")
 	if err != nil {
-		s.log.Error("restore: spool file", "err", err)
+		a.cfg.Log.Error("restore: spool file", "err", err)
 		return actors.Errorf(actors.CodeInternal, "internal error")
 	}
 	defer os.Remove(f.Name())
 	n, err := io.Copy(f, io.LimitReader(requestBody(ctx), restoreBytesMax+1))
 	if cerr := f.Close(); err == nil && cerr != nil {
-		s.log.Error("restore: spool file", "err", cerr)
+		a.cfg.Log.Error("restore: spool file", "err", cerr)
 		return actors.Errorf(actors.CodeInternal, "internal error")
 	}
 	var pathErr *os.PathError
 	switch {
 	case errors.As(err, &pathErr):
-		s.log.Error("restore: spool file", "err", err)
+		a.cfg.Log.Error("restore: spool file", "err", err)
 		return actors.Errorf(actors.CodeInternal, "internal error")
 	case err != nil:
-		return actors.Errorf(codeBadRequest, "the upload broke off before its end")
+		return actors.Errorf(edge.CodeBadRequest, "the upload broke off before its end")
 	case n > restoreBytesMax:
 		return actors.Errorf(actors.CodeValidation, "the backup file exceeds %d bytes", restoreBytesMax)
 	case n == 0:
 		return actors.Errorf(actors.CodeValidation, "the request body must be a backup file from GET /admin/v1/backup")
 	}
-	if err := s.op.Restore(f.Name()); err != nil {
+	if err := a.cfg.Operator.Restore(f.Name()); err != nil {
 		if errors.Is(err, clustererr.ErrNotLeader) || errors.Is(err, clustererr.ErrOutcomeUnknown) {
-			return specError(err)
+			return err
 		}
 		return actors.Errorf(actors.CodeValidation, "the backup was not restored: %v", err)
 	}
-	writeJSON(ctx, fasthttp.StatusOK, map[string]bool{"restored": true})
+	a.cfg.WriteJSON(ctx, fasthttp.StatusOK, map[string]bool{"restored": true})
 	return nil
 }
 

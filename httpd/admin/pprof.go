@@ -1,9 +1,12 @@
-package httpd
+package admin
 
 import (
 	"net/http"
 	"net/http/pprof"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 )
 
@@ -26,3 +29,8 @@ var pprofHandler = fasthttpadaptor.NewFastHTTPHandler(http.HandlerFunc(func(w ht
 		pprof.Index(w, r)
 	}
 }))
+
+// metricsHandler serves the registry in Prometheus's text format.
+func metricsHandler(g prometheus.Gatherer) fasthttp.RequestHandler {
+	return fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+}

@@ -1,4 +1,4 @@
-package httpd
+package edge
 
 import (
 	"strconv"
@@ -7,15 +7,15 @@ import (
 
 	"github.com/fasthttp/router"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp"
-	"github.com/valyala/fasthttp/fasthttpadaptor"
 )
 
-// Request metrics per route: counts by status and latency. The route label
-// is the router's pattern (/v1/portfolio/cards/{card_id}), never the raw
-// path, so IDs and secrets cannot reach a label and the series stay few.
-type requestMetrics struct {
+// RequestMetrics are the request metrics per route: counts by status and
+// latency. The route label is the router's pattern
+// (/v1/portfolio/cards/{card_id}, which the router saves when
+// SaveMatchedRoutePath is set), never the raw path, so IDs and secrets
+// cannot reach a label and the series stay few.
+type RequestMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 
@@ -23,8 +23,9 @@ type requestMetrics struct {
 	cache map[seriesKey]routeSeries
 }
 
-func newRequestMetrics(reg prometheus.Registerer) *requestMetrics {
-	m := &requestMetrics{
+// NewRequestMetrics registers the request metrics with reg.
+func NewRequestMetrics(reg prometheus.Registerer) *RequestMetrics {
+	m := &RequestMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "addrwatch_http_requests_total",
 			Help: "Requests answered, by route pattern, method and status.",
@@ -40,8 +41,8 @@ func newRequestMetrics(reg prometheus.Registerer) *requestMetrics {
 	return m
 }
 
-// wrap measures every request that next answers.
-func (m *requestMetrics) wrap(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+// Wrap measures every request that next answers.
+func (m *RequestMetrics) Wrap(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		start := time.Now()
 		next(ctx)
@@ -68,7 +69,7 @@ type routeSeries struct {
 	latency  prometheus.Observer
 }
 
-func (m *requestMetrics) series(route string, method []byte, status int) routeSeries {
+func (m *RequestMetrics) series(route string, method []byte, status int) routeSeries {
 	k := seriesKey{route, methodLabel(method), status}
 	m.mu.RLock()
 	s, found := m.cache[k]
@@ -95,9 +96,4 @@ func methodLabel(method []byte) string {
 		}
 	}
 	return "OTHER"
-}
-
-// metricsHandler serves the registry in Prometheus's text format.
-func metricsHandler(g prometheus.Gatherer) fasthttp.RequestHandler {
-	return fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 }

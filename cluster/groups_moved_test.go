@@ -19,7 +19,7 @@ func TestGroupMovedSaysNotLeaderTheShardedWay(t *testing.T) {
 			t.Fatalf("%v became %v", err, got)
 		}
 	}
-	if !errors.Is(clustererr.ErrGroupMoved, ErrNotLeader) {
+	if moved := groupMoved(ErrNotLeader); !errors.Is(moved, ErrNotLeader) {
 		t.Fatal("a moved group is not also not-the-leader")
 	}
 	other := actors.Errorf(actors.CodeConflict, "taken")

@@ -12,16 +12,19 @@ import (
 // or left open on a shared machine) cannot destroy the account; a wrong
 // password earns the same back-off.
 
+// accountDeleteRequest is the body of DELETE /owner/v1/account.
+type accountDeleteRequest struct {
+	Confirm *bool   `json:"confirm"`
+	Current *string `json:"current_password"`
+}
+
 // deleteAccount answers DELETE /owner/v1/account
 // {"confirm": true, "current_password"} with 204.
 func (s *Server) deleteAccount(r *request) error {
 	if err := s.bearer(r); err != nil {
 		return err
 	}
-	var req struct {
-		Confirm *bool   `json:"confirm"`
-		Current *string `json:"current_password"`
-	}
+	var req accountDeleteRequest
 	if err := decodeBody(r.ctx, &req, ownerBodyBytesMax); err != nil {
 		return err
 	}

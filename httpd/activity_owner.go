@@ -12,8 +12,6 @@ import (
 // GET /owner/v1/activity: the agents' activity (activity.go) for the
 // owner's own tools, newest first, with the site's filters.
 
-const activityPath = ownerPrefix + "/activity"
-
 // activityEntryView is one line as the owner API renders it.
 type activityEntryView struct {
 	KeyID    string              `json:"key_id"`
@@ -32,30 +30,33 @@ type activityView struct {
 	Oldest     *string             `json:"oldest"`
 }
 
-func (s *Server) registerActivity(api routes) {
-	api.get(activityPath, func(r *request) error {
-		page, err := askPage(s, r, func() (actors.QueryOf[actors.ActivityPage], error) { return activityQuery(r.ctx.QueryArgs()) })
-		if err != nil {
-			return err
+var activityOperations = []operation{
+	{id: "listActivity", method: fasthttp.MethodGet, path: "/activity", apis: ownerAPI,
+		response: typeOf[activityView](), status: fasthttp.StatusOK, serve: (*Server).listActivity},
+}
+
+func (s *Server) listActivity(r *request) error {
+	page, err := askPage(s, r, func() (actors.QueryOf[actors.ActivityPage], error) { return activityQuery(r.ctx.QueryArgs()) })
+	if err != nil {
+		return err
+	}
+	v := activityView{Entries: make([]activityEntryView, len(page.Entries))}
+	for i, e := range page.Entries {
+		v.Entries[i] = activityEntryView{KeyID: e.KeyID, Op: e.Op, Status: e.Status, Code: e.Code, Count: e.Count,
+			First: rfc3339(e.First), Last: rfc3339(e.Last)}
+		if e.Resource.Kind != "" {
+			ref := e.Resource
+			v.Entries[i].Resource = &ref
 		}
-		v := activityView{Entries: make([]activityEntryView, len(page.Entries))}
-		for i, e := range page.Entries {
-			v.Entries[i] = activityEntryView{KeyID: e.KeyID, Op: e.Op, Status: e.Status, Code: e.Code, Count: e.Count,
-				First: rfc3339(e.First), Last: rfc3339(e.Last)}
-			if e.Resource.Kind != "" {
-				ref := e.Resource
-				v.Entries[i].Resource = &ref
-			}
-		}
-		if page.Next != 0 {
-			v.NextBefore = &page.Next
-		}
-		if page.Oldest != 0 {
-			oldest := rfc3339(page.Oldest)
-			v.Oldest = &oldest
-		}
-		return answer(r.ctx, fasthttp.StatusOK, v)
-	})
+	}
+	if page.Next != 0 {
+		v.NextBefore = &page.Next
+	}
+	if page.Oldest != 0 {
+		oldest := rfc3339(page.Oldest)
+		v.Oldest = &oldest
+	}
+	return answer(r.ctx, fasthttp.StatusOK, v)
 }
 
 func rfc3339(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC3339Nano) }

@@ -1,6 +1,8 @@
 package httpd
 
 import (
+	"github.com/valyala/fasthttp"
+
 	"github.com/addrwatch/addrwatch/actors"
 )
 
@@ -8,11 +10,11 @@ import (
 const agentPrefix = "/v1"
 
 func (s *Server) registerAgent(r routeAdder) {
-	api := routes{add: r, s: s, aud: audienceAgent}
-	api.get(agentPrefix+"/me", func(r *request) error {
-		return s.read(r, actors.MeQuery{})
-	})
-	s.registerResources(api, agentPrefix)
-	s.registerDocs(r)
-	s.registerOpenAPI(r)
+	s.registerOperations(routes{add: r, s: s, aud: audienceAgent}, r)
+}
+
+// agentOperations are the agent API's own.
+var agentOperations = []operation{
+	{id: "getMe", method: fasthttp.MethodGet, path: "/me", apis: agentAPI, response: answerOf(actors.MeQuery{}), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error { return s.read(r, actors.MeQuery{}) }},
 }

@@ -15,15 +15,24 @@ var agentGuide []byte
 //go:embed docs/sheets.md
 var sheetsGuide []byte
 
-func (s *Server) registerDocs(r routeAdder) {
-	r.GET(agentPrefix+"/docs", document("text/markdown; charset=utf-8", agentGuide))
-	r.GET(agentPrefix+"/docs/sheets", document("text/markdown; charset=utf-8", sheetsGuide))
+// documentOperations are the public documents: the guides of the agent
+// API, and each API's OpenAPI document (openapi.go).
+var documentOperations = []operation{
+	{id: "getDocs", method: fasthttp.MethodGet, path: "/docs", apis: agentAPI, document: true, status: fasthttp.StatusOK,
+		serve: document("text/markdown; charset=utf-8", agentGuide)},
+	{id: "getSheetGuide", method: fasthttp.MethodGet, path: "/docs/sheets", apis: agentAPI, document: true, status: fasthttp.StatusOK,
+		serve: document("text/markdown; charset=utf-8", sheetsGuide)},
+	{id: "getOpenAPI", method: fasthttp.MethodGet, path: "/openapi.json", apis: agentAPI, document: true, status: fasthttp.StatusOK,
+		serve: document("application/json", agentOpenAPI)},
+	{id: "getOpenAPI", method: fasthttp.MethodGet, path: "/openapi.json", apis: ownerAPI, document: true, status: fasthttp.StatusOK,
+		serve: document("application/json", ownerOpenAPI)},
 }
 
 // document serves a fixed document of the given content type.
-func document(contentType string, doc []byte) fasthttp.RequestHandler {
-	return func(ctx *fasthttp.RequestCtx) {
-		ctx.Response.Header.SetContentType(contentType)
-		ctx.SetBody(doc)
+func document(contentType string, doc []byte) func(*Server, *request) error {
+	return func(_ *Server, r *request) error {
+		r.ctx.Response.Header.SetContentType(contentType)
+		r.ctx.SetBody(doc)
+		return nil
 	}
 }

@@ -88,18 +88,21 @@ func unixNanoClamped(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-func (s *Server) registerEvents(api routes, prefix string) {
-	api.get(prefix+"/events", func(r *request) error {
-		page, err := askPage(s, r, func() (actors.QueryOf[actors.EventsPage], error) { return eventsQuery(r.ctx) })
-		if err != nil {
-			return err
-		}
-		v := eventsView{Events: make([]eventView, len(page.Events)), NextSince: cursorFor(page.NextSeq), HasMore: page.HasMore}
-		for i, e := range page.Events {
-			v.Events[i] = eventView{ID: cursorFor(e.Seq), At: e.At, Kind: e.Kind}
-		}
-		return answer(r.ctx, fasthttp.StatusOK, v)
-	})
+var eventOperations = []operation{
+	{id: "listEvents", method: fasthttp.MethodGet, path: "/events", apis: bothAPIs,
+		response: typeOf[eventsView](), status: fasthttp.StatusOK, serve: (*Server).listEvents},
+}
+
+func (s *Server) listEvents(r *request) error {
+	page, err := askPage(s, r, func() (actors.QueryOf[actors.EventsPage], error) { return eventsQuery(r.ctx) })
+	if err != nil {
+		return err
+	}
+	v := eventsView{Events: make([]eventView, len(page.Events)), NextSince: cursorFor(page.NextSeq), HasMore: page.HasMore}
+	for i, e := range page.Events {
+		v.Events[i] = eventView{ID: cursorFor(e.Seq), At: e.At, Kind: e.Kind}
+	}
+	return answer(r.ctx, fasthttp.StatusOK, v)
 }
 
 // askPage is the read path of the paged feeds (the events feed and the

@@ -80,15 +80,17 @@ func isHistoryCSV(method, requestURI []byte) bool {
 	return false
 }
 
-func (s *Server) registerHistoryCSV(api routes) {
-	api.get(ownerPrefix+"/history.csv", s.ownerHistoryCSV(false))
-	api.get(ownerPrefix+"/history/cards/{card_id}/transactions.csv", s.ownerHistoryCSV(true))
+var historyCSVOperations = []operation{
+	{id: "downloadHistoryCSV", method: fasthttp.MethodGet, path: "/history.csv", apis: ownerAPI, status: fasthttp.StatusOK,
+		serve: ownerHistoryCSV(false)},
+	{id: "downloadCardTransactionsCSV", method: fasthttp.MethodGet, path: "/history/cards/{card_id}/transactions.csv", apis: ownerAPI, status: fasthttp.StatusOK,
+		serve: ownerHistoryCSV(true)},
 }
 
 // ownerHistoryCSV is the owner API's download: the combined file, or one
 // card's when perCard is set.
-func (s *Server) ownerHistoryCSV(perCard bool) func(*request) error {
-	return func(r *request) error {
+func ownerHistoryCSV(perCard bool) func(*Server, *request) error {
+	return func(s *Server, r *request) error {
 		if err := s.bearer(r); err != nil {
 			return err
 		}

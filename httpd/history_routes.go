@@ -18,56 +18,75 @@ import (
 
 const notesBatchMax = 100 // txids per batch read
 
-func (s *Server) registerHistory(api routes, prefix string) {
-	api.get(prefix+"/history", s.combinedHistory)
-	api.get(prefix+"/history/cards", func(r *request) error {
-		return s.readWith(r, func() (actors.Query, error) {
-			if err := onlyParams(r.ctx); err != nil {
-				return nil, err
-			}
-			return actors.HistoryCardsQuery{}, nil
-		})
-	})
-	api.get(prefix+"/history/cards/{card_id}/transactions", s.cardTransactions)
-	onlyMethods(api.add, prefix+"/history/notes/batch", fasthttp.MethodPost)
-	api.post(prefix+"/history/notes/batch", func(r *request) error {
-		return s.readWith(r, func() (actors.Query, error) {
-			var req struct {
-				TxIDs []*string `json:"txids"`
-			}
-			if err := decodeBody(r.ctx, &req, cardBodyBytesMax); err != nil {
-				return nil, err
-			}
-			if req.TxIDs == nil {
-				return nil, required("txids")
-			}
-			if len(req.TxIDs) > notesBatchMax {
-				return nil, actors.Errorf(actors.CodeValidation, "txids may hold at most %d transaction IDs", notesBatchMax)
-			}
-			txids := make([]string, len(req.TxIDs))
-			for i, t := range req.TxIDs {
-				id, valid := "", false
-				if t != nil {
-					id, valid = chain.CanonicalTxID(*t)
+var historyOperations = []operation{
+	{id: "getHistory", method: fasthttp.MethodGet, path: "/history", apis: bothAPIs,
+		response: typeOf[combinedView](), status: fasthttp.StatusOK,
+		serve: (*Server).combinedHistory},
+	{id: "listHistoryCards", method: fasthttp.MethodGet, path: "/history/cards", apis: bothAPIs,
+		response: answerOf(actors.HistoryCardsQuery{}), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error {
+			return s.readWith(r, func() (actors.Query, error) {
+				if err := onlyParams(r.ctx); err != nil {
+					return nil, err
 				}
-				if !valid {
-					return nil, actors.Errorf(actors.CodeValidation, "txids[%d] must be a 64-character hexadecimal transaction ID", i)
+				return actors.HistoryCardsQuery{}, nil
+			})
+		}},
+	{id: "listCardTransactions", method: fasthttp.MethodGet, path: "/history/cards/{card_id}/transactions", apis: bothAPIs,
+		response: typeOf[transactionsView](), status: fasthttp.StatusOK,
+		serve: (*Server).cardTransactions},
+	{id: "readNotes", method: fasthttp.MethodPost, path: "/history/notes/batch", apis: bothAPIs, pinned: true,
+		request: typeOf[notesBatchRequest](), response: answerOf(actors.NotesBatchQuery{}), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error {
+			return s.readWith(r, func() (actors.Query, error) {
+				var req notesBatchRequest
+				if err := decodeBody(r.ctx, &req, cardBodyBytesMax); err != nil {
+					return nil, err
 				}
-				txids[i] = id
-			}
-			return actors.NotesBatchQuery{TxIDs: txids}, nil
-		})
-	})
-	api.put(prefix+"/history/notes/{txid}", s.putNote)
-	api.delete(prefix+"/history/notes/{txid}", func(r *request) error {
-		return s.write(r, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
-			txid, err := pathTxID(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return &actors.DeleteNote{TxID: txid}, nil
-		}})
-	})
+				if req.TxIDs == nil {
+					return nil, required("txids")
+				}
+				if len(req.TxIDs) > notesBatchMax {
+					return nil, actors.Errorf(actors.CodeValidation, "txids may hold at most %d transaction IDs", notesBatchMax)
+				}
+				txids := make([]string, len(req.TxIDs))
+				for i, t := range req.TxIDs {
+					id, valid := "", false
+					if t != nil {
+						id, valid = chain.CanonicalTxID(*t)
+					}
+					if !valid {
+						return nil, actors.Errorf(actors.CodeValidation, "txids[%d] must be a 64-character hexadecimal transaction ID", i)
+					}
+					txids[i] = id
+				}
+				return actors.NotesBatchQuery{TxIDs: txids}, nil
+			})
+		}},
+	{id: "putNote", method: fasthttp.MethodPut, path: "/history/notes/{txid}", apis: bothAPIs,
+		request: typeOf[noteRequest](), response: typeOf[actors.NoteView](), status: fasthttp.StatusOK,
+		serve: (*Server).putNote},
+	{id: "deleteNote", method: fasthttp.MethodDelete, path: "/history/notes/{txid}", apis: bothAPIs, idempotent: true,
+		response: typeOf[actors.DeletedView](), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error {
+			return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+				txid, err := pathTxID(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return &actors.DeleteNote{TxID: txid}, nil
+			}})
+		}},
+}
+
+// notesBatchRequest is the body of POST /history/notes/batch.
+type notesBatchRequest struct {
+	TxIDs []*string `json:"txids"`
+}
+
+// noteRequest is the body of PUT /history/notes/{txid}.
+type noteRequest struct {
+	Note *string `json:"note"`
 }
 
 func pathTxID(ctx *fasthttp.RequestCtx) (string, error) {
@@ -314,9 +333,7 @@ func (s *Server) putNote(r *request) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Note *string `json:"note"`
-	}
+	var req noteRequest
 	if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
 		return err
 	}

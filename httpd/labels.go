@@ -78,23 +78,28 @@ func (r *labelImportReport) add(res labelImportResult) {
 	}
 }
 
-func (s *Server) registerLabels(api routes) {
-	api.get(labelsPath, func(r *request) error {
-		if err := s.bearer(r); err != nil {
-			return err
-		}
-		return s.serveLabels(r)
-	})
-	api.post(labelsPath, func(r *request) error {
-		if err := s.bearer(r); err != nil {
-			return err
-		}
-		report, err := s.importLabels(r, r.ctx.PostBody())
-		if err != nil {
-			return err
-		}
-		return answer(r.ctx, fasthttp.StatusOK, report)
-	})
+// labelOperations: the export answers a BIP-329 file and the import
+// reads one (JSON Lines), so neither has a JSON body type of its own.
+var labelOperations = []operation{
+	{id: "exportLabels", method: fasthttp.MethodGet, path: "/labels.jsonl", apis: ownerAPI, status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error {
+			if err := s.bearer(r); err != nil {
+				return err
+			}
+			return s.serveLabels(r)
+		}},
+	{id: "importLabels", method: fasthttp.MethodPost, path: "/labels.jsonl", apis: ownerAPI,
+		response: typeOf[labelImportReport](), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error {
+			if err := s.bearer(r); err != nil {
+				return err
+			}
+			report, err := s.importLabels(r, r.ctx.PostBody())
+			if err != nil {
+				return err
+			}
+			return answer(r.ctx, fasthttp.StatusOK, report)
+		}},
 }
 
 // labelsOf returns every label the account of r's credential holds.

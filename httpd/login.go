@@ -9,11 +9,19 @@ import (
 // The owner's login: GET /owner/v1/account shows it with the account id
 // and plan, and PUT /owner/v1/login sets or changes it.
 
-func (s *Server) registerLogin(api routes) {
-	api.get(ownerPrefix+"/account", func(r *request) error {
-		return s.read(r, actors.AccountQuery{})
-	})
-	api.put(ownerPrefix+"/login", s.setLogin)
+var loginOperations = []operation{
+	{id: "getAccount", method: fasthttp.MethodGet, path: "/account", apis: ownerAPI,
+		response: answerOf(actors.AccountQuery{}), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error { return s.read(r, actors.AccountQuery{}) }},
+	{id: "setLogin", method: fasthttp.MethodPut, path: "/login", apis: ownerAPI,
+		request: typeOf[loginRequest](), response: typeOf[actors.LoginView](), status: fasthttp.StatusOK,
+		serve: (*Server).setLogin},
+}
+
+// loginRequest is the body of PUT /owner/v1/login.
+type loginRequest struct {
+	Login   *string `json:"login"`
+	Current *string `json:"current_password"`
 }
 
 // setLogin sets or changes the login. It needs the current password, like
@@ -23,10 +31,7 @@ func (s *Server) setLogin(r *request) error {
 	if err := s.bearer(r); err != nil {
 		return err
 	}
-	var req struct {
-		Login   *string `json:"login"`
-		Current *string `json:"current_password"`
-	}
+	var req loginRequest
 	if err := decodeBody(r.ctx, &req, ownerBodyBytesMax); err != nil {
 		return err
 	}

@@ -51,19 +51,23 @@ func deref(s *string) string {
 	return *s
 }
 
-func (s *Server) registerMoves(api routes, prefix string) {
-	api.post(prefix+"/cards/move", func(r *request) error {
-		return s.write(r, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
-			return decodeMove(ctx)
-		}})
-	})
-	api.post(prefix+"/cards/move/validate", func(r *request) error {
-		return s.readWith(r, func() (actors.Query, error) {
-			p, err := decodeMove(r.ctx)
-			if err != nil {
-				return nil, err
-			}
-			return actors.ValidateMoveQuery{Move: *p}, nil
-		})
-	})
+var moveOperations = []operation{
+	{id: "moveCard", method: fasthttp.MethodPost, path: "/cards/move", apis: bothAPIs, idempotent: true,
+		request: typeOf[moveRequest](), response: typeOf[actors.MoveView](), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error {
+			return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+				return decodeMove(ctx)
+			}})
+		}},
+	{id: "validateMove", method: fasthttp.MethodPost, path: "/cards/move/validate", apis: bothAPIs,
+		request: typeOf[moveRequest](), response: answerOf(actors.ValidateMoveQuery{}), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error {
+			return s.readWith(r, func() (actors.Query, error) {
+				p, err := decodeMove(r.ctx)
+				if err != nil {
+					return nil, err
+				}
+				return actors.ValidateMoveQuery{Move: *p}, nil
+			})
+		}},
 }

@@ -11,8 +11,3 @@ var agentOpenAPI []byte
 
 //go:embed openapi/owner.json
 var ownerOpenAPI []byte
-
-func (s *Server) registerOpenAPI(r routeAdder) {
-	r.GET(agentPrefix+"/openapi.json", document("application/json", agentOpenAPI))
-	r.GET(ownerPrefix+"/openapi.json", document("application/json", ownerOpenAPI))
-}

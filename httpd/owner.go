@@ -15,46 +15,90 @@ const ownerPrefix = "/owner/v1"
 const ownerBodyBytesMax = 16 << 10
 
 func (s *Server) registerOwner(r routeAdder) {
-	api := routes{add: s.owner.Guarded(r), s: s, aud: audienceOwner}
-	api.post(ownerPrefix+"/sessions", s.signIn)
-	api.delete(ownerPrefix+"/sessions/current", func(r *request) error {
-		return s.write(r, writeSpec{payload: noBody(&actors.DeleteSession{})})
-	})
-	api.post(ownerPrefix+"/keys", s.createKey)
-	api.get(ownerPrefix+"/keys", func(r *request) error {
-		return s.read(r, actors.ListKeysQuery{})
-	})
-	api.delete(ownerPrefix+"/keys/{key_id}", func(r *request) error {
-		return s.write(r, writeSpec{payload: noBody(&actors.RevokeKey{KeyID: pathParam(r.ctx, "key_id")})})
-	})
-	api.put(ownerPrefix+"/grants/portfolio/{card_id}", s.setGrant(actors.ResourcePortfolioCard, "card_id"))
-	api.put(ownerPrefix+"/grants/bookmark-spaces/{space_id}", s.setGrant(actors.ResourceSpace, "space_id"))
-	api.put(ownerPrefix+"/plan", func(r *request) error {
-		return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
-			var req struct {
-				Plan *string `json:"plan"`
-			}
-			if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
-				return nil, err
-			}
-			if req.Plan == nil {
-				return nil, required("plan")
-			}
-			plan, known := actors.ParsePlan(*req.Plan)
-			if !known {
-				return nil, actors.Errorf(actors.CodeValidation, "plan must be base or extended")
-			}
-			return &actors.SetPlan{Plan: plan}, nil
-		}})
-	})
-	api.post(ownerPrefix+"/password", s.changePassword)
-	api.post(ownerPrefix+"/owner-secret", s.rotateOwnerSecret)
-	s.registerLogin(api)
-	api.delete(ownerPrefix+"/account", s.deleteAccount)
-	s.registerResources(api, ownerPrefix)
-	s.registerHistoryCSV(api)
-	s.registerLabels(api)
-	s.registerActivity(api)
+	s.registerOperations(routes{add: s.owner.Guarded(r), s: s, aud: audienceOwner}, r)
+}
+
+// ownerOperations are the owner API's own: sessions, keys, grants, the
+// plan, the password and owner secret, and the account.
+var ownerOperations = []operation{
+	{id: "signIn", method: fasthttp.MethodPost, path: "/sessions", apis: ownerAPI,
+		request: typeOf[signInRequest](), response: typeOf[sessionCreated](), status: fasthttp.StatusCreated,
+		serve: (*Server).signIn},
+	{id: "signOut", method: fasthttp.MethodDelete, path: "/sessions/current", apis: ownerAPI, status: fasthttp.StatusNoContent,
+		serve: func(s *Server, r *request) error {
+			return s.write(r, writeSpec{payload: noBody(&actors.DeleteSession{})})
+		}},
+	{id: "createKey", method: fasthttp.MethodPost, path: "/keys", apis: ownerAPI,
+		request: typeOf[keyCreateRequest](), response: typeOf[KeyCreated](), status: fasthttp.StatusCreated,
+		serve: (*Server).createKey},
+	{id: "listKeys", method: fasthttp.MethodGet, path: "/keys", apis: ownerAPI,
+		response: answerOf(actors.ListKeysQuery{}), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error { return s.read(r, actors.ListKeysQuery{}) }},
+	{id: "revokeKey", method: fasthttp.MethodDelete, path: "/keys/{key_id}", apis: ownerAPI, status: fasthttp.StatusNoContent,
+		serve: func(s *Server, r *request) error {
+			return s.write(r, writeSpec{payload: noBody(&actors.RevokeKey{KeyID: pathParam(r.ctx, "key_id")})})
+		}},
+	{id: "setCardGrant", method: fasthttp.MethodPut, path: "/grants/portfolio/{card_id}", apis: ownerAPI,
+		request: typeOf[grantRequest](), response: typeOf[actors.GrantView](), status: fasthttp.StatusOK,
+		serve: setGrant(actors.ResourcePortfolioCard, "card_id")},
+	{id: "setSpaceGrant", method: fasthttp.MethodPut, path: "/grants/bookmark-spaces/{space_id}", apis: ownerAPI,
+		request: typeOf[grantRequest](), response: typeOf[actors.GrantView](), status: fasthttp.StatusOK,
+		serve: setGrant(actors.ResourceSpace, "space_id")},
+	{id: "setPlan", method: fasthttp.MethodPut, path: "/plan", apis: ownerAPI,
+		request: typeOf[planRequest](), response: typeOf[actors.PlanView](), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error {
+			return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+				var req planRequest
+				if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
+					return nil, err
+				}
+				if req.Plan == nil {
+					return nil, required("plan")
+				}
+				plan, known := actors.ParsePlan(*req.Plan)
+				if !known {
+					return nil, actors.Errorf(actors.CodeValidation, "plan must be base or extended")
+				}
+				return &actors.SetPlan{Plan: plan}, nil
+			}})
+		}},
+	{id: "changePassword", method: fasthttp.MethodPost, path: "/password", apis: ownerAPI,
+		request: typeOf[passwordRequest](), response: typeOf[ownerSecretView](), status: fasthttp.StatusOK,
+		serve: (*Server).changePassword},
+	{id: "rotateOwnerSecret", method: fasthttp.MethodPost, path: "/owner-secret", apis: ownerAPI,
+		request: typeOf[ownerSecretRequest](), response: typeOf[ownerSecretView](), status: fasthttp.StatusOK,
+		serve: (*Server).rotateOwnerSecret},
+	{id: "deleteAccount", method: fasthttp.MethodDelete, path: "/account", apis: ownerAPI,
+		request: typeOf[accountDeleteRequest](), status: fasthttp.StatusNoContent,
+		serve: (*Server).deleteAccount},
+}
+
+type planRequest struct {
+	Plan *string `json:"plan"`
+}
+
+type grantRequest struct {
+	Level *string `json:"level"`
+}
+
+type keyCreateRequest struct {
+	Capability *string `json:"capability"`
+	Name       *string `json:"name"`
+}
+
+type passwordRequest struct {
+	Current *string `json:"current_password"`
+	New     *string `json:"new_password"`
+}
+
+type ownerSecretRequest struct {
+	Current *string `json:"current_password"`
+}
+
+// ownerSecretView is the answer of a password change and of an
+// owner-secret rotation: the new owner secret, shown once.
+type ownerSecretView struct {
+	OwnerSecret string `json:"owner_secret"`
 }
 
 // noBody is the payload builder of a route whose request has no body.
@@ -62,12 +106,10 @@ func noBody(p actors.Payload) func(*fasthttp.RequestCtx, string) (actors.Payload
 	return func(*fasthttp.RequestCtx, string) (actors.Payload, error) { return p, nil }
 }
 
-func (s *Server) setGrant(resource actors.ResourceKind, param string) func(*request) error {
-	return func(r *request) error {
+func setGrant(resource actors.ResourceKind, param string) func(*Server, *request) error {
+	return func(s *Server, r *request) error {
 		return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
-			var req struct {
-				Level *string `json:"level"`
-			}
+			var req grantRequest
 			if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
 				return nil, err
 			}
@@ -87,10 +129,7 @@ func (s *Server) createKey(r *request) error {
 	if err := s.bearer(r); err != nil {
 		return err
 	}
-	var req struct {
-		Capability *string `json:"capability"`
-		Name       *string `json:"name"`
-	}
+	var req keyCreateRequest
 	if err := decodeBody(r.ctx, &req, ownerBodyBytesMax); err != nil {
 		return err
 	}
@@ -121,10 +160,7 @@ func (s *Server) changePassword(r *request) error {
 	if err := s.bearer(r); err != nil {
 		return err
 	}
-	var req struct {
-		Current *string `json:"current_password"`
-		New     *string `json:"new_password"`
-	}
+	var req passwordRequest
 	if err := decodeBody(r.ctx, &req, ownerBodyBytesMax); err != nil {
 		return err
 	}
@@ -138,7 +174,7 @@ func (s *Server) changePassword(r *request) error {
 	if err != nil {
 		return err
 	}
-	return answer(r.ctx, fasthttp.StatusOK, map[string]string{"owner_secret": secret})
+	return answer(r.ctx, fasthttp.StatusOK, ownerSecretView{OwnerSecret: secret})
 }
 
 // replacePassword is a password change by the owner of r's credential,
@@ -173,9 +209,7 @@ func (s *Server) rotateOwnerSecret(r *request) error {
 	if err := s.bearer(r); err != nil {
 		return err
 	}
-	var req struct {
-		Current *string `json:"current_password"`
-	}
+	var req ownerSecretRequest
 	if err := decodeBody(r.ctx, &req, ownerBodyBytesMax); err != nil {
 		return err
 	}
@@ -186,7 +220,7 @@ func (s *Server) rotateOwnerSecret(r *request) error {
 	if err != nil {
 		return err
 	}
-	return answer(r.ctx, fasthttp.StatusOK, map[string]string{"owner_secret": secret})
+	return answer(r.ctx, fasthttp.StatusOK, ownerSecretView{OwnerSecret: secret})
 }
 
 // replaceOwnerSecret is an owner-secret rotation by the owner of r's

@@ -101,8 +101,6 @@ func (s *Server) readWith(r *request, build func() (actors.Query, error)) error 
 
 // writeSpec describes one write route.
 type writeSpec struct {
-	// idempotent routes honour the Idempotency-Key header.
-	idempotent bool
 	// payload decodes the request into a command payload (422 on failure).
 	payload func(ctx *fasthttp.RequestCtx, account string) (actors.Payload, error)
 	// decorate, when set, adds edge-held values (a new secret) to a success.
@@ -120,7 +118,7 @@ func (s *Server) write(r *request, spec writeSpec) error {
 		return err
 	}
 	var idem *actors.IdempotencyRequest
-	if spec.idempotent {
+	if r.idempotent {
 		if idem, err = idempotencyRequest(r.ctx); err != nil {
 			return err
 		}

@@ -75,52 +75,63 @@ func cardDelete(ctx *fasthttp.RequestCtx) (version string, err error) {
 	return *req.ExpectedVersion, nil
 }
 
-func (s *Server) registerPortfolio(api routes, prefix string) {
-	api.get(prefix+"/portfolio/cards", func(r *request) error {
-		return s.read(r, actors.ListPortfolioQuery{})
-	})
-	api.post(prefix+"/portfolio/cards", func(r *request) error {
-		return s.write(r, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
-			var req cardCreateRequest
-			if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
-				return nil, err
-			}
-			return req.payload()
-		}})
-	})
-	api.post(prefix+"/portfolio/cards/validate", func(r *request) error {
-		return s.readWith(r, func() (actors.Query, error) {
-			var req cardCreateRequest
-			if err := decodeBody(r.ctx, &req, cardBodyBytesMax); err != nil {
-				return nil, err
-			}
-			p, err := req.payload()
-			if err != nil {
-				return nil, err
-			}
-			return actors.ValidateCreatePortfolioCardQuery{Card: *p}, nil
-		})
-	})
-	onlyMethods(api.add, prefix+"/portfolio/cards/validate", fasthttp.MethodPost)
-	api.get(prefix+"/portfolio/cards/{card_id}", func(r *request) error {
-		return s.read(r, actors.GetPortfolioCardQuery{CardID: pathParam(r.ctx, "card_id")})
-	})
-	api.patch(prefix+"/portfolio/cards/{card_id}", func(r *request) error {
-		return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
-			version, fields, err := cardPatch(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return &actors.UpdatePortfolioCard{CardID: pathParam(ctx, "card_id"), ExpectedVersion: version, CardFields: fields}, nil
-		}})
-	})
-	api.delete(prefix+"/portfolio/cards/{card_id}", func(r *request) error {
-		return s.write(r, writeSpec{idempotent: true, payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
-			version, err := cardDelete(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return &actors.DeletePortfolioCard{CardID: pathParam(ctx, "card_id"), ExpectedVersion: version}, nil
-		}})
-	})
+var portfolioOperations = []operation{
+	{id: "listPortfolioCards", method: fasthttp.MethodGet, path: "/portfolio/cards", apis: bothAPIs,
+		response: answerOf(actors.ListPortfolioQuery{}), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error {
+			return s.read(r, actors.ListPortfolioQuery{})
+		}},
+	{id: "createPortfolioCard", method: fasthttp.MethodPost, path: "/portfolio/cards", apis: bothAPIs, idempotent: true,
+		request: typeOf[cardCreateRequest](), response: typeOf[actors.CardEnvelope](), status: fasthttp.StatusCreated,
+		serve: func(s *Server, r *request) error {
+			return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+				var req cardCreateRequest
+				if err := decodeBody(ctx, &req, cardBodyBytesMax); err != nil {
+					return nil, err
+				}
+				return req.payload()
+			}})
+		}},
+	{id: "validatePortfolioCard", method: fasthttp.MethodPost, path: "/portfolio/cards/validate", apis: bothAPIs, pinned: true,
+		request: typeOf[cardCreateRequest](), response: answerOf(actors.ValidateCreatePortfolioCardQuery{}), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error {
+			return s.readWith(r, func() (actors.Query, error) {
+				var req cardCreateRequest
+				if err := decodeBody(r.ctx, &req, cardBodyBytesMax); err != nil {
+					return nil, err
+				}
+				p, err := req.payload()
+				if err != nil {
+					return nil, err
+				}
+				return actors.ValidateCreatePortfolioCardQuery{Card: *p}, nil
+			})
+		}},
+	{id: "getPortfolioCard", method: fasthttp.MethodGet, path: "/portfolio/cards/{card_id}", apis: bothAPIs,
+		response: answerOf(actors.GetPortfolioCardQuery{}), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error {
+			return s.read(r, actors.GetPortfolioCardQuery{CardID: pathParam(r.ctx, "card_id")})
+		}},
+	{id: "updatePortfolioCard", method: fasthttp.MethodPatch, path: "/portfolio/cards/{card_id}", apis: bothAPIs,
+		request: typeOf[cardPatchRequest](), response: typeOf[actors.CardEnvelope](), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error {
+			return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+				version, fields, err := cardPatch(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return &actors.UpdatePortfolioCard{CardID: pathParam(ctx, "card_id"), ExpectedVersion: version, CardFields: fields}, nil
+			}})
+		}},
+	{id: "deletePortfolioCard", method: fasthttp.MethodDelete, path: "/portfolio/cards/{card_id}", apis: bothAPIs, idempotent: true,
+		request: typeOf[cardDeleteRequest](), response: typeOf[actors.DeletedView](), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error {
+			return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+				version, err := cardDelete(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return &actors.DeletePortfolioCard{CardID: pathParam(ctx, "card_id"), ExpectedVersion: version}, nil
+			}})
+		}},
 }

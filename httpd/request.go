@@ -43,6 +43,9 @@ type request struct {
 	consistency ReadConsistency
 	// cred is the bearer credential, once parsed (s.bearer).
 	cred actors.Credential
+	// idempotent: the route honours the Idempotency-Key header (its
+	// operation's declaration).
+	idempotent bool
 	// passive marks a request the page makes on its own: its queries do
 	// not count as a use of its credential.
 	passive bool
@@ -99,28 +102,34 @@ func ask[T any](c context.Context, s *Server, r *request, q actors.QueryOf[T], r
 	return actors.Answer[T](s.query(c, r, q, rc))
 }
 
-// routes registers the routes of one API, the agent API's or the owner
-// API's: each handler is given the request value, made when the request
-// reaches it, and returns its error, which the route writes (fail). Once
-// the handler returns, an agent request whose key authenticated is
-// counted in the key's activity under the route's method and pattern.
+// routes registers the operations of one API, the agent API's or the
+// owner API's (registerOperations): each is given the request value, made
+// when the request reaches it, and returns its error, which the route
+// writes (fail). Once it returns, an agent request whose key authenticated
+// is counted in the key's activity under the route's method and pattern.
 type routes struct {
 	add routeAdder
 	s   *Server
 	aud audience
 }
 
-func (rt routes) handle(method, path string, h func(r *request) error) {
-	op, count := method+" "+path, rt.aud == audienceAgent
-	rt.add.Handle(method, path, func(ctx *fasthttp.RequestCtx) {
+// handle registers op at path, the op's path under the API's prefix.
+func (rt routes) handle(op operation, path string) {
+	h := func(r *request) error { return op.serve(rt.s, r) }
+	if op.sheet {
+		h = rt.s.sheetCeilingGate(rt.aud, h)
+	}
+	pattern, count := op.method+" "+path, rt.aud == audienceAgent
+	rt.add.Handle(op.method, path, func(ctx *fasthttp.RequestCtx) {
 		r := newRequest(ctx, rt.aud)
+		r.idempotent = op.idempotent
 		if count {
 			defer func() {
 				if v := recover(); v != nil {
 					// The router answers a panic with INTERNAL (newRouter);
 					// the request is counted as answered so.
 					r.code = actors.CodeInternal
-					rt.s.activity.count(r, op, path, fasthttp.StatusInternalServerError)
+					rt.s.activity.count(r, pattern, path, fasthttp.StatusInternalServerError)
 					panic(v)
 				}
 			}()
@@ -129,27 +138,7 @@ func (rt routes) handle(method, path string, h func(r *request) error) {
 			r.fail(err)
 		}
 		if count {
-			rt.s.activity.count(r, op, path, ctx.Response.StatusCode())
+			rt.s.activity.count(r, pattern, path, ctx.Response.StatusCode())
 		}
 	})
-}
-
-func (rt routes) get(path string, h func(r *request) error) {
-	rt.handle(fasthttp.MethodGet, path, h)
-}
-
-func (rt routes) post(path string, h func(r *request) error) {
-	rt.handle(fasthttp.MethodPost, path, h)
-}
-
-func (rt routes) put(path string, h func(r *request) error) {
-	rt.handle(fasthttp.MethodPut, path, h)
-}
-
-func (rt routes) patch(path string, h func(r *request) error) {
-	rt.handle(fasthttp.MethodPatch, path, h)
-}
-
-func (rt routes) delete(path string, h func(r *request) error) {
-	rt.handle(fasthttp.MethodDelete, path, h)
 }

@@ -143,103 +143,116 @@ type sheetCompactRequest struct {
 	ExpectedRevision *int64 `json:"expected_revision"`
 }
 
-func (s *Server) registerSheets(api routes, prefix string) {
-	path := prefix + "/bookmark-spaces/{space_id}/sheet"
-	api.get(path, s.sheetCeilingGate(api.aud, func(r *request) error {
-		return s.readWith(r, func() (actors.Query, error) { return sheetQuery(r.ctx) })
-	}))
-	api.patch(path, s.sheetWrite(api.aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
-		var req sheetPatchRequest
-		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
-			return nil, err
-		}
-		if req.ExpectedRevision == nil {
-			return nil, required("expected_revision")
-		}
-		w.ExpectedRevision = *req.ExpectedRevision
-		headers, err := stringArray("headers", req.Headers)
-		if err != nil {
-			return nil, err
-		}
-		p := &actors.PatchSheet{SheetWrite: w, Headers: headers}
-		if req.Rows != nil {
-			if len(*req.Rows) == 0 {
-				return nil, actors.Errorf(actors.CodeValidation, "rows must hold 1 to 100 entries")
+// sheetPath is the path of a Sheet Space's Sheet.
+const sheetPath = "/bookmark-spaces/{space_id}/sheet"
+
+var sheetOperations = []operation{
+	{id: "getSheet", method: fasthttp.MethodGet, path: sheetPath, apis: bothAPIs, sheet: true,
+		response: answerOf(actors.SheetQuery{}), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error {
+			return s.readWith(r, func() (actors.Query, error) { return sheetQuery(r.ctx) })
+		}},
+	{id: "patchSheet", method: fasthttp.MethodPatch, path: sheetPath, apis: bothAPIs, sheet: true,
+		request: typeOf[sheetPatchRequest](), response: typeOf[actors.SheetPatchedView](), status: fasthttp.StatusOK,
+		serve: sheetWrite(func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
+			var req sheetPatchRequest
+			if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
+				return nil, err
 			}
-			for i, row := range *req.Rows {
-				if row.Index == nil {
-					return nil, actors.Errorf(actors.CodeValidation, "rows[%d].index is required", i)
-				}
-				if row.Cells == nil {
-					return nil, actors.Errorf(actors.CodeValidation, "rows[%d].cells is required", i)
-				}
-				cells, err := stringArray(fmt.Sprintf("rows[%d].cells", i), row.Cells)
-				if err != nil {
-					return nil, err
-				}
-				p.Rows = append(p.Rows, actors.SheetRowInput{Index: *row.Index, Cells: cells})
+			if req.ExpectedRevision == nil {
+				return nil, required("expected_revision")
 			}
-		}
-		if req.Headers == nil && req.Rows == nil {
-			return nil, actors.Errorf(actors.CodeValidation, "send headers, rows or both")
-		}
-		return p, nil
-	}))
-	api.put(path, s.sheetWrite(api.aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
-		var req sheetPutRequest
-		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
-			return nil, err
-		}
-		switch {
-		case req.ExpectedRevision == nil:
-			return nil, required("expected_revision")
-		case req.Cells == nil:
-			return nil, required("cells")
-		}
-		w.ExpectedRevision = *req.ExpectedRevision
-		cells, err := stringArray("cells", req.Cells)
-		if err != nil {
-			return nil, err
-		}
-		return &actors.PutSheetRow{SheetWrite: w, Cells: cells}, nil
-	}))
-	api.delete(path, s.sheetWrite(api.aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
-		var req sheetDeleteRequest
-		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
-			return nil, err
-		}
-		switch {
-		case req.ExpectedRevision == nil:
-			return nil, required("expected_revision")
-		case req.Index == nil:
-			return nil, required("index")
-		}
-		w.ExpectedRevision = *req.ExpectedRevision
-		return &actors.DeleteSheetRow{SheetWrite: w, Index: *req.Index}, nil
-	}))
-	api.post(path, s.sheetWrite(api.aud, func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
-		var req sheetCompactRequest
-		if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
-			return nil, err
-		}
-		if req.ExpectedRevision == nil {
-			return nil, required("expected_revision")
-		}
-		w.ExpectedRevision = *req.ExpectedRevision
-		return &actors.CompactSheet{SheetWrite: w}, nil
-	}))
+			w.ExpectedRevision = *req.ExpectedRevision
+			headers, err := stringArray("headers", req.Headers)
+			if err != nil {
+				return nil, err
+			}
+			p := &actors.PatchSheet{SheetWrite: w, Headers: headers}
+			if req.Rows != nil {
+				if len(*req.Rows) == 0 {
+					return nil, actors.Errorf(actors.CodeValidation, "rows must hold 1 to 100 entries")
+				}
+				for i, row := range *req.Rows {
+					if row.Index == nil {
+						return nil, actors.Errorf(actors.CodeValidation, "rows[%d].index is required", i)
+					}
+					if row.Cells == nil {
+						return nil, actors.Errorf(actors.CodeValidation, "rows[%d].cells is required", i)
+					}
+					cells, err := stringArray(fmt.Sprintf("rows[%d].cells", i), row.Cells)
+					if err != nil {
+						return nil, err
+					}
+					p.Rows = append(p.Rows, actors.SheetRowInput{Index: *row.Index, Cells: cells})
+				}
+			}
+			if req.Headers == nil && req.Rows == nil {
+				return nil, actors.Errorf(actors.CodeValidation, "send headers, rows or both")
+			}
+			return p, nil
+		})},
+	{id: "putSheetRow", method: fasthttp.MethodPut, path: sheetPath, apis: bothAPIs, sheet: true,
+		request: typeOf[sheetPutRequest](), response: typeOf[actors.SheetPutView](), status: fasthttp.StatusOK,
+		serve: sheetWrite(func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
+			var req sheetPutRequest
+			if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
+				return nil, err
+			}
+			switch {
+			case req.ExpectedRevision == nil:
+				return nil, required("expected_revision")
+			case req.Cells == nil:
+				return nil, required("cells")
+			}
+			w.ExpectedRevision = *req.ExpectedRevision
+			cells, err := stringArray("cells", req.Cells)
+			if err != nil {
+				return nil, err
+			}
+			return &actors.PutSheetRow{SheetWrite: w, Cells: cells}, nil
+		})},
+	{id: "deleteSheetRow", method: fasthttp.MethodDelete, path: sheetPath, apis: bothAPIs, sheet: true,
+		request: typeOf[sheetDeleteRequest](), response: typeOf[actors.SheetDeletedView](), status: fasthttp.StatusOK,
+		serve: sheetWrite(func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
+			var req sheetDeleteRequest
+			if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
+				return nil, err
+			}
+			switch {
+			case req.ExpectedRevision == nil:
+				return nil, required("expected_revision")
+			case req.Index == nil:
+				return nil, required("index")
+			}
+			w.ExpectedRevision = *req.ExpectedRevision
+			return &actors.DeleteSheetRow{SheetWrite: w, Index: *req.Index}, nil
+		})},
+	{id: "compactSheet", method: fasthttp.MethodPost, path: sheetPath, apis: bothAPIs, sheet: true,
+		request: typeOf[sheetCompactRequest](), response: typeOf[actors.SheetCompactedView](), status: fasthttp.StatusOK,
+		serve: sheetWrite(func(ctx *fasthttp.RequestCtx, w actors.SheetWrite) (actors.Payload, error) {
+			var req sheetCompactRequest
+			if err := decodeBody(ctx, &req, sheetBodyBytesMax); err != nil {
+				return nil, err
+			}
+			if req.ExpectedRevision == nil {
+				return nil, required("expected_revision")
+			}
+			w.ExpectedRevision = *req.ExpectedRevision
+			return &actors.CompactSheet{SheetWrite: w}, nil
+		})},
 }
 
 // sheetWrite is the write path of a Sheet route: the payload carries the
-// Space and the rules the write is applied under (sheetWriteRules).
-func (s *Server) sheetWrite(aud audience, build func(*fasthttp.RequestCtx, actors.SheetWrite) (actors.Payload, error)) func(*request) error {
-	return s.sheetCeilingGate(aud, func(r *request) error {
+// Space and the rules the write is applied under (sheetWriteRules). The
+// route puts the Sheet ceiling in front (operation.sheet).
+func sheetWrite(build func(*fasthttp.RequestCtx, actors.SheetWrite) (actors.Payload, error)) func(*Server, *request) error {
+	return func(s *Server, r *request) error {
 		return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
-			w := s.sheetWriteRules(aud)
+			w := s.sheetWriteRules(r.aud)
 			w.SpaceID = pathParam(ctx, "space_id")
 			return build(ctx, w)
 		}})
-	})
+	}
 }
 
 // sheetWriteRules are the rules a Sheet write of aud is applied under. The

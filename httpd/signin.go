@@ -69,15 +69,25 @@ func (s *Server) checkLoginPassword(c context.Context, ctx *fasthttp.RequestCtx,
 	return accountID, stored, err
 }
 
+// signInRequest is the body of POST /owner/v1/sessions.
+type signInRequest struct {
+	Login     *string `json:"login"`
+	AccountID *string `json:"account_id"`
+	Password  *string `json:"password"`
+}
+
+// sessionCreated is the answer of a sign-in; its fields are in the order
+// the map it replaced was encoded in.
+type sessionCreated struct {
+	ExpiresAt string `json:"expires_at"`
+	Session   string `json:"session"`
+}
+
 // signIn is POST /owner/v1/sessions: {"login","password"} or
 // {"account_id","password"}.
 func (s *Server) signIn(r *request) error {
 	ctx := r.ctx
-	var req struct {
-		Login     *string `json:"login"`
-		AccountID *string `json:"account_id"`
-		Password  *string `json:"password"`
-	}
+	var req signInRequest
 	if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
 		return err
 	}
@@ -97,5 +107,5 @@ func (s *Server) signIn(r *request) error {
 	if err != nil {
 		return err
 	}
-	return answer(ctx, fasthttp.StatusCreated, map[string]string{"session": token, "expires_at": expiresAt.UTC().Format(time.RFC3339Nano)})
+	return answer(ctx, fasthttp.StatusCreated, sessionCreated{ExpiresAt: expiresAt.UTC().Format(time.RFC3339Nano), Session: token})
 }

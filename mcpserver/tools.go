@@ -1,5 +1,10 @@
 package mcpserver
 
+import (
+	"maps"
+	"slices"
+)
+
 // tool is what a model is told about one operation, beyond what the
 // OpenAPI document says: a name it can call, what the tool does, what it
 // needs first, and what its errors mean; and the MCP behaviour hints.
@@ -101,3 +106,12 @@ var documents = map[string]resourceDoc{
 type resourceDoc struct {
 	uri, name, title, mime, description string
 }
+
+// ToolOperations are the operationIds of /v1 served as tools, sorted:
+// for a check elsewhere (httpd's operation declarations) that every
+// operation of the Agent API has its tool.
+func ToolOperations() []string { return slices.Sorted(maps.Keys(tools)) }
+
+// ResourceOperations are the operationIds of /v1 served as MCP resources
+// (the public documents), sorted.
+func ResourceOperations() []string { return slices.Sorted(maps.Keys(documents)) }

@@ -81,3 +81,6 @@ func (q ListSpacesQuery) run(a *Account, who Principal, c Level, now int64) Resu
 func (q GetSpaceQuery) run(a *Account, who Principal, c Level, now int64) Result {
 	return answered(q.answer(a, who, c, now))
 }
+func (q AccountSummaryQuery) run(a *Account, who Principal, c Level, now int64) Result {
+	return answered(q.answer(a, who, c, now))
+}

@@ -5,20 +5,19 @@ import (
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/httpd/admin"
-	"github.com/addrwatch/addrwatch/httpd/forward"
 )
 
 // The admin API lives in package admin; this wires it to the Server: the
 // node's operations, account creation (service.go), the spec's error and
-// JSON answers, the owner API's JSON decoding, and what forwarding knows
-// of a request (forward.go). The Server mounts its routes and gate on the
-// admin listeners (server.go, adminRoutes), its body rules on the admin
+// JSON answers and the owner API's JSON decoding. The Server mounts its
+// routes and gate on the admin listeners (server.go, adminRoutes: the
+// forwarded admin listener's gate is told that a node checked the token),
+// its body rules on the admin
 // listener's edge (edge.go), and asks it how a cluster operation is
 // routed (routing.go).
 
 // newAdmin builds the admin API of cfg on s.
 func (s *Server) newAdmin(cfg Config) *admin.API {
-	unauthenticated := cfg.NodesUnauthenticated
 	a := admin.Config{
 		Operator:    cfg.Operator,
 		Accounts:    adminAccounts{s},
@@ -26,9 +25,6 @@ func (s *Server) newAdmin(cfg Config) *admin.API {
 		Token:       cfg.AdminToken,
 		OpenMetrics: cfg.OpenMetrics,
 		SpoolDir:    cfg.SpoolDir,
-		CheckedByNode: func(ctx *fasthttp.RequestCtx) bool {
-			return forward.Forwarded(ctx) && !unauthenticated
-		},
 		DecodeJSON: func(ctx *fasthttp.RequestCtx, dst any) error {
 			return decodeBody(ctx, dst, ownerBodyBytesMax)
 		},

@@ -11,10 +11,14 @@
 // Server; forwarding to the leader is package httpd/forward, which
 // forward.go wires; MCP over HTTP is package mcpserver/mcphttp, which
 // mcp.go wires. The rooms do not import each other: edge.go hands the
-// edge what forwarding knows of a request (forward.Forwarded, NamedClient,
-// NamedHTTPS), forward.go hands forwarding the edge's client IP, scheme
+// edge what forwarding knows of a request (forward.NamedClient,
+// NamedScheme), forward.go hands forwarding the edge's client IP, scheme
 // and read errors, and admin.go hands the admin API the error and JSON
-// writers, the JSON decoder and whether a node forwarded a request.
+// writers and the JSON decoder. Whether a node forwarded a request is the
+// listener's, not the request's: the chains of the forwarded listeners
+// (publicRoutes and adminRoutes with forwarded set) have no edge limits,
+// never forward again, and tell the admin gate that a node checked the
+// token.
 //
 // Errors take one path. Route bodies return an error; writeError turns it
 // into the spec's {"code","error"} once, through specError (errors.As to an

@@ -73,7 +73,7 @@ func clients(trusted []*net.IPNet) edge.Clients {
 }
 
 func forwardedScheme(ctx *fasthttp.RequestCtx) (https, forwarded bool) {
-	return forward.NamedHTTPS(ctx), forward.Forwarded(ctx)
+	return forward.NamedScheme(ctx)
 }
 
 // clientIP is the client of ctx behind the trusted proxies (edge.Clients).
@@ -103,16 +103,14 @@ func newEdgeLimits(trusted []*net.IPNet, now func() time.Time) *edge.Limits {
 }
 
 // spending is what a request spends of the edge limits: every /v1 request
-// but the public documents spends, unless another node forwarded it (it
-// was limited on the node that received it). A Sheet route spends the
+// but the public documents spends. (A request another node forwarded is
+// not limited here: the chain of the forwarded listener has no limits,
+// publicRoutes.) A Sheet route spends the
 // Sheet budget. A request with an Authorization spends the authentication
 // budgets; an MCP request (/v1/mcp) spends nothing else, as each tool
 // call in it is the API request it stands for and spends that request's
 // regular or Sheet budget (toolCallSpending).
 func spending(ctx *fasthttp.RequestCtx) edge.Spending {
-	if forward.Forwarded(ctx) {
-		return edge.Spending{}
-	}
 	return spendingOf(ctx, false)
 }
 

@@ -48,7 +48,7 @@ func (s *Server) NewNodeHTTPServer(name string, handler fasthttp.RequestHandler,
 // the node's forwarded public listener): the same routes as PublicHandler,
 // without this node's edge limits (the forwarding node applied its own).
 func (s *Server) ForwardedPublicHandler() fasthttp.RequestHandler {
-	return forward.Receive(s.publicRoutes())
+	return forward.Receive(s.publicRoutes(true))
 }
 
 // ForwardedAdminHandler serves admin requests other nodes forward (on the
@@ -56,7 +56,7 @@ func (s *Server) ForwardedPublicHandler() fasthttp.RequestHandler {
 // forwarding node checked the caller's admin token (and this one checks it
 // again when nodes are not authenticated, Config.NodesUnauthenticated).
 func (s *Server) ForwardedAdminHandler() fasthttp.RequestHandler {
-	return forward.Receive(s.adminRoutes())
+	return forward.Receive(s.adminRoutes(true))
 }
 
 // NewFramedServer returns the server of framed forwarded requests: the

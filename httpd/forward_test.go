@@ -55,8 +55,14 @@ const (
 // seenBy answers what the handler believes about the request: its client
 // IP, whether it was forwarded, and any node header left in it.
 func seenBy(ctx *fasthttp.RequestCtx) {
-	ctx.WriteString(strings.Join([]string{clientIP(ctx, nil), boolWord(forward.Forwarded(ctx)),
+	ctx.WriteString(strings.Join([]string{clientIP(ctx, nil), boolWord(received(ctx)),
 		string(ctx.Request.Header.Peek(clientIPHeader)), string(ctx.Request.Header.Peek(legacyForwardedHeader))}, "|"))
+}
+
+// received reports whether the request came through forward.Receive.
+func received(ctx *fasthttp.RequestCtx) bool {
+	_, forwarded := forward.NamedScheme(ctx)
+	return forwarded
 }
 
 func boolWord(b bool) string {

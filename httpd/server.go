@@ -95,6 +95,9 @@ type Server struct {
 	use *credentialUse
 	// labelImports are the accounts importing labels (labels_import.go).
 	labelImports labelImportsRunning
+	// nodesUnauthenticated: node connections are plain TCP, so the
+	// forwarded admin listener checks the admin token too.
+	nodesUnauthenticated bool
 }
 
 // New builds a Server.
@@ -110,7 +113,7 @@ func New(cfg Config) *Server {
 		s.limits = newEdgeLimits(cfg.TrustedProxies, s.now)
 		s.connsPerClient = edge.ConnsPerClientMax
 	}
-	s.trustedProxies = cfg.TrustedProxies
+	s.trustedProxies, s.nodesUnauthenticated = cfg.TrustedProxies, cfg.NodesUnauthenticated
 	s.owner, s.hashing = newOwnerLimits(cfg.TrustedProxies, s.now), newHashSlots(runtime.GOMAXPROCS(0))
 	s.dummyPasswordHash = dummyPasswordHash(s.bcryptCost())
 	if cfg.Metrics != nil {
@@ -157,12 +160,16 @@ func onlyMethods(r routeAdder, path string, allowed ...string) {
 // PublicHandler serves the agent API (/v1) and the owner API (/owner/v1)
 // to clients.
 func (s *Server) PublicHandler() fasthttp.RequestHandler {
-	return sayWhenToRetry(forward.IgnoreNodeHeaders(s.publicRoutes()))
+	return sayWhenToRetry(forward.IgnoreNodeHeaders(s.publicRoutes(false)))
 }
 
 // publicRoutes is the public API. Outside in: limit the client, pass what
-// this node cannot serve to the leader, measure, route.
-func (s *Server) publicRoutes() fasthttp.RequestHandler {
+// this node cannot serve to the leader, measure, route. The chain is
+// built for one listener: forwarded says it serves the node connections
+// of other nodes (ForwardedPublicHandler), whose every request was
+// forwarded: it is not limited here (the node that received it limited
+// it) and never forwarded again.
+func (s *Server) publicRoutes(forwarded bool) fasthttp.RequestHandler {
 	r := s.newRouter()
 	s.registerAgent(r)
 	s.registerOwner(r)
@@ -175,6 +182,12 @@ func (s *Server) publicRoutes() fasthttp.RequestHandler {
 	// node that serves it: the limits (mcpHost.Run), the measuring, the
 	// routes.
 	s.registerMCP(r, h)
+	if forwarded {
+		if s.forward != nil {
+			h = s.forward.Received(h)
+		}
+		return h
+	}
 	if s.forward != nil {
 		h = s.forward.Handler(false, servedLocally, h)
 	}
@@ -186,19 +199,27 @@ func (s *Server) publicRoutes() fasthttp.RequestHandler {
 
 // AdminHandler serves the admin API and the health endpoints to clients.
 func (s *Server) AdminHandler() fasthttp.RequestHandler {
-	return sayWhenToRetry(forward.IgnoreNodeHeaders(s.adminRoutes()))
+	return sayWhenToRetry(forward.IgnoreNodeHeaders(s.adminRoutes(false)))
 }
 
 // adminRoutes is the admin API: the token is checked before anything else,
-// forwarding to the leader included.
-func (s *Server) adminRoutes() fasthttp.RequestHandler {
+// forwarding to the leader included. forwarded says the chain serves the
+// node connections of other nodes (ForwardedAdminHandler): the node that
+// forwarded a request checked its token, unless node connections are
+// plain TCP (Config.NodesUnauthenticated), and it is never forwarded
+// again.
+func (s *Server) adminRoutes(forwarded bool) fasthttp.RequestHandler {
 	r := s.newRouter()
 	s.admin.Register(r)
 	h := r.Handler
-	if s.forward != nil {
+	switch {
+	case s.forward == nil:
+	case forwarded:
+		h = s.forward.Received(h)
+	default:
 		h = s.forward.Handler(true, admin.ServedLocally, h)
 	}
-	return s.admin.Gate(r, h)
+	return s.admin.Gate(r, h, forwarded && !s.nodesUnauthenticated)
 }
 
 // siteAssetsPrefix is where the site's embedded stylesheet and scripts are.

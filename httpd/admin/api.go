@@ -73,10 +73,6 @@ type Config struct {
 	// SpoolDir holds an uploaded backup until the restore has read it;
 	// empty means the system's temporary directory.
 	SpoolDir string
-	// CheckedByNode reports whether another node forwarded the request over
-	// an authenticated node connection, having checked the operator token
-	// itself (nodes may have different tokens).
-	CheckedByNode func(ctx *fasthttp.RequestCtx) bool
 	// DecodeJSON decodes a request's JSON object body into dst with the
 	// API's rules (content type, strict members, the owner API's size
 	// bound), answering a VALIDATION error for anything else.

@@ -19,14 +19,16 @@ var errUnauthorized = actors.ErrUnauthorized
 // method r serves, health probes aside) before anything else happens to
 // it, forwarding included: next is r's handler behind whatever the
 // server puts in front of it. OPTIONS, 405 and 307 answers need no token.
-// A request another node forwarded over a node connection was checked
-// there (Config.CheckedByNode), unless node connections are plain TCP, on
-// which any process can claim to be a node; nothing else stands in for
-// the token.
-func (a *API) Gate(r *router.Router, next fasthttp.RequestHandler) fasthttp.RequestHandler {
+// checkedByNode says every request the gate sees was forwarded by another
+// node over an authenticated node connection, which checked the token
+// itself (nodes may have different tokens): the gate of the forwarded
+// admin listener, when node connections are not plain TCP, on which any
+// process can claim to be a node. It is the listener's, never the
+// request's: nothing a request carries stands in for the token.
+func (a *API) Gate(r *router.Router, next fasthttp.RequestHandler, checkedByNode bool) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		path := string(ctx.Path())
-		if path == "/healthz" || path == "/readyz" || a.cfg.CheckedByNode(ctx) || !strings.HasPrefix(path, Prefix+"/") {
+		if path == "/healthz" || path == "/readyz" || checkedByNode || !strings.HasPrefix(path, Prefix+"/") {
 			next(ctx)
 			return
 		}

@@ -160,19 +160,14 @@ type dialError struct{ err error }
 func (e *dialError) Error() string { return "dial the leader: " + e.err.Error() }
 func (e *dialError) Unwrap() error { return e.err }
 
-// Handler passes a request this node cannot serve to the leader, and
-// gives next the others. admin picks the leader's forwarded admin
-// requests. local lists paths always served here. A forwarded request is
-// never forwarded again: if this node has just become leader it waits for
-// its log to apply, and otherwise it answers.
+// Handler passes a request a client sent this node to the leader when
+// this node cannot serve it, and gives next the others. admin picks the
+// leader's forwarded admin requests. local lists paths always served here.
+// It is the step of a listener clients reach; the listeners other nodes
+// reach have Received instead.
 func (f *Forwarder) Handler(admin bool, local func(path []byte) bool, next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		group := f.groupOf(ctx)
-		if Forwarded(ctx) {
-			awaitServing(group)
-			next(ctx)
-			return
-		}
 		if group.Serving() || local(ctx.Path()) {
 			next(ctx)
 			return
@@ -196,6 +191,19 @@ func (f *Forwarder) Handler(admin bool, local func(path []byte) bool, next fasth
 			}
 			time.Sleep(leaderPoll)
 		}
+	}
+}
+
+// Received gives next a request another node forwarded: it is never
+// forwarded again. If this node has just become the leader of the
+// request's group it waits for its log to apply; otherwise it answers.
+// It is the step of a listener only other nodes reach, where every
+// request was forwarded: the chain knows it, nothing on the request says
+// so.
+func (f *Forwarder) Received(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		awaitServing(f.groupOf(ctx))
+		next(ctx)
 	}
 }
 

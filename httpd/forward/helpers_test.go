@@ -109,8 +109,14 @@ func newTestFramedServer(h fasthttp.RequestHandler) *FramedServer {
 // seenBy answers what the handler believes about the request: its client
 // IP, whether it was forwarded, and any node header left in it.
 func seenBy(ctx *fasthttp.RequestCtx) {
-	ctx.WriteString(strings.Join([]string{clientIP(ctx, false), boolWord(Forwarded(ctx)),
+	ctx.WriteString(strings.Join([]string{clientIP(ctx, false), boolWord(received(ctx)),
 		string(ctx.Request.Header.Peek(clientIPHeader)), string(ctx.Request.Header.Peek(legacyForwardedHeader))}, "|"))
+}
+
+// received reports whether the request came through Receive.
+func received(ctx *fasthttp.RequestCtx) bool {
+	_, forwarded := NamedScheme(ctx)
+	return forwarded
 }
 
 func boolWord(b bool) string {

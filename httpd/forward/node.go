@@ -18,34 +18,29 @@ const (
 	legacyForwardedHeader = "X-Addrwatch-Forwarded"
 )
 
-// forwardedKey marks a request that arrived over a node connection: its
-// client was rate limited, and its admin token checked, by the node that
-// forwarded it (nodes may have different admin tokens).
-// forwardedClientKey holds the client IP that node named, and
-// forwardedHTTPSKey whether that node saw the client use HTTPS.
+// forwardedClientKey holds the client IP the node that forwarded a
+// request named, and forwardedHTTPSKey whether that node saw the client
+// use HTTPS (Receive). Only a listener other nodes reach writes them;
+// whether a request was forwarded is no value of its own but the listener
+// it arrived on (Forwarder.Received, httpd's chains).
 const (
-	forwardedKey       = "addrwatch.forwarded"
 	forwardedClientKey = "addrwatch.forwarded_client"
 	forwardedHTTPSKey  = "addrwatch.forwarded_https"
 )
-
-// Forwarded reports whether the request arrived over a node connection
-// (Receive).
-func Forwarded(ctx *fasthttp.RequestCtx) bool { return ctx.UserValue(forwardedKey) != nil }
 
 // NamedClient is the client IP the node that forwarded the request named,
 // if it was forwarded and that node named one.
 func NamedClient(ctx *fasthttp.RequestCtx) (ip string, named bool) {
 	ip, named = ctx.UserValue(forwardedClientKey).(string)
-	return ip, named && Forwarded(ctx)
+	return ip, named
 }
 
-// NamedHTTPS reports whether the node that forwarded the request saw its
-// client use HTTPS; false for a request not forwarded, or forwarded
-// without that node's word (an older follower).
-func NamedHTTPS(ctx *fasthttp.RequestCtx) bool {
-	https, _ := ctx.UserValue(forwardedHTTPSKey).(bool)
-	return https && Forwarded(ctx)
+// NamedScheme reports whether the node that forwarded the request saw its
+// client use HTTPS (false when that node did not say: an older follower),
+// and whether the request was received from a node at all (Receive).
+func NamedScheme(ctx *fasthttp.RequestCtx) (https, forwarded bool) {
+	https, forwarded = ctx.UserValue(forwardedHTTPSKey).(bool)
+	return https, forwarded
 }
 
 // IgnoreNodeHeaders drops, on a listener clients reach, the headers that
@@ -63,13 +58,12 @@ func dropNodeHeaders(h *fasthttp.RequestHeader) {
 	h.Del(legacyForwardedHeader)
 }
 
-// Receive marks a request that arrived over a node connection as
-// forwarded and takes its client's IP and scheme from the node that sent
-// it. Only the listeners other nodes reach use it: nothing a request
-// carries can mark it forwarded.
+// Receive takes the client's IP and scheme of a request that arrived over
+// a node connection from the node that sent it. Only the listeners other
+// nodes reach use it: nothing a request carries can name its client or
+// scheme on a listener clients reach.
 func Receive(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		ctx.SetUserValue(forwardedKey, true)
 		if ip := net.ParseIP(string(ctx.Request.Header.Peek(clientIPHeader))); ip != nil {
 			ctx.SetUserValue(forwardedClientKey, ip.String())
 		}

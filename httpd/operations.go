@@ -106,7 +106,7 @@ func (s *Server) registerOperations(api routes, public routeAdder) {
 		}
 		api.handle(op, path)
 		if op.pinned {
-			onlyMethods(api.add, path, op.method)
+			onlyMethods(api.pinned(), path, op.method)
 		}
 	}
 }

@@ -15,7 +15,7 @@ const ownerPrefix = "/owner/v1"
 const ownerBodyBytesMax = 16 << 10
 
 func (s *Server) registerOwner(r routeAdder) {
-	s.registerOperations(routes{add: s.owner.Guarded(r), s: s, aud: audienceOwner}, r)
+	s.registerOperations(routes{add: r, s: s, aud: audienceOwner, owner: s.owner}, r)
 }
 
 // ownerOperations are the owner API's own: sessions, keys, grants, the
@@ -250,7 +250,7 @@ func (s *Server) authorizeWithPassword(c context.Context, r *request, password s
 	if err != nil {
 		return actors.AuthView{}, "", err
 	}
-	stored, err := s.checkOwnerPassword(c, r.ctx, r.cred, password)
+	stored, err := s.checkOwnerPassword(c, r, r.cred, password)
 	if err != nil {
 		return actors.AuthView{}, "", err
 	}

@@ -39,8 +39,8 @@ func ownerBearer(ctx *fasthttp.RequestCtx) (string, bool) {
 
 // checkOwnerPassword is checkPassword behind the client's and the
 // account's back-off.
-func (s *Server) checkOwnerPassword(c context.Context, ctx *fasthttp.RequestCtx, cred actors.Credential, password string) (stored string, err error) {
-	if refused := s.owner.AccountPassword(ctx, cred.AccountID, func() bool {
+func (s *Server) checkOwnerPassword(c context.Context, r *request, cred actors.Credential, password string) (stored string, err error) {
+	if refused := s.owner.AccountPassword(r.ctx, r.attempt, cred.AccountID, func() bool {
 		stored, err = s.checkPassword(c, cred, password)
 		return err == errWrongAccountOrPassword
 	}); refused != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // request is what one API request carries between this package's layers.
@@ -16,16 +17,21 @@ import (
 //
 // Who fills what:
 //   - the route (routes.handle) makes it when the request reaches its
-//     handler: ctx, the audience of the API the route belongs to, and the
-//     read consistency the client asked for (ConsistencyHeader);
+//     handler: ctx, the audience of the API the route belongs to, the
+//     read consistency the client asked for (ConsistencyHeader), and on
+//     the owner API the owner-credential attempt the back-off admitted;
 //   - the handler parses the bearer credential into cred (s.bearer) before
 //     its first query;
 //   - ask (s.query) notes what a query proved: an API key that
 //     authenticated is named in key, for the key's activity;
-//   - the route's error writer (fail) keeps the code it answered with.
+//   - the route's error writer (fail) keeps the code it answered with;
+//   - a password check (checkOwnerPassword, checkLoginPassword) marks the
+//     attempt PasswordChecked.
 //
 // Once the handler returns, the route counts an agent request whose key
-// authenticated in that key's activity, from key and code (activity.go).
+// authenticated in that key's activity, from key and code (activity.go),
+// and tells the owner back-off how an owner request was answered: a 401
+// whose password was not checked is a wrong bearer secret.
 //
 // The site's calls (site_backend.go) make their own: the session's
 // credential, and passive for a request the page made on its own (the
@@ -46,6 +52,11 @@ type request struct {
 	// idempotent: the route honours the Idempotency-Key header (its
 	// operation's declaration).
 	idempotent bool
+	// attempt, on the owner API, is the request's owner-credential attempt
+	// (edge.Attempt): nil without an owner bearer. The password checks mark
+	// it, so the back-off does not count a wrong password's 401 a second
+	// time as a wrong bearer secret.
+	attempt *edge.Attempt
 	// passive marks a request the page makes on its own: its queries do
 	// not count as a use of its credential.
 	passive bool
@@ -111,6 +122,9 @@ type routes struct {
 	add routeAdder
 	s   *Server
 	aud audience
+	// owner, on the owner API, is the credential back-off every route is
+	// admitted by (edge.OwnerLimits.Admit) and tells how it was answered.
+	owner *edge.OwnerLimits
 }
 
 // handle registers op at path, the op's path under the API's prefix.
@@ -123,6 +137,14 @@ func (rt routes) handle(op operation, path string) {
 	rt.add.Handle(op.method, path, func(ctx *fasthttp.RequestCtx) {
 		r := newRequest(ctx, rt.aud)
 		r.idempotent = op.idempotent
+		if rt.owner != nil {
+			attempt, err := rt.owner.Admit(ctx)
+			if err != nil {
+				r.fail(err)
+				return
+			}
+			r.attempt = attempt
+		}
 		if count {
 			defer func() {
 				if v := recover(); v != nil {
@@ -137,8 +159,23 @@ func (rt routes) handle(op operation, path string) {
 		if err := h(r); err != nil {
 			r.fail(err)
 		}
+		r.attempt.Answered(ctx.Response.StatusCode())
 		if count {
 			rt.s.activity.count(r, pattern, path, ctx.Response.StatusCode())
 		}
 	})
+}
+
+// pinned is where a route's method pins (onlyMethods) are registered: on
+// the owner API behind the credential back-off, as the route itself is.
+func (rt routes) pinned() pinnedRoutes { return pinnedRoutes(rt) }
+
+// pinnedRoutes registers handlers without a request value of their own.
+type pinnedRoutes routes
+
+func (p pinnedRoutes) Handle(method, path string, h fasthttp.RequestHandler) {
+	if p.owner != nil {
+		h = p.owner.Guard(h)
+	}
+	p.add.Handle(method, path, h)
 }

@@ -140,7 +140,9 @@ type routeAdder interface {
 // the tree with a parameter route (".../cards/validate" beside
 // ".../cards/{card_id}"): without it, GET on the static path would fall
 // through to the parameter route and OPTIONS would list its methods.
-func onlyMethods(r routeAdder, path string, allowed ...string) {
+func onlyMethods(r interface {
+	Handle(method, path string, handler fasthttp.RequestHandler)
+}, path string, allowed ...string) {
 	allow := strings.Join(append([]string{fasthttp.MethodOptions}, allowed...), ", ")
 	r.Handle(fasthttp.MethodOptions, path, func(ctx *fasthttp.RequestCtx) {
 		ctx.Response.Header.Set(fasthttp.HeaderAllow, allow)

@@ -22,7 +22,7 @@ var errWrongLoginOrPassword = actors.Errorf(actors.CodeUnauthorized, "wrong logi
 
 // signInOwner checks login (or accountID when login is empty) and password,
 // applies the sign-in back-off for the client of ctx, and creates a session.
-func (s *Server) signInOwner(ctx *fasthttp.RequestCtx, login, accountID, password string) (token string, expiresAt time.Time, err error) {
+func (s *Server) signInOwner(r *request, login, accountID, password string) (token string, expiresAt time.Time, err error) {
 	c, cancel := s.context()
 	defer cancel()
 	var stored string
@@ -30,10 +30,10 @@ func (s *Server) signInOwner(ctx *fasthttp.RequestCtx, login, accountID, passwor
 		if err := actors.ValidateLogin(login); err != nil {
 			return "", time.Time{}, err
 		}
-		accountID, stored, err = s.checkLoginPassword(c, ctx, login, password)
+		accountID, stored, err = s.checkLoginPassword(c, r, login, password)
 	} else {
 		system := actors.Credential{Kind: actors.CredentialSystem, AccountID: accountID}
-		stored, err = s.checkOwnerPassword(c, ctx, system, password)
+		stored, err = s.checkOwnerPassword(c, r, system, password)
 	}
 	if err != nil {
 		return "", time.Time{}, err
@@ -52,8 +52,8 @@ func (s *Server) signInOwner(ctx *fasthttp.RequestCtx, login, accountID, passwor
 // checkLoginPassword finds the account of login and checks password
 // against it, behind the client's and the login's back-off. It returns the
 // account and the password hash matched.
-func (s *Server) checkLoginPassword(c context.Context, ctx *fasthttp.RequestCtx, login, password string) (accountID, stored string, err error) {
-	if refused := s.owner.LoginPassword(ctx, login, func() bool {
+func (s *Server) checkLoginPassword(c context.Context, r *request, login, password string) (accountID, stored string, err error) {
+	if refused := s.owner.LoginPassword(r.ctx, r.attempt, login, func() bool {
 		// An unknown login leaves accountID empty, which no account has:
 		// the check then runs the same query and compares against the
 		// dummy hash, as for an unknown account id.
@@ -103,7 +103,7 @@ func (s *Server) signIn(r *request) error {
 			return err
 		}
 	}
-	token, expiresAt, err := s.signInOwner(ctx, login, accountID, *req.Password)
+	token, expiresAt, err := s.signInOwner(r, login, accountID, *req.Password)
 	if err != nil {
 		return err
 	}

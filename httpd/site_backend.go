@@ -62,7 +62,7 @@ func (b siteBackend) AccountForLogin(login string) (string, bool) {
 }
 
 func (b siteBackend) SignIn(ctx *fasthttp.RequestCtx, login, accountID, password string) (string, error) {
-	token, _, err := b.s.signInOwner(ctx, login, accountID, password)
+	token, _, err := b.s.signInOwner(b.request(ctx, actors.Credential{}), login, accountID, password)
 	return token, err
 }
 

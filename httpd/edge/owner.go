@@ -90,37 +90,61 @@ func (e *Edge) NewOwnerLimits(now func() time.Time, bearer func(*fasthttp.Reques
 	}
 }
 
-// passwordCheckedKey marks a request whose password attempt was charged,
-// so that its 401 is not counted a second time as a bearer failure. Only
-// this file writes (behindPassword) and reads (guard) it. It is not yet
-// the explicit request value of issue 29, item 4: the check runs deep in
-// the owner routes' handlers, which the site shares, so passing it as an
-// argument waits for the owner API's own request value.
-const passwordCheckedKey = "addrwatch.owner.password-checked"
+// Attempt is one owner API request that carries an owner secret or a
+// session token, as the back-off sees it: admitted before its route runs
+// (Admit), then answered (Answered). The route holds it in its request
+// value and hands it to the password checks it makes, which mark it: a
+// request whose password was checked has had its attempt charged already,
+// so its 401 is not counted a second time as a bearer failure.
+type Attempt struct {
+	limits *OwnerLimits
+	key    string // the bearer ledger's key: the client and the account
+	// PasswordChecked is set by AccountPassword and LoginPassword when
+	// they ran the request's password check.
+	PasswordChecked bool
+}
 
-// guard refuses a client in back-off on the account its owner secret or
-// session token names, and counts a refused one as a failure.
-func (o *OwnerLimits) guard(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+// Admit refuses ctx's client while it is in back-off on the account its
+// owner secret or session token names. It returns the request's attempt,
+// nil for a request without such a bearer (a sign-in, an API key, none),
+// which is no attempt.
+func (o *OwnerLimits) Admit(ctx *fasthttp.RequestCtx) (*Attempt, error) {
+	account, bearer := o.bearer(ctx)
+	if !bearer {
+		return nil, nil
+	}
+	key := o.bearerKey(ctx, account)
+	if wait := o.bearers.wait(key, o.now()); wait > 0 {
+		return nil, ownerRateLimited(wait)
+	}
+	return &Attempt{limits: o, key: key}, nil
+}
+
+// Answered counts a request answered with status: a 401 whose password
+// was not checked is a wrong bearer secret, and earns its client a
+// back-off on the account. A nil attempt counts nothing.
+func (a *Attempt) Answered(status int) {
+	if a != nil && status == fasthttp.StatusUnauthorized && !a.PasswordChecked {
+		a.limits.bearers.fail(a.key, a.limits.now())
+	}
+}
+
+// Guard wraps a handler that has no request value of its own (a route's
+// method pin) in Admit and Answered.
+func (o *OwnerLimits) Guard(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		account, bearer := o.bearer(ctx)
-		if !bearer {
-			next(ctx)
-			return
-		}
-		key := o.bearerKey(ctx, account)
-		if wait := o.bearers.wait(key, o.now()); wait > 0 {
-			o.writeError(ctx, ownerRateLimited(wait))
+		attempt, err := o.Admit(ctx)
+		if err != nil {
+			o.writeError(ctx, err)
 			return
 		}
 		next(ctx)
-		if ctx.Response.StatusCode() == fasthttp.StatusUnauthorized && ctx.UserValue(passwordCheckedKey) == nil {
-			o.bearers.fail(key, o.now())
-		}
+		attempt.Answered(ctx.Response.StatusCode())
 	}
 }
 
 // BackOff refuses ctx's client while it is in back-off on account, as
-// guard does for a bearer secret: the site's session cookie shares the
+// Admit does for a bearer secret: the site's session cookie shares the
 // bearer ledger with the owner API's Authorization header.
 func (o *OwnerLimits) BackOff(ctx *fasthttp.RequestCtx, account string) error {
 	if wait := o.bearers.wait(o.bearerKey(ctx, account), o.now()); wait > 0 {
@@ -152,22 +176,23 @@ func ownerRateLimited(wait time.Duration) error {
 // AccountPassword runs check, a password check of account, behind the
 // client's and the account's back-off; check reports whether the password
 // was wrong. It returns the refusal of a client or account in back-off,
-// when check does not run.
-func (o *OwnerLimits) AccountPassword(ctx *fasthttp.RequestCtx, account string, check func() (wrong bool)) error {
-	return o.behindPassword(ctx, o.accounts, sha256.Sum256([]byte(account)), check)
+// when check does not run. When it runs, it marks attempt (the request's,
+// if it has one) as PasswordChecked.
+func (o *OwnerLimits) AccountPassword(ctx *fasthttp.RequestCtx, attempt *Attempt, account string, check func() (wrong bool)) error {
+	return o.behindPassword(ctx, attempt, o.accounts, sha256.Sum256([]byte(account)), check)
 }
 
 // LoginPassword is AccountPassword for a sign-in by login: behind the
 // client's and the login's back-off, whether or not an account has it.
-func (o *OwnerLimits) LoginPassword(ctx *fasthttp.RequestCtx, login string, check func() (wrong bool)) error {
-	return o.behindPassword(ctx, o.logins, sha256.Sum256([]byte(actors.FoldLogin(login))), check)
+func (o *OwnerLimits) LoginPassword(ctx *fasthttp.RequestCtx, attempt *Attempt, login string, check func() (wrong bool)) error {
+	return o.behindPassword(ctx, attempt, o.logins, sha256.Sum256([]byte(actors.FoldLogin(login))), check)
 }
 
 // behindPassword runs check behind the client's back-off and that of the
 // name it was made under (named's key): the attempt is charged to both
 // before the hash runs and taken back unless check found the password
 // wrong.
-func (o *OwnerLimits) behindPassword(ctx *fasthttp.RequestCtx, named *ledger[actors.Hash], key actors.Hash, check func() (wrong bool)) error {
+func (o *OwnerLimits) behindPassword(ctx *fasthttp.RequestCtx, attempt *Attempt, named *ledger[actors.Hash], key actors.Hash, check func() (wrong bool)) error {
 	ip, now := o.client(ctx), o.now()
 	clientCharge, wait := o.clients.admit(ip, now)
 	if wait > 0 {
@@ -178,44 +203,12 @@ func (o *OwnerLimits) behindPassword(ctx *fasthttp.RequestCtx, named *ledger[act
 		o.clients.forgive(ip, clientCharge)
 		return ownerRateLimited(wait)
 	}
-	ctx.SetUserValue(passwordCheckedKey, true)
+	if attempt != nil {
+		attempt.PasswordChecked = true
+	}
 	if !check() {
 		o.clients.forgive(ip, clientCharge)
 		named.forgive(key, namedCharge)
 	}
 	return nil
-}
-
-// Router is the part of a router the owner routes are registered on.
-type Router interface {
-	Handle(method, path string, handler fasthttp.RequestHandler)
-}
-
-// Guarded registers every route it is given on r behind guard.
-func (o *OwnerLimits) Guarded(r Router) GuardedRoutes { return GuardedRoutes{routes: r, limits: o} }
-
-// GuardedRoutes registers every route it is given behind the owner
-// limits' guard.
-type GuardedRoutes struct {
-	routes Router
-	limits *OwnerLimits
-}
-
-func (g GuardedRoutes) GET(path string, h fasthttp.RequestHandler) {
-	g.Handle(fasthttp.MethodGet, path, h)
-}
-func (g GuardedRoutes) POST(path string, h fasthttp.RequestHandler) {
-	g.Handle(fasthttp.MethodPost, path, h)
-}
-func (g GuardedRoutes) PUT(path string, h fasthttp.RequestHandler) {
-	g.Handle(fasthttp.MethodPut, path, h)
-}
-func (g GuardedRoutes) PATCH(path string, h fasthttp.RequestHandler) {
-	g.Handle(fasthttp.MethodPatch, path, h)
-}
-func (g GuardedRoutes) DELETE(path string, h fasthttp.RequestHandler) {
-	g.Handle(fasthttp.MethodDelete, path, h)
-}
-func (g GuardedRoutes) Handle(method, path string, h fasthttp.RequestHandler) {
-	g.routes.Handle(method, path, g.limits.guard(h))
 }

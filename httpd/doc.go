@@ -11,8 +11,8 @@
 // Server; forwarding to the leader is package httpd/forward, which
 // forward.go wires; MCP over HTTP is package mcpserver/mcphttp, which
 // mcp.go wires. The rooms do not import each other: edge.go hands the
-// edge what forwarding knows of a request (forward.NamedClient,
-// NamedScheme), forward.go hands forwarding the edge's client IP, scheme
+// edge how to tell a request another node forwarded (forward.Scheme:
+// Receive made its named client its remote address), forward.go hands forwarding the edge's client IP, scheme
 // and read errors, and admin.go hands the admin API the error and JSON
 // writers and the JSON decoder. Whether a node forwarded a request is the
 // listener's, not the request's: the chains of the forwarded listeners

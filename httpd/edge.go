@@ -65,15 +65,11 @@ func (s *Server) newEdge() *edge.Edge {
 	return &edge.Edge{Log: s.log, WriteError: writeError, Clients: clients(s.trustedProxies)}
 }
 
-// clients names requests' clients behind the trusted proxies, taking
-// first the one named by the node that forwarded the request (package
-// forward).
+// clients names requests' clients behind the trusted proxies; a request
+// another node forwarded names its own (package forward's Receive and
+// Scheme).
 func clients(trusted []*net.IPNet) edge.Clients {
-	return edge.Clients{Trusted: trusted, Named: forward.NamedClient, Forwarded: forwardedScheme}
-}
-
-func forwardedScheme(ctx *fasthttp.RequestCtx) (https, forwarded bool) {
-	return forward.NamedScheme(ctx)
+	return edge.Clients{Trusted: trusted, Forwarded: forward.Scheme}
 }
 
 // clientIP is the client of ctx behind the trusted proxies (edge.Clients).

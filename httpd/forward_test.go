@@ -61,7 +61,7 @@ func seenBy(ctx *fasthttp.RequestCtx) {
 
 // received reports whether the request came through forward.Receive.
 func received(ctx *fasthttp.RequestCtx) bool {
-	_, forwarded := forward.NamedScheme(ctx)
+	_, forwarded := forward.Scheme(ctx)
 	return forwarded
 }
 

@@ -10,33 +10,27 @@ import (
 
 // Clients names the client of a request: the address a follower names
 // when it forwards the request, and that the per-client limits count by
-// (Key). A layer behind the edge may have named the client already (a
-// request another node forwarded): then Named says so.
+// (Key). A request another node forwarded names its client itself: the
+// node connection's listener made the client's IP its remote address
+// (package forward's Receive), and Forwarded says it did.
 type Clients struct {
 	// Trusted are the proxies whose X-Forwarded-For names the client and
 	// whose X-Forwarded-Proto says whether the client used HTTPS.
 	Trusted []*net.IPNet
-	// Named, when set, gives the client a layer behind the edge has
-	// named for the request, if it has.
-	Named func(ctx *fasthttp.RequestCtx) (ip string, named bool)
 	// Forwarded, when set, reports whether the request arrived over a
 	// node connection and, if so, whether the node that forwarded it saw
 	// its client use HTTPS.
 	Forwarded func(ctx *fasthttp.RequestCtx) (https, forwarded bool)
 }
 
-// IP is the client of ctx: the one Named gives; otherwise the socket's
-// peer, or, when that peer is a trusted proxy, the right-most address of
-// X-Forwarded-For that is not itself a trusted proxy (the nearest client a
-// trusted hop vouches for).
+// IP is the client of ctx: a forwarded request's remote address (the
+// client the forwarding node named, whose proxies that node has already
+// looked behind); otherwise the socket's peer, or, when that peer is a
+// trusted proxy, the right-most address of X-Forwarded-For that is not
+// itself a trusted proxy (the nearest client a trusted hop vouches for).
 func (c Clients) IP(ctx *fasthttp.RequestCtx) string {
-	if c.Named != nil {
-		if ip, named := c.Named(ctx); named {
-			return ip
-		}
-	}
 	peer := ctx.RemoteIP()
-	if !c.IsTrusted(peer) {
+	if c.forwarded(ctx) || !c.IsTrusted(peer) {
 		return peer.String()
 	}
 	xff := ctx.Request.Header.Peek(fasthttp.HeaderXForwardedFor)
@@ -51,6 +45,15 @@ func (c Clients) IP(ctx *fasthttp.RequestCtx) string {
 		}
 	}
 	return peer.String()
+}
+
+// forwarded reports whether ctx arrived over a node connection.
+func (c Clients) forwarded(ctx *fasthttp.RequestCtx) bool {
+	if c.Forwarded == nil {
+		return false
+	}
+	_, forwarded := c.Forwarded(ctx)
+	return forwarded
 }
 
 // IsTrusted reports whether ip is one of the trusted proxies.

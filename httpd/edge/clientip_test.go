@@ -3,6 +3,8 @@ package edge
 import (
 	"net"
 	"testing"
+
+	"github.com/valyala/fasthttp"
 )
 
 // One host usually owns a whole IPv6 /64 and can send from any address
@@ -42,5 +44,24 @@ func TestForwardedForOnlyFromTrustedProxies(t *testing.T) {
 	ctx.Request.Header.Set("X-Forwarded-For", "not-an-ip")
 	if ip := e.Key(ctx); ip != "10.1.2.3" {
 		t.Fatalf("a garbage X-Forwarded-For gave %s", ip)
+	}
+}
+
+// A request another node forwarded names its client as its remote
+// address; that node already looked behind its own proxies, so the
+// client it named is the client even when it is one of our trusted
+// proxies (a proxy's own request), and an X-Forwarded-For the request
+// still carries is not read a second time.
+func TestAForwardedRequestsClientIsTheOneItsNodeNamed(t *testing.T) {
+	_, proxies, _ := net.ParseCIDR("10.1.0.0/16")
+	forwarded := func(*fasthttp.RequestCtx) (https, forwarded bool) { return true, true }
+	e := Clients{Trusted: []*net.IPNet{proxies}, Forwarded: forwarded}
+	ctx := requestFrom("/v1/me", "10.1.2.3", "")
+	ctx.Request.Header.Set("X-Forwarded-For", "198.51.100.7")
+	if ip := e.IP(ctx); ip != "10.1.2.3" {
+		t.Errorf("a forwarded request named 10.1.2.3, the edge counted %s", ip)
+	}
+	if !e.IsHTTPS(ctx) {
+		t.Error("the forwarding node saw HTTPS, the edge did not")
 	}
 }

@@ -36,7 +36,8 @@
 // (CodeBadRequest and the others). It imports no other package of httpd.
 // What it needs of the layers behind it comes in as functions: the
 // writer of the spec's {code, error} answer (Edge.WriteError), whether a
-// layer behind named a request's client or forwarded it (Clients), which
+// request was forwarded by another node, which named its client and
+// scheme (Clients), which
 // budget a request spends (Spending), a route's own timeouts
 // (Listener.Request), which account a request's owner bearer secret
 // names and the password check a back-off guards (OwnerLimits).

@@ -15,15 +15,13 @@
 //   - cluster.go: what it needs of the node;
 //   - node.go: what a request carries over a node connection (the client's
 //     IP and scheme, as the follower's edge saw them), and Receive, which
-//     takes them from the node that sent it.
+//     makes them the request's own: the client's IP its remote address,
+//     the scheme a header Scheme reads.
 //
 // Whether a request was forwarded is not a mark on it but the listener it
 // arrived on: the chains of the listeners other nodes reach are built
 // with Receive and Forwarder.Received (never forward again), those of the
 // listeners clients reach with IgnoreNodeHeaders and Forwarder.Handler.
-// The client's IP and scheme a node named still travel from Receive to
-// the edge's client naming as two fasthttp user values (NamedClient,
-// NamedScheme): the rest of issue 29's item 4.
 //
 // What it depends on: the node, through the small interfaces it declares
 // (Cluster, Leadership, ShardedCluster: where each leader is, and a dialer

@@ -48,12 +48,12 @@ func serveLoopback(t *testing.T, h fasthttp.RequestHandler) string {
 // The edge's parts a forwarder and a framed server are given, as stand-ins
 // for httpd's (whose own tests forward with the real ones).
 
-// clientIP names the client as the edge does: the one a forwarding node
-// named, else, from a trusted (loopback) peer, X-Forwarded-For's last
-// hop, else the peer.
+// clientIP names the client as the edge does: a forwarded request's
+// remote address (the client its node named), else, from a trusted
+// (loopback) peer, X-Forwarded-For's last hop, else the peer.
 func clientIP(ctx *fasthttp.RequestCtx, trustLoopback bool) string {
-	if ip, named := NamedClient(ctx); named {
-		return ip
+	if _, forwarded := Scheme(ctx); forwarded {
+		return ctx.RemoteIP().String()
 	}
 	hops := strings.Split(string(ctx.Request.Header.Peek(fasthttp.HeaderXForwardedFor)), ",")
 	if ip := net.ParseIP(strings.TrimSpace(hops[len(hops)-1])); ip != nil && trustLoopback && ctx.RemoteIP().IsLoopback() {
@@ -115,7 +115,7 @@ func seenBy(ctx *fasthttp.RequestCtx) {
 
 // received reports whether the request came through Receive.
 func received(ctx *fasthttp.RequestCtx) bool {
-	_, forwarded := NamedScheme(ctx)
+	_, forwarded := Scheme(ctx)
 	return forwarded
 }
 

@@ -18,29 +18,14 @@ const (
 	legacyForwardedHeader = "X-Addrwatch-Forwarded"
 )
 
-// forwardedClientKey holds the client IP the node that forwarded a
-// request named, and forwardedHTTPSKey whether that node saw the client
-// use HTTPS (Receive). Only a listener other nodes reach writes them;
-// whether a request was forwarded is no value of its own but the listener
-// it arrived on (Forwarder.Received, httpd's chains).
-const (
-	forwardedClientKey = "addrwatch.forwarded_client"
-	forwardedHTTPSKey  = "addrwatch.forwarded_https"
-)
-
-// NamedClient is the client IP the node that forwarded the request named,
-// if it was forwarded and that node named one.
-func NamedClient(ctx *fasthttp.RequestCtx) (ip string, named bool) {
-	ip, named = ctx.UserValue(forwardedClientKey).(string)
-	return ip, named
-}
-
-// NamedScheme reports whether the node that forwarded the request saw its
-// client use HTTPS (false when that node did not say: an older follower),
-// and whether the request was received from a node at all (Receive).
-func NamedScheme(ctx *fasthttp.RequestCtx) (https, forwarded bool) {
-	https, forwarded = ctx.UserValue(forwardedHTTPSKey).(bool)
-	return https, forwarded
+// Scheme reports whether the request arrived from another node
+// (Receive) and, if so, whether the client that node served used HTTPS
+// (false when that node did not say: an older follower). It reads the
+// scheme header Receive leaves on every request it takes, which a listener
+// clients reach drops (IgnoreNodeHeaders): no client can claim it.
+func Scheme(ctx *fasthttp.RequestCtx) (https, forwarded bool) {
+	proto := ctx.Request.Header.Peek(clientProtoHeader)
+	return string(proto) == "https", len(proto) != 0
 }
 
 // IgnoreNodeHeaders drops, on a listener clients reach, the headers that
@@ -58,17 +43,26 @@ func dropNodeHeaders(h *fasthttp.RequestHeader) {
 	h.Del(legacyForwardedHeader)
 }
 
-// Receive takes the client's IP and scheme of a request that arrived over
-// a node connection from the node that sent it. Only the listeners other
-// nodes reach use it: nothing a request carries can name its client or
-// scheme on a listener clients reach.
+// Receive makes a request that arrived over a node connection the
+// request of the client the sending node served: its remote address
+// becomes the client's IP that node named (the node's own when it named
+// none), and its scheme header says, always, whether that client used
+// HTTPS (Scheme). Only the listeners other nodes reach use it: nothing a
+// request carries can name its client or scheme on a listener clients
+// reach. What Receive learns is the request's own, not a value kept
+// beside it: every layer after it that asks the request its client IP
+// (ctx.RemoteIP) gets the client.
 func Receive(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
+		// A keep-alive connection's requests share ctx: one that names no
+		// client must not keep the client the one before it named.
+		ctx.SetRemoteAddr(nil)
 		if ip := net.ParseIP(string(ctx.Request.Header.Peek(clientIPHeader))); ip != nil {
-			ctx.SetUserValue(forwardedClientKey, ip.String())
+			ctx.SetRemoteAddr(&net.TCPAddr{IP: ip})
 		}
-		ctx.SetUserValue(forwardedHTTPSKey, string(ctx.Request.Header.Peek(clientProtoHeader)) == "https")
+		https := string(ctx.Request.Header.Peek(clientProtoHeader)) == "https"
 		dropNodeHeaders(&ctx.Request.Header)
+		ctx.Request.Header.Set(clientProtoHeader, clientProto(https))
 		next(ctx)
 	}
 }

@@ -8,9 +8,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 )
+
+// TestMain lets this test binary be read-ratios' bare server, as the
+// bench binary is (startBareServer runs os.Executable() bare-server).
+func TestMain(m *testing.M) {
+	if len(os.Args) == 2 && os.Args[1] == "bare-server" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
 
 // TestEveryScenarioAgainstARealNode builds addrwatchd, starts one node
 // with the spec's limits off, and runs every scenario for a moment through
@@ -79,6 +89,33 @@ func TestEveryScenarioAgainstARealNode(t *testing.T) {
 	newClient(1, 10*time.Second).do(&req, &refused)
 	if f := refused.failure(); f != "303" {
 		t.Errorf("a panel load with an unknown session: failure %q (status %d), want 303", f, refused.status)
+	}
+	// read-ratios: both reads against the bare server and the node, two
+	// rounds, every pair's ratio and the medians; the bare server is this
+	// test binary's bare-server command (TestMain).
+	stdout.Reset()
+	stderr.Reset()
+	args = []string{"--targets", "http://" + addrs[0], "--admin", "http://" + addrs[1], "--data", data,
+		"-c", "4", "--duration", "300ms", "--rounds", "2", "--json", "read-ratios"}
+	if code := run(ctx, args, func(string) string { return "" }, &stdout, &stderr); code != 0 {
+		t.Fatalf("read-ratios exited %d\n%s", code, stderr.String())
+	}
+	rep = jsonReport{}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("read-ratios --json output: %v\n%s", err, stdout.String())
+	}
+	if len(rep.Scenarios) != 2*2*len(readRatioEndpoints) {
+		t.Fatalf("read-ratios reported %d runs, want %d", len(rep.Scenarios), 2*2*len(readRatioEndpoints))
+	}
+	for _, r := range rep.Scenarios {
+		if r.Total.Requests == 0 || r.Total.Errors != 0 {
+			t.Errorf("%s: %d requests, %d errors %v", r.Scenario, r.Total.Requests, r.Total.Errors, r.Total.ErrorsBy)
+		}
+	}
+	for _, ep := range readRatioEndpoints {
+		if !regexp.MustCompile(regexp.QuoteMeta(ep.name) + ` +median \d+\.\d\d× +rounds: \d+\.\d\d× \([\d,]+ ÷ [\d,]+\), \d+\.\d\d×`).MatchString(stderr.String()) {
+			t.Errorf("read-ratios printed no median and rounds for %s:\n%s", ep.name, stderr.String())
+		}
 	}
 	// agent-mix runs after auth-reads and creates Account cards, so its
 	// clean run above also shows that auth-reads deleted the cards it

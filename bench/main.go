@@ -34,7 +34,7 @@ const (
 
 // config is everything the flags and arguments say.
 type config struct {
-	command     string // "run", "compare-etcd", "fsync" or "free-ports"
+	command     string // "run", "compare-etcd", "read-ratios", "bare-server", "fsync" or "free-ports"
 	scenarios   []string
 	targets     []string // public listeners, without a trailing slash
 	admin       string
@@ -50,7 +50,7 @@ type config struct {
 	jsonOut     bool
 	plot        string
 	etcdBin     string
-	rounds      int // compare-etcd: rounds of etcd then addrwatch
+	rounds      int // compare-etcd, read-ratios: rounds of the reference then addrwatch
 	freePorts   int
 }
 
@@ -78,6 +78,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fsyncCommand(cfg, stdout, stderr)
 	case "compare-etcd":
 		return compareEtcd(ctx, cfg, stdout, stderr)
+	case "read-ratios":
+		return readRatios(ctx, cfg, stdout, stderr)
+	case "bare-server":
+		return bareServerCommand(ctx, stdout, stderr)
 	default:
 		return runScenarios(ctx, cfg, stdout, stderr)
 	}
@@ -105,7 +109,7 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	fs.BoolVar(&cfg.jsonOut, "json", false, "print machine-readable results to stdout (the table goes to stderr)")
 	fs.StringVar(&cfg.plot, "plot", "", "write an SVG of throughput and p99 latency per second to this file")
 	fs.StringVar(&cfg.etcdBin, "etcd", "etcd", "compare-etcd: the etcd binary")
-	fs.IntVar(&cfg.rounds, "rounds", 1, "compare-etcd: run etcd then addrwatch this many times in turn and report every round's ratio and their median")
+	fs.IntVar(&cfg.rounds, "rounds", 1, "compare-etcd and read-ratios: run the reference then addrwatch this many times in turn and report every round's ratio and their median")
 
 	var positional []string
 	for {
@@ -121,11 +125,17 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 
 	if len(positional) > 0 {
 		switch positional[0] {
-		case "compare-etcd":
+		case "compare-etcd", "read-ratios":
 			cfg.command, positional = positional[0], positional[1:]
 			if len(positional) > 0 {
-				return nil, fmt.Errorf("compare-etcd takes no scenarios, got %q", positional)
+				return nil, fmt.Errorf("%s takes no scenarios, got %q", cfg.command, positional)
 			}
+		case "bare-server":
+			if len(positional) > 1 {
+				return nil, fmt.Errorf("bare-server takes no arguments, got %q", positional[1:])
+			}
+			cfg.command = positional[0]
+			return cfg, nil
 		case "fsync":
 			if len(positional) > 1 {
 				return nil, fmt.Errorf("fsync takes no scenarios, got %q", positional[1:])
@@ -189,8 +199,8 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 		return nil, fmt.Errorf("--timeout must be positive")
 	case cfg.rounds < 1:
 		return nil, fmt.Errorf("--rounds must be at least 1")
-	case cfg.rounds > 1 && cfg.command != "compare-etcd":
-		return nil, fmt.Errorf("--rounds is for compare-etcd")
+	case cfg.rounds > 1 && cfg.command != "compare-etcd" && cfg.command != "read-ratios":
+		return nil, fmt.Errorf("--rounds is for compare-etcd and read-ratios")
 	}
 	if cfg.accounts == 0 {
 		cfg.accounts = cfg.connections
@@ -236,6 +246,8 @@ func printUsage(w io.Writer) {
 Usage:
   go run ./bench [flags] SCENARIO...       run scenarios in order against --targets
   go run ./bench [flags] compare-etcd      the same durable writes through a 3-node etcd, then addrwatch
+  go run ./bench [flags] read-ratios       GET /v1/me and a 10-card list against a bare fasthttp server, in turn (--rounds)
+  go run ./bench bare-server               serve {"ok":true} on a free loopback port, printed first (read-ratios starts it)
   go run ./bench --data DIR fsync          time a 4 KiB append + fsync on DIR's disk (--requests, default 2000)
   go run ./bench free-ports N              print N free loopback addresses (used by make bench)
 
@@ -266,7 +278,7 @@ Flags:
   --json               machine-readable results on stdout; the table goes to stderr
   --plot FILE.svg      SVG of throughput and p99 per second, one panel per scenario
   --etcd PATH          compare-etcd: the etcd binary (default etcd; Debian: apt-get install etcd-server)
-  --rounds N           compare-etcd: etcd then addrwatch, N times in turn; every round's ratio and their median
+  --rounds N           compare-etcd, read-ratios: the reference then addrwatch, N times in turn; every round's ratio and their median
 
 Examples:
   go run ./bench --data /tmp/aw --duration 30s sheet-put sheet-patch

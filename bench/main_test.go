@@ -69,6 +69,14 @@ func TestParseCommands(t *testing.T) {
 	if err != nil || cfg.rounds != 3 {
 		t.Fatalf("compare-etcd --rounds 3: %+v %v", cfg, err)
 	}
+	cfg, err = parseArgs([]string{"read-ratios", "--rounds", "3", "-c", "64"}, noEnv)
+	if err != nil || cfg.command != "read-ratios" || cfg.rounds != 3 || cfg.connections != 64 {
+		t.Fatalf("read-ratios --rounds 3: %+v %v", cfg, err)
+	}
+	cfg, err = parseArgs([]string{"bare-server"}, noEnv)
+	if err != nil || cfg.command != "bare-server" {
+		t.Fatalf("bare-server: %+v %v", cfg, err)
+	}
 	cfg, err = parseArgs([]string{"free-ports", "3"}, noEnv)
 	if err != nil || cfg.command != "free-ports" || cfg.freePorts != 3 {
 		t.Fatalf("free-ports: %+v %v", cfg, err)
@@ -90,8 +98,10 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"reads", "--duration", "0s"}, "--duration"},
 		{[]string{"reads", "--bogus"}, "bogus"},
 		{[]string{"compare-etcd", "reads"}, "takes no scenarios"},
+		{[]string{"read-ratios", "reads"}, "read-ratios takes no scenarios"},
+		{[]string{"bare-server", "x"}, "bare-server takes no arguments"},
 		{[]string{"compare-etcd", "--rounds", "0"}, "--rounds must be at least 1"},
-		{[]string{"reads", "--rounds", "3"}, "--rounds is for compare-etcd"},
+		{[]string{"reads", "--rounds", "3"}, "--rounds is for compare-etcd and read-ratios"},
 		{[]string{"free-ports", "zero"}, "free-ports"},
 	} {
 		_, err := parseArgs(c.args, noEnv)

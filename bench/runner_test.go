@@ -36,12 +36,6 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// fixedWorker sends the same request forever.
-type fixedWorker struct{ req request }
-
-func (w *fixedWorker) next() *request           { return &w.req }
-func (w *fixedWorker) done(*request, *response) {}
-
 // fakeServer answers 200 after service of fake time.
 func fakeServer(c *fakeClock, service time.Duration) func(int, *request, *response) {
 	return func(_ int, _ *request, resp *response) {

@@ -35,13 +35,13 @@ func (panicQuery) run(*Account, Principal, Level, int64) Result { panic("query b
 
 func TestSafeQueryRecovers(t *testing.T) {
 	ta := newTestAccount(t, PlanBase)
-	res, recovered := SafeQuery(ta.a, ta.ownerCred(), panicQuery{})
+	res, recovered := SafeQuery(ta.a, ta.ownerCred(), panicQuery{}, nil)
 	wantCode(t, res, CodeInternal)
 	if reported := fmt.Sprint(recovered); reported != "query bug" {
 		t.Fatalf("SafeQuery reported %q", reported)
 	}
 	// Without a panic SafeQuery is RunQuery.
-	res, recovered = SafeQuery(ta.a, ta.ownerCred(), MeQuery{})
+	res, recovered = SafeQuery(ta.a, ta.ownerCred(), MeQuery{}, nil)
 	if res.err != nil || res.Body.(MeView).AccountID != ta.id || recovered != nil {
 		t.Fatalf("SafeQuery %+v, recovered %v", res, recovered)
 	}

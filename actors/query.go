@@ -190,6 +190,12 @@ func (ListKeysQuery) answer(a *Account, who Principal, _ Level, _ int64) (KeyLis
 // RunQuery authenticates cred against a and runs q: the whole read path of
 // an account, used by the actor (through SafeQuery) and directly by tests.
 func RunQuery(a *Account, cred Credential, q Query) Result {
+	return runQuery(a, cred, q, nil)
+}
+
+// runQuery is RunQuery answering a RenderedQuery from kept, when given,
+// once the credential is authenticated (rendered.go).
+func runQuery(a *Account, cred Credential, q Query, kept *RenderCache) Result {
 	if a == nil {
 		return fail(errUnauthorized)
 	}
@@ -197,18 +203,22 @@ func RunQuery(a *Account, cred Credential, q Query) Result {
 	if err != nil {
 		return fail(err)
 	}
+	if r, rendered := q.(RenderedQuery); rendered && kept != nil {
+		return kept.answer(a, who, capability, cred.Now, r)
+	}
 	return q.run(a, who, capability, cred.Now)
 }
 
 // SafeQuery is RunQuery with a panic recovered and answered as an internal
 // error, as SafeApply is for commands: a read never costs the actor its
 // state. recovered is the panic's value, nil when there was none, for the
-// caller to report.
-func SafeQuery(a *Account, cred Credential, q Query) (res Result, recovered any) {
+// caller to report. The actor passes its RenderCache as kept (nil: keep
+// nothing).
+func SafeQuery(a *Account, cred Credential, q Query, kept *RenderCache) (res Result, recovered any) {
 	defer func() {
 		if r := recover(); r != nil {
 			res, recovered = fail(Errorf(CodeInternal, "internal error")), r
 		}
 	}()
-	return RunQuery(a, cred, q), nil
+	return runQuery(a, cred, q, kept), nil
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // consistencyStore is a memoryStore that remembers the read consistency
-// of every query, by query type.
+// of every query, by query type (a rendered one's by the query it renders,
+// actors.Render).
 type consistencyStore struct {
 	*memoryStore
 	mu   sync.Mutex
@@ -25,6 +26,9 @@ type consistencyStore struct {
 func (c *consistencyStore) Query(ctx context.Context, cred actors.Credential, q actors.Query, rc ReadConsistency) (actors.Result, error) {
 	c.mu.Lock()
 	name := typeName(q)
+	if r, rendered := q.(actors.RenderedQuery); rendered {
+		name = typeName(r.Unrendered())
+	}
 	c.seen[name] = append(c.seen[name], rc)
 	c.mu.Unlock()
 	return c.memoryStore.Query(ctx, cred, q, rc)

@@ -152,14 +152,19 @@ func answer(ctx *fasthttp.RequestCtx, status int, body any) error {
 		b   []byte
 		err error
 	)
-	if a, fast := body.(actors.JSONAppender); fast {
+	switch v := body.(type) {
+	case actors.Rendered:
+		// Rendered by the account, maybe for an earlier read: SetBody
+		// copies it, and nothing writes into it.
+		b = v
+	case actors.JSONAppender:
 		// The hot read views append themselves to a pooled buffer (see
 		// actors/views_json.go); SetBody copies it into the response.
 		buf := appendBuffers.Get().(*[]byte)
 		defer appendBuffers.Put(buf)
-		b, err = a.AppendJSON((*buf)[:0])
+		b, err = v.AppendJSON((*buf)[:0])
 		*buf = b
-	} else {
+	default:
 		b, err = json.Marshal(body)
 	}
 	if err != nil {

@@ -92,7 +92,10 @@ func (s *Server) readWith(r *request, build func() (actors.Query, error)) error 
 		c, cancel = readContext(requestTimeout)
 		defer cancel()
 	}
-	res, err := s.query(c, r, q, r.consistency)
+	// The answer is written out as it is, so the account may answer it
+	// already rendered, as it did last time if nothing has applied since
+	// (actors.Render).
+	res, err := s.query(c, r, actors.Render(q), r.consistency)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,9 @@ import (
 // time, so the state needs no lock.
 type accountActor struct {
 	state *actors.Account
+	// rendered keeps the account's rendered read answers until it next
+	// applies anything (actors/rendered.go).
+	rendered actors.RenderCache
 	// reportPanic logs a panic the rules recovered from (SafeApply,
 	// SafeQuery); the actor answers it as an internal error.
 	reportPanic func(recovered any)
@@ -49,6 +52,7 @@ type visitMsg struct {
 func (s *accountActor) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *applyMsg:
+		s.rendered.Forget()
 		for i, c := range msg.cmds {
 			var recovered any
 			s.state, msg.results[i], recovered = actors.SafeApply(s.state, c)
@@ -71,7 +75,7 @@ func (s *accountActor) Receive(ctx actor.Context) {
 // safeQuery runs a query and turns a panic into an internal error instead
 // of letting protoactor restart the actor with empty state.
 func (s *accountActor) safeQuery(msg *queryMsg) actors.Result {
-	res, recovered := actors.SafeQuery(s.state, msg.cred, msg.query)
+	res, recovered := actors.SafeQuery(s.state, msg.cred, msg.query, &s.rendered)
 	if recovered != nil {
 		s.reportPanic(recovered)
 	}
@@ -84,6 +88,9 @@ func (s *accountActor) safeVisit(msg *visitMsg) (err error) {
 			err = fmt.Errorf("actors: panic while visiting account: %v", r)
 		}
 	}()
+	// A visit may change the state in place (a restore), so nothing kept
+	// from before it is answered after it.
+	s.rendered.Forget()
 	next, err := msg.fn(s.state)
 	if err == nil {
 		s.state = next

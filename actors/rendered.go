@@ -1,0 +1,151 @@
+package actors
+
+import "encoding/json"
+
+// Rendered answers. Agents read far more than anything writes, and an
+// account's state changes only when a command applies to it, so the same
+// read by the same key answers the same bytes until the next apply. A
+// read the edge writes out as it is (RenderedQuery) is answered as its
+// JSON, and the account's actor keeps that JSON (RenderCache) until it
+// applies anything at all: the next read after an acknowledged write
+// runs the query again. Authentication is not cached: every read checks
+// its credential first, and the cache is keyed by what that check
+// proved (the principal and its capability), so a key sees only what its
+// own grants show it.
+
+// Rendered is an answer rendered as the JSON the edge writes. It is
+// shared by every read that hits the cache: never modify it.
+type Rendered []byte
+
+// AppendJSON implements JSONAppender.
+func (r Rendered) AppendJSON(b []byte) ([]byte, error) { return append(b, r...), nil }
+
+// sameFromState marks a query whose answer depends only on the account's
+// applied state, the principal and its capability (not the time), so that
+// its rendered answer may be kept between applies. keptAs is what the
+// answer is kept by: a comparable value that holds every parameter of the
+// query (not a pointer's address).
+type sameFromState interface {
+	Query
+	keptAs() any
+}
+
+func (q MeQuery) keptAs() any            { return q }
+func (q ListPortfolioQuery) keptAs() any { return q }
+
+// sheetKept is a SheetQuery as a comparable value: its filters' values,
+// not their addresses.
+type sheetKept struct {
+	spaceID            string
+	offset, limit      int
+	sparse             bool
+	address, chain     string
+	byAddress, byChain bool
+}
+
+func (q SheetQuery) keptAs() any {
+	k := sheetKept{spaceID: q.SpaceID, offset: q.Offset, limit: q.Limit, sparse: q.Sparse}
+	if q.Address != nil {
+		k.address, k.byAddress = *q.Address, true
+	}
+	if q.Chain != nil {
+		k.chain, k.byChain = *q.Chain, true
+	}
+	return k
+}
+
+// RenderedQuery is a query whose answer the edge writes out as it is:
+// its successful answer comes back Rendered. Make one with Render.
+type RenderedQuery struct{ q sameFromState }
+
+// Render is q for an edge that writes its answer out as it is: a query
+// whose answer may be kept between applies (MeQuery, ListPortfolioQuery,
+// SheetQuery) becomes a RenderedQuery, any other stays as it is.
+func Render(q Query) Query {
+	if s, keepable := q.(sameFromState); keepable {
+		return RenderedQuery{q: s}
+	}
+	return q
+}
+
+// Unrendered is the query r renders.
+func (r RenderedQuery) Unrendered() Query { return r.q }
+
+func (r RenderedQuery) run(a *Account, who Principal, capability Level, now int64) Result {
+	return render(r.q.run(a, who, capability, now))
+}
+
+// render turns a successful answer into its JSON, as the edge would write
+// it: a view that appends its own JSON (JSONAppender) does so, any other
+// goes through encoding/json. A refusal stays as it is.
+func render(res Result) Result {
+	if res.err != nil || res.Body == nil {
+		return res
+	}
+	var (
+		b   []byte
+		err error
+	)
+	if a, fast := res.Body.(JSONAppender); fast {
+		b, err = a.AppendJSON(nil)
+	} else {
+		b, err = json.Marshal(res.Body)
+	}
+	if err != nil {
+		return fail(Errorf(CodeInternal, "internal error"))
+	}
+	return Result{Status: res.Status, Body: Rendered(b)}
+}
+
+// RenderCache keeps one account's rendered answers between applies. It
+// belongs to the account's actor, not to the account: it is no part of
+// the replicated state, and the actor calls Forget before it applies
+// anything or replaces the state.
+type RenderCache struct {
+	answers map[renderKey]Result
+	bytes   int
+}
+
+// renderKey is what an answer is the same for: the query (with its
+// parameters, sameFromState.keptAs), who asked and with what capability.
+type renderKey struct {
+	q          any
+	who        Principal
+	capability Level
+}
+
+// An account keeps at most renderCacheBytesMax of rendered answers, none
+// larger than renderAnswerBytesMax (a long Sheet page is rendered each
+// time), so that an account read once and then left alone holds little:
+// what it keeps stays until its next apply. Past the bound the cache
+// starts again empty.
+const (
+	renderCacheBytesMax  = 64 << 10
+	renderAnswerBytesMax = 16 << 10
+)
+
+// Forget drops every kept answer. The actor calls it for every command
+// it applies (whether the command changes anything or is refused: telling
+// them apart is not worth a stale answer) and for every state it takes
+// whole (a restore).
+func (c *RenderCache) Forget() { c.answers, c.bytes = nil, 0 }
+
+// answer runs r for who, or answers what it answered last time if the
+// account has applied nothing since.
+func (c *RenderCache) answer(a *Account, who Principal, capability Level, now int64, r RenderedQuery) Result {
+	k := renderKey{q: r.q.keptAs(), who: who, capability: capability}
+	if res, kept := c.answers[k]; kept {
+		return res
+	}
+	res := r.run(a, who, capability, now)
+	body, rendered := res.Body.(Rendered)
+	if res.err != nil || !rendered || len(body) > renderAnswerBytesMax {
+		return res
+	}
+	if c.answers == nil || c.bytes+len(body) > renderCacheBytesMax {
+		c.answers, c.bytes = make(map[renderKey]Result, 8), 0
+	}
+	c.answers[k] = res
+	c.bytes += len(body)
+	return res
+}

@@ -1,0 +1,90 @@
+package actors
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// A rendered answer is exactly the JSON of the view the query answers
+// (what the edge wrote before answers were rendered in the actor), for
+// every principal; a kept one is that same answer, and Forget drops it, so
+// that a change applied after it is seen by the next read.
+func TestARenderedAnswerIsTheViewsJSONKeptUntilForget(t *testing.T) {
+	ta := newTestAccount(t, PlanExtended)
+	agent := ta.addKey(LevelRead)
+	c1 := ta.createCard(ta.owner, addrs[0])
+	ta.createCard(ta.owner, addrs[1])
+	ta.setGrant(c1.ID, LevelRead)
+	var kept RenderCache
+	for _, cred := range []Credential{ta.ownerCred(), ta.keyCred(agent)} {
+		for _, q := range []Query{MeQuery{}, ListPortfolioQuery{}} {
+			want, err := json.Marshal(ta.mustQuery(cred, q).Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, kept := range []*RenderCache{nil, &kept, &kept} { // fresh, then rendered and kept, then the kept one
+				cred.Now = ta.at
+				res := runQuery(ta.a, cred, Render(q), kept)
+				if got, rendered := res.Body.(Rendered); !rendered || string(got) != string(want) {
+					t.Errorf("%T for %v: rendered %q (%T), want %s", q, cred.Kind, res.Body, res.Body, want)
+				}
+			}
+		}
+	}
+	ta.setGrant(c1.ID, LevelNone)
+	kept.Forget()
+	res := runQuery(ta.a, ta.keyCred(agent), Render(ListPortfolioQuery{}), &kept)
+	var v PortfolioListView
+	if err := json.Unmarshal(res.Body.(Rendered), &v); err != nil || len(v.IncludedCardIDs) != 0 {
+		t.Errorf("after the grant went and Forget, the key's list is %s (%v), want no card", res.Body, err)
+	}
+}
+
+// Only a query whose answer depends on nothing but the state, the
+// principal and its capability is rendered: anything else (a Sheet read
+// with its own parameters and a time, an authorization) stays as it is;
+// and a refusal is never kept.
+func TestRenderWrapsOnlyQueriesAnsweredFromStateAlone(t *testing.T) {
+	for _, q := range []Query{MeQuery{}, ListPortfolioQuery{}, SheetQuery{SpaceID: "s"}} {
+		if _, rendered := Render(q).(RenderedQuery); !rendered {
+			t.Errorf("Render(%T) is not rendered", q)
+		}
+	}
+	for _, q := range []Query{AuthQuery{}, GetPortfolioCardQuery{CardID: "x"}, ListKeysQuery{}} {
+		if Render(q) != q {
+			t.Errorf("Render(%T) changed it", q)
+		}
+	}
+	ta := newTestAccount(t, PlanExtended)
+	agent := ta.addKey(LevelRead)
+	var kept RenderCache
+	wrong := ta.keyCred(agent)
+	wrong.Hash = hashOf("not the secret")
+	if res := runQuery(ta.a, wrong, Render(MeQuery{}), &kept); res.err == nil || res.err.Code != CodeUnauthorized || len(kept.answers) != 0 {
+		t.Errorf("a wrong secret: %+v, %d kept", res, len(kept.answers))
+	}
+}
+
+// A Sheet read is kept by its filters' values, not by the addresses of
+// the strings the edge parsed them into: the same filter asked again is
+// the same answer, another filter is another.
+func TestASheetReadIsKeptByItsFiltersValues(t *testing.T) {
+	a1, a2, other := "bc1qsame", "bc1qsame", "bc1qother"
+	same := func(q1, q2 SheetQuery) bool { return q1.keptAs() == q2.keptAs() }
+	if !same(SheetQuery{SpaceID: "s", Address: &a1}, SheetQuery{SpaceID: "s", Address: &a2}) {
+		t.Error("the same address filter in two strings is kept twice")
+	}
+	for _, q := range []SheetQuery{
+		{SpaceID: "s", Address: &other},
+		{SpaceID: "s"},
+		{SpaceID: "s", Chain: &a1},
+		{SpaceID: "s", Address: &a1, Offset: 1},
+		{SpaceID: "t", Address: &a1},
+		{SpaceID: "s", Address: &a1, Sparse: true},
+		{SpaceID: "s", Address: &a1, Limit: 5},
+	} {
+		if same(SheetQuery{SpaceID: "s", Address: &a1}, q) {
+			t.Errorf("%+v is kept as the read filtered by address %q alone", q, a1)
+		}
+	}
+}

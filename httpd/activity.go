@@ -75,13 +75,16 @@ func (l *activityLog) count(r *request, op, route string, status int) {
 		return
 	}
 	l.add(activityLine{account: r.key.account, keyID: r.key.keyID, op: op,
-		resource: activityResource(r.ctx, route), status: status, code: r.code})
+		resource: activityResource(r.ctx, route), status: status, code: r.code}, r.cred.Now)
 }
 
 // activityResource names the resource of a request from its path: a card,
 // a Space or a transaction's note. An ID that could not be one (too long,
 // not printable) is left out: it names nothing the account holds.
 func activityResource(ctx *fasthttp.RequestCtx, route string) actors.ResourceRef {
+	if !strings.Contains(route, "{") {
+		return actors.ResourceRef{} // a route without parameters names none
+	}
 	id := func(name string) string {
 		v := pathParam(ctx, name)
 		if len(v) > 64 || !printableASCII(v) {
@@ -111,9 +114,13 @@ func printableASCII(s string) bool {
 	return true
 }
 
-// add counts one request, and starts the flusher if it is not running.
-func (l *activityLog) add(line activityLine) {
-	now := l.now().UnixNano()
+// add counts one request made at the time at (Unix ns; 0: now), and
+// starts the flusher if it is not running.
+func (l *activityLog) add(line activityLine, at int64) {
+	now := at
+	if now == 0 {
+		now = l.now().UnixNano()
+	}
 	if line.status == fasthttp.StatusNotFound && line.code == actors.CodeNotFound {
 		// Refusals of unknown resources are one line a window, whatever
 		// the route and the ID: a key probing made-up IDs must not fill

@@ -120,11 +120,11 @@ func TestActivityFallsBackToTheOlderKindDuringAnUpgrade(t *testing.T) {
 	c := newClock()
 	l := newActivityLog(store, c.now, nil)
 	for i := range actors.ActivityFlushMax {
-		l.add(activityLine{account: "a1", keyID: "k1", op: "GET /v1/me", status: 200, resource: actors.ResourceRef{Kind: actors.ResourceSpace, ID: fmt.Sprint(i)}})
+		l.add(activityLine{account: "a1", keyID: "k1", op: "GET /v1/me", status: 200, resource: actors.ResourceRef{Kind: actors.ResourceSpace, ID: fmt.Sprint(i)}}, 0)
 	}
-	l.add(activityLine{account: "a1", keyID: "k1", op: "GET /v1/me", status: 200})
-	l.add(activityLine{account: "a1", keyID: "k1", op: "POST /v1/portfolio/cards", status: 201})
-	l.add(activityLine{account: "a1", keyID: "k1", op: "POST /v1/portfolio/cards", status: 201, resource: actors.ResourceRef{ID: "x"}})
+	l.add(activityLine{account: "a1", keyID: "k1", op: "GET /v1/me", status: 200}, 0)
+	l.add(activityLine{account: "a1", keyID: "k1", op: "POST /v1/portfolio/cards", status: 201}, 0)
+	l.add(activityLine{account: "a1", keyID: "k1", op: "POST /v1/portfolio/cards", status: 201, resource: actors.ResourceRef{ID: "x"}}, 0)
 	l.flush()
 	l.wait()
 	if len(store.kinds) != 2 || store.kinds[0] != actors.KindRecordKeyActivity || store.kinds[1] != actors.KindRecordActivity {

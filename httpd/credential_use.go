@@ -79,7 +79,10 @@ func (u *credentialUse) used(cred actors.Credential) {
 		return
 	}
 	ref := credentialRef{kind: cred.Kind, account: cred.AccountID, id: cred.ID}
-	now := u.now().UnixNano()
+	now := cred.Now // the request's time, when the edge parsed the credential
+	if now == 0 {
+		now = u.now().UnixNano()
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.inFlight[ref] || now < u.due[ref] || len(u.inFlight) >= credentialTouchesMax {

@@ -25,7 +25,12 @@ import (
 func (s *Server) NewHTTPServer(name string, handler fasthttp.RequestHandler) *edge.Server {
 	l := s.listener(name, false)
 	l.HSTS = true
-	return s.newEdge().NewServer(l, handler)
+	e := s.newEdge()
+	// Clients reach this listener, and its chain drops the node headers
+	// (PublicHandler): no request on it was forwarded, so its edge need
+	// not ask (forward.Scheme) for every answer's HSTS.
+	e.Clients.Forwarded = nil
+	return e.NewServer(l, handler)
 }
 
 // NewAdminHTTPServer returns the admin listener's server. Its bodies are

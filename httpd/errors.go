@@ -154,9 +154,12 @@ func answer(ctx *fasthttp.RequestCtx, status int, body any) error {
 	)
 	switch v := body.(type) {
 	case actors.Rendered:
-		// Rendered by the account, maybe for an earlier read: SetBody
-		// copies it, and nothing writes into it.
-		b = v
+		// Rendered by the account, maybe kept for later reads: nothing
+		// ever writes into it, so the answer may send it without a copy.
+		ctx.Response.Header.SetContentType("application/json")
+		ctx.SetStatusCode(status)
+		ctx.Response.SetBodyRaw(v)
+		return nil
 	case actors.JSONAppender:
 		// The hot read views append themselves to a pooled buffer (see
 		// actors/views_json.go); SetBody copies it into the response.

@@ -27,7 +27,7 @@ func (s *Server) credential(ctx *fasthttp.RequestCtx, aud audience) (actors.Cred
 	if !found {
 		return actors.Credential{}, errUnauthorized
 	}
-	cred, valid := parseBearer(token, s.now().UnixNano())
+	cred, valid := parseBearer(token, s.requestTime(ctx).UnixNano())
 	if !valid {
 		return actors.Credential{}, errUnauthorized
 	}
@@ -44,6 +44,18 @@ func (s *Server) credential(ctx *fasthttp.RequestCtx, aud audience) (actors.Cred
 }
 
 var errUnauthorized = actors.ErrUnauthorized
+
+// requestTime is the time of ctx's request: the time fasthttp took it up,
+// read once for every use (reading the clock is a measurable share of a
+// read here), or the server's clock when that is a test's, or for a
+// request fasthttp did not take up itself (an MCP tool call, a framed
+// forwarded request), whose time is unset.
+func (s *Server) requestTime(ctx *fasthttp.RequestCtx) time.Time {
+	if t := ctx.Time(); s.realClock && !t.IsZero() {
+		return t
+	}
+	return s.now()
+}
 
 func (s *Server) context() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), requestTimeout)

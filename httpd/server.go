@@ -73,6 +73,7 @@ type Server struct {
 	admin          *admin.API
 	log            *slog.Logger
 	now            func() time.Time
+	realClock      bool // now is time.Now (requestTime)
 	passwordCost   int
 	sheetBudget    bool
 	history        History
@@ -104,7 +105,7 @@ type Server struct {
 func New(cfg Config) *Server {
 	s := &Server{store: cfg.Store, log: cfg.Logger, now: cfg.Now, passwordCost: cfg.PasswordCost, sheetBudget: cfg.SheetBudget, history: cfg.History}
 	if s.now == nil {
-		s.now = time.Now
+		s.now, s.realClock = time.Now, true
 	}
 	s.use = newCredentialUse(cfg.Store, s.now, cfg.SessionIdle)
 	s.placement, _ = cfg.Store.(AccountPlacement)

@@ -44,7 +44,10 @@ func NewRequestMetrics(reg prometheus.Registerer) *RequestMetrics {
 // Wrap measures every request that next answers.
 func (m *RequestMetrics) Wrap(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		start := time.Now()
+		start := ctx.Time() // when fasthttp took the request up
+		if start.IsZero() {
+			start = time.Now() // a request fasthttp did not take up itself
+		}
 		next(ctx)
 		route, _ := ctx.UserValue(router.MatchedRoutePathParam).(string)
 		if route == "" {

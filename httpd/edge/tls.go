@@ -40,7 +40,7 @@ func (c Clients) IsHTTPS(ctx *fasthttp.RequestCtx) bool {
 	if ctx.IsTLS() {
 		return true
 	}
-	if !c.IsTrusted(ctx.RemoteIP()) {
+	if len(c.Trusted) == 0 || !c.IsTrusted(ctx.RemoteIP()) {
 		return false
 	}
 	// A proxy that appends to the header puts its own value last; one

@@ -1,6 +1,7 @@
 package forward
 
 import (
+	"bytes"
 	"net"
 
 	"github.com/valyala/fasthttp"
@@ -38,9 +39,35 @@ func IgnoreNodeHeaders(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 }
 
 func dropNodeHeaders(h *fasthttp.RequestHeader) {
+	if !hasNodeHeader(h) {
+		return // the usual request: one look at its names, no Del's scans
+	}
 	h.Del(clientIPHeader)
 	h.Del(clientProtoHeader)
 	h.Del(legacyForwardedHeader)
+}
+
+// nodeHeaderPrefix begins the name of every node header, in any case.
+var nodeHeaderPrefix = []byte("X-Addrwatch-")
+
+// hasNodeHeader reports whether h may hold a node header: whether a line
+// of the head as it was received begins with nodeHeaderPrefix, in any
+// case. A head not read from the wire (nothing received) may hold one.
+func hasNodeHeader(h *fasthttp.RequestHeader) bool {
+	raw := h.RawHeaders()
+	if len(raw) == 0 {
+		return true
+	}
+	for {
+		if len(raw) >= len(nodeHeaderPrefix) && bytes.EqualFold(raw[:len(nodeHeaderPrefix)], nodeHeaderPrefix) {
+			return true
+		}
+		i := bytes.IndexByte(raw, '\n')
+		if i < 0 {
+			return false
+		}
+		raw = raw[i+1:]
+	}
 }
 
 // Receive makes a request that arrived over a node connection the

@@ -72,8 +72,18 @@ func Render(q Query) Query {
 func (r RenderedQuery) Unrendered() Query { return r.q }
 
 func (r RenderedQuery) run(a *Account, who Principal, capability Level, now int64) Result {
-	return render(r.q.run(a, who, capability, now))
+	res := r.q.run(a, who, capability, now)
+	if v, isSheet := res.Body.(SheetView); isSheet && len(v.Rows) > renderRowsMax {
+		// A long page is rendered by the edge, outside the actor, as any
+		// other answer: rendering it here would hold the account's other
+		// readers for as long, to keep an answer too large to keep.
+		return res
+	}
+	return render(res)
 }
+
+// renderRowsMax is the longest Sheet page the actor renders.
+const renderRowsMax = 20
 
 // render turns a successful answer into its JSON, as the edge would write
 // it: a view that appends its own JSON (JSONAppender) does so, any other

@@ -88,3 +88,27 @@ func TestASheetReadIsKeptByItsFiltersValues(t *testing.T) {
 		}
 	}
 }
+
+// A long Sheet page comes back as its view, for the edge to render outside
+// the actor; a short one (a row looked up by address) is rendered.
+func TestALongSheetPageIsNotRenderedInTheActor(t *testing.T) {
+	rows := make([]SheetRowView, renderRowsMax+1)
+	res := render(Result{Status: 200, Body: SheetView{Rows: rows[:1]}})
+	if _, rendered := res.Body.(Rendered); !rendered {
+		t.Fatalf("a one-row page came back as %T", res.Body)
+	}
+	if got := (RenderedQuery{q: fixedSheet{SheetView{Rows: rows}}}).run(nil, Principal{}, LevelRead, 0); !isSheetView(got.Body) {
+		t.Errorf("a %d-row page came back as %T, not its view", len(rows), got.Body)
+	}
+	if got := (RenderedQuery{q: fixedSheet{SheetView{Rows: rows[:renderRowsMax]}}}).run(nil, Principal{}, LevelRead, 0); isSheetView(got.Body) {
+		t.Errorf("a %d-row page was not rendered", renderRowsMax)
+	}
+}
+
+// fixedSheet answers its view whatever the state.
+type fixedSheet struct{ v SheetView }
+
+func (f fixedSheet) run(*Account, Principal, Level, int64) Result { return ok(f.v) }
+func (f fixedSheet) keptAs() any                                  { return "fixed" }
+
+func isSheetView(body any) bool { _, is := body.(SheetView); return is }

@@ -9,7 +9,7 @@ import (
 	"github.com/addrwatch/addrwatch/actors"
 )
 
-// GET /owner/v1/activity: the agents' activity (activity.go) for the
+// GET /owner/v1/activity: the agents' activity (package httpd/activity) for the
 // owner's own tools, newest first, with the site's filters.
 
 // activityEntryView is one line as the owner API renders it.

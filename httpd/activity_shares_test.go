@@ -1,15 +1,12 @@
 package httpd
 
 import (
-	"context"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
-	"github.com/addrwatch/addrwatch/cluster/clustererr"
 )
 
 // ownerActivity reads every kept line of the account through the owner
@@ -35,9 +32,9 @@ func (o *ownerTest) ownerActivity(query string) []map[string]any {
 func (o *ownerTest) windows(n int, requests func(window int)) {
 	for w := range n {
 		requests(w)
-		o.server.activity.flush()
+		o.server.activity.Flush()
 	}
-	o.server.activity.wait()
+	o.server.activity.Wait()
 }
 
 // The attack of issue 28: a write key creates a card, then reads made-up
@@ -49,7 +46,7 @@ func TestAgentCannotEraseItsCreateByReadingUnknownIDs(t *testing.T) {
 	if status, _, m := o.send("192.0.2.7", "POST", "/v1/portfolio/cards", writer, map[string]any{"address": csvAddrA, "name": "planted"}); status != fasthttp.StatusCreated {
 		t.Fatalf("create: %d %v", status, m)
 	}
-	o.server.activity.flush()
+	o.server.activity.Flush()
 	o.windows(40, func(w int) {
 		for i := range 100 {
 			o.send("192.0.2.7", "GET", fmt.Sprintf("/v1/portfolio/cards/made-up-%d-%d", w, i), writer, nil)
@@ -77,7 +74,7 @@ func TestOneKeysFloodLeavesAnotherKeysActivity(t *testing.T) {
 	for range 3 {
 		o.send("192.0.2.8", "GET", "/v1/me", quiet, nil)
 	}
-	o.server.activity.flush()
+	o.server.activity.Flush()
 	o.windows(40, func(w int) {
 		for i := range 100 {
 			o.send("192.0.2.7", "PATCH", fmt.Sprintf("/v1/portfolio/cards/made-up-%d-%d", w, i), flooder, map[string]any{"expected_version": "v1", "name": "x"})
@@ -88,61 +85,5 @@ func TestOneKeysFloodLeavesAnotherKeysActivity(t *testing.T) {
 	}
 	if n := len(o.ownerActivity("&key_id=" + flooderID)); n != 500 {
 		t.Fatalf("the flooding key holds %d lines, want its share of 500", n)
-	}
-}
-
-// gatedStore refuses RecordKeyActivity before the log, as a node does
-// while a voter runs an older release, and keeps what it was asked.
-type gatedStore struct {
-	Store
-	mu    sync.Mutex
-	kinds []actors.Kind
-	last  *actors.RecordActivity
-}
-
-func (g *gatedStore) Propose(ctx context.Context, cmd *actors.Command) (actors.Result, error) {
-	g.mu.Lock()
-	g.kinds = append(g.kinds, cmd.Payload.Kind())
-	if p, isOld := cmd.Payload.(*actors.RecordActivity); isOld {
-		g.last = p
-	}
-	g.mu.Unlock()
-	if cmd.Payload.Kind() == actors.KindRecordKeyActivity {
-		return actors.Result{}, &clustererr.VersionError{Want: uint32(actors.KindRecordKeyActivity.FeatureVersion()), Behind: []string{"node-2 (version 2)"}}
-	}
-	return g.Store.Propose(ctx, cmd)
-}
-
-// During a rolling upgrade the lines go as RecordActivity, with the
-// changes' overflow line folded into the one that kind takes.
-func TestActivityFallsBackToTheOlderKindDuringAnUpgrade(t *testing.T) {
-	store := &gatedStore{Store: newMemoryStore(t)}
-	c := newClock()
-	l := newActivityLog(store, c.now, nil)
-	for i := range actors.ActivityFlushMax {
-		l.add(activityLine{account: "a1", keyID: "k1", op: "GET /v1/me", status: 200, resource: actors.ResourceRef{Kind: actors.ResourceSpace, ID: fmt.Sprint(i)}}, 0)
-	}
-	l.add(activityLine{account: "a1", keyID: "k1", op: "GET /v1/me", status: 200}, 0)
-	l.add(activityLine{account: "a1", keyID: "k1", op: "POST /v1/portfolio/cards", status: 201}, 0)
-	l.add(activityLine{account: "a1", keyID: "k1", op: "POST /v1/portfolio/cards", status: 201, resource: actors.ResourceRef{ID: "x"}}, 0)
-	l.flush()
-	l.wait()
-	if len(store.kinds) != 2 || store.kinds[0] != actors.KindRecordKeyActivity || store.kinds[1] != actors.KindRecordActivity {
-		t.Fatalf("proposed %v", store.kinds)
-	}
-	others := 0
-	for _, e := range store.last.Entries {
-		if e.Op == actors.ActivityOtherChanges {
-			t.Fatalf("the older kind got an %q line", e.Op)
-		}
-		if e.Op == actors.ActivityOther {
-			others++
-			if e.Count != 3 {
-				t.Fatalf("the overflow line counts %d requests, want 3", e.Count)
-			}
-		}
-	}
-	if others != 1 || len(store.last.Entries) != actors.ActivityFlushMax+1 {
-		t.Fatalf("%d entries, %d overflow lines", len(store.last.Entries), others)
 	}
 }

@@ -151,7 +151,7 @@ func (rt routes) handle(op operation, path string) {
 					// The router answers a panic with INTERNAL (newRouter);
 					// the request is counted as answered so.
 					r.code = actors.CodeInternal
-					rt.s.activity.count(r, pattern, path, fasthttp.StatusInternalServerError)
+					countActivity(rt.s.activity, r, pattern, path, fasthttp.StatusInternalServerError)
 					panic(v)
 				}
 			}()
@@ -161,7 +161,7 @@ func (rt routes) handle(op operation, path string) {
 		}
 		r.attempt.Answered(ctx.Response.StatusCode())
 		if count {
-			rt.s.activity.count(r, pattern, path, ctx.Response.StatusCode())
+			countActivity(rt.s.activity, r, pattern, path, ctx.Response.StatusCode())
 		}
 	})
 }

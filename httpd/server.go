@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/activity"
 	"github.com/addrwatch/addrwatch/httpd/admin"
 	"github.com/addrwatch/addrwatch/httpd/edge"
 	"github.com/addrwatch/addrwatch/httpd/forward"
@@ -80,7 +81,7 @@ type Server struct {
 	limits         *edge.Limits       // nil when limits are off
 	forward        *forward.Forwarder // nil without a cluster
 	metrics        *edge.RequestMetrics
-	activity       *activityLog
+	activity       *activity.Log
 	mcp            *mcphttp.Endpoint // /v1/mcp, once the public routes are built
 	connsPerClient int               // 0: no connection cap
 	trustedProxies []*net.IPNet      // whose X-Forwarded-For and X-Forwarded-Proto are believed; not capped
@@ -109,7 +110,7 @@ func New(cfg Config) *Server {
 	}
 	s.use = newCredentialUse(cfg.Store, s.now, cfg.SessionIdle)
 	s.placement, _ = cfg.Store.(AccountPlacement)
-	s.activity = newActivityLog(cfg.Store, s.now, s.log)
+	s.activity = activity.New(cfg.Store, s.now, s.log)
 	if cfg.EdgeLimits {
 		s.limits = newEdgeLimits(cfg.TrustedProxies, s.now)
 		s.connsPerClient = edge.ConnsPerClientMax

@@ -41,7 +41,7 @@ func TestSiteActivityShowsWhatEachKeyDid(t *testing.T) {
 	if status, _, _ := o.send("192.0.2.7", "GET", "/v1/me", forged, nil); status != fasthttp.StatusUnauthorized {
 		t.Fatalf("a forged key: %d", status)
 	}
-	o.server.activity.wait()
+	o.server.activity.Wait()
 
 	page := c.do("GET", "/activity", nil)
 	// A flush window may end between the reads: lines of the same
@@ -123,7 +123,7 @@ func TestSiteActivitySaysWhenAKeyIsUnknown(t *testing.T) {
 	c.mustSignIn()
 	gone, goneID := o.key("read", "gone")
 	o.send("192.0.2.7", "GET", "/v1/me", gone, nil)
-	o.server.activity.wait()
+	o.server.activity.Wait()
 	o.ownerJSON("DELETE", "/owner/v1/keys/"+goneID, nil, fasthttp.StatusNoContent)
 
 	page := c.do("GET", "/activity?key="+goneID, nil)

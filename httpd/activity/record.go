@@ -1,4 +1,4 @@
-package httpd
+package activity
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 // the log, and the lines go as RecordActivity, which every voter of
 // version 2 applies alike: the record must be the same on every replica,
 // and an older node would apply the newer kind's lines otherwise.
-func (l *activityLog) record(ref activityKeyRef, at int64, entries []actors.ActivityEntry) {
-	ctx, cancel := context.WithTimeout(context.Background(), activityFlushTimeout)
+func (l *Log) record(ref keyRef, at int64, entries []actors.ActivityEntry) {
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
 	cmd := &actors.Command{Account: ref.account, At: at, Principal: actors.Principal{Kind: actors.PrincipalAgent, KeyID: ref.keyID},
 		Payload: &actors.RecordKeyActivity{Entries: entries}}

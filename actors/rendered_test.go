@@ -2,6 +2,8 @@ package actors
 
 import (
 	"encoding/json"
+	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -112,3 +114,27 @@ func (f fixedSheet) run(*Account, Principal, Level, int64) Result { return ok(f.
 func (f fixedSheet) keptAs() any                                  { return "fixed" }
 
 func isSheetView(body any) bool { _, is := body.(SheetView); return is }
+
+// A kept answer is found by every parameter of its query: a field added
+// to a kept query must be added to what it is kept as, or two different
+// reads would share one answer. This test names the fields each kept
+// query has today, so that adding one fails here first.
+func TestKeptQueriesHaveTheFieldsTheirKeysHold(t *testing.T) {
+	for q, fields := range map[sameFromState][]string{
+		MeQuery{}:            nil,
+		ListPortfolioQuery{}: nil,
+		SheetQuery{}:         {"SpaceID", "Offset", "Limit", "Sparse", "Address", "Chain"}, // all in sheetKept
+	} {
+		typ := reflect.TypeOf(q)
+		var got []string
+		for f := range typ.Fields() {
+			got = append(got, f.Name)
+		}
+		if !slices.Equal(got, fields) {
+			t.Errorf("%s has the fields %v, its key holds %v: add the new one to its keptAs", typ, got, fields)
+		}
+		if !reflect.TypeOf(q.keptAs()).Comparable() {
+			t.Errorf("%s is kept as a %T, which cannot be a map key", typ, q.keptAs())
+		}
+	}
+}

@@ -86,25 +86,27 @@ func (r RenderedQuery) run(a *Account, who Principal, capability Level, now int6
 const renderRowsMax = 20
 
 // render turns a successful answer into its JSON, as the edge would write
-// it: a view that appends its own JSON (JSONAppender) does so, any other
-// goes through encoding/json. A refusal stays as it is.
+// it (AppendJSON). A refusal stays as it is.
 func render(res Result) Result {
 	if res.err != nil || res.Body == nil {
 		return res
 	}
-	var (
-		b   []byte
-		err error
-	)
-	if a, fast := res.Body.(JSONAppender); fast {
-		b, err = a.AppendJSON(nil)
-	} else {
-		b, err = json.Marshal(res.Body)
-	}
+	b, err := AppendJSON(nil, res.Body)
 	if err != nil {
 		return fail(Errorf(CodeInternal, "internal error"))
 	}
 	return Result{Status: res.Status, Body: Rendered(b)}
+}
+
+// AppendJSON appends body's JSON to b, as an answer is written: a view
+// that appends its own JSON (JSONAppender) does so, any other goes
+// through encoding/json.
+func AppendJSON(b []byte, body any) ([]byte, error) {
+	if a, fast := body.(JSONAppender); fast {
+		return a.AppendJSON(b)
+	}
+	j, err := json.Marshal(body)
+	return append(b, j...), err
 }
 
 // RenderCache keeps one account's rendered answers between applies. It

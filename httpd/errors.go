@@ -148,27 +148,24 @@ func answer(ctx *fasthttp.RequestCtx, status int, body any) error {
 		ctx.SetStatusCode(status)
 		return nil
 	}
-	var (
-		b   []byte
-		err error
-	)
-	switch v := body.(type) {
-	case actors.Rendered:
+	if v, rendered := body.(actors.Rendered); rendered {
 		// Rendered by the account, maybe kept for later reads: nothing
 		// ever writes into it, so the answer may send it without a copy.
 		ctx.Response.Header.SetContentType("application/json")
 		ctx.SetStatusCode(status)
 		ctx.Response.SetBodyRaw(v)
 		return nil
-	case actors.JSONAppender:
-		// The hot read views append themselves to a pooled buffer (see
-		// actors/views_json.go); SetBody copies it into the response.
-		buf := appendBuffers.Get().(*[]byte)
+	}
+	// The body is appended to a pooled buffer (the hot read views append
+	// themselves, actors/views_json.go); SetBody copies it into the
+	// response.
+	buf := appendBuffers.Get().(*[]byte)
+	b, err := actors.AppendJSON((*buf)[:0], body)
+	if cap(b) <= appendBufferKeepMax {
+		// SetBody below copies b, so the buffer may go back once the
+		// answer is set; a large one (a long History) is left to the GC.
 		defer appendBuffers.Put(buf)
-		b, err = v.AppendJSON((*buf)[:0])
 		*buf = b
-	default:
-		b, err = json.Marshal(body)
 	}
 	if err != nil {
 		return actors.Errorf(actors.CodeInternal, "internal error")
@@ -179,7 +176,10 @@ func answer(ctx *fasthttp.RequestCtx, status int, body any) error {
 	return nil
 }
 
-// appendBuffers hold the bodies the JSONAppender views are written into.
+// appendBufferKeepMax is the largest buffer appendBuffers keeps.
+const appendBufferKeepMax = 64 << 10
+
+// appendBuffers hold the bodies answers are written into.
 var appendBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // writeResult writes a successful actor result (answer).

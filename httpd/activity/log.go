@@ -19,11 +19,10 @@ package activity
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"sort"
 	"sync"
 	"time"
-
-	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
 )
@@ -78,14 +77,14 @@ func New(store Store, now func() time.Time, log *slog.Logger) *Log {
 	return &Log{store: store, now: now, log: log, pending: map[Line]*actors.ActivityEntry{}, perKey: map[keyRef]int{}}
 }
 
-// add counts one request made at the time at (Unix ns; 0: now), and
+// Count counts one request made at the time at (Unix ns; 0: now), and
 // starts the flusher if it is not running.
 func (l *Log) Count(line Line, at int64) {
 	now := at
 	if now == 0 {
 		now = l.now().UnixNano()
 	}
-	if line.Status == fasthttp.StatusNotFound && line.Code == actors.CodeNotFound {
+	if line.Status == http.StatusNotFound && line.Code == actors.CodeNotFound {
 		// Refusals of unknown resources are one line a window, whatever
 		// the route and the ID: a key probing made-up IDs must not fill
 		// the record (and push out older lines) one ID at a time.

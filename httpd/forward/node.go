@@ -81,11 +81,12 @@ func hasNodeHeader(h *fasthttp.RequestHeader) bool {
 // (ctx.RemoteIP) gets the client.
 func Receive(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		// A keep-alive connection's requests share ctx: one that names no
-		// client must not keep the client the one before it named.
-		ctx.SetRemoteAddr(nil)
 		if ip := net.ParseIP(string(ctx.Request.Header.Peek(clientIPHeader))); ip != nil {
 			ctx.SetRemoteAddr(&net.TCPAddr{IP: ip})
+			// A keep-alive connection's requests share ctx: the client
+			// is this request's, not the next one's (which may name none),
+			// nor the connection's error log's.
+			defer ctx.SetRemoteAddr(nil)
 		}
 		https := string(ctx.Request.Header.Peek(clientProtoHeader)) == "https"
 		dropNodeHeaders(&ctx.Request.Header)

@@ -204,7 +204,7 @@ func runQuery(a *Account, cred Credential, q Query, kept *RenderCache) Result {
 		return fail(err)
 	}
 	if r, rendered := q.(RenderedQuery); rendered && kept != nil {
-		return kept.answer(a, who, capability, cred.Now, r)
+		return kept.answer(a, cred, who, capability, r)
 	}
 	return q.run(a, who, capability, cred.Now)
 }

@@ -1,6 +1,10 @@
 package actors
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"maps"
+	"sync/atomic"
+)
 
 // Rendered answers. Agents read far more than anything writes, and an
 // account's state changes only when a command applies to it, so the same
@@ -112,52 +116,110 @@ func AppendJSON(b []byte, body any) ([]byte, error) {
 // RenderCache keeps one account's rendered answers between applies. It
 // belongs to the account's actor, not to the account: it is no part of
 // the replicated state, and the actor calls Forget before it applies
-// anything or replaces the state.
+// anything or replaces the state. Only the actor adds to it; anyone may
+// read it (Kept), so that a repeated read is answered without waiting
+// for the actor: what is kept is an immutable map, replaced whole by
+// each answer the actor keeps and dropped whole by Forget.
 type RenderCache struct {
-	answers map[renderKey]Result
+	kept atomic.Pointer[keptAnswers]
+}
+
+// keptAnswers is one generation of kept answers. Once published it is
+// never changed.
+type keptAnswers struct {
+	answers map[renderKey]keptAnswer
 	bytes   int
 }
 
 // renderKey is what an answer is the same for: the query (with its
-// parameters, sameFromState.keptAs), who asked and with what capability.
+// parameters, sameFromState.keptAs) and the credential that asked. The
+// credential stands for one principal with one capability until the
+// account applies something, so its answer is the same until Forget.
 type renderKey struct {
-	q          any
-	who        Principal
-	capability Level
+	q    any
+	kind CredentialKind
+	id   string
 }
 
-// An account keeps at most renderCacheBytesMax of rendered answers, none
-// larger than renderAnswerBytesMax (a long Sheet page is rendered each
-// time), so that an account read once and then left alone holds little:
-// what it keeps stays until its next apply. Past the bound the cache
-// starts again empty.
+// keptAnswer is an answer with what its credential must still show to be
+// given it: the hash of its secret and, for a session, when it expires
+// (the two things Authenticate checks that the key does not hold).
+type keptAnswer struct {
+	hash      Hash
+	expiresAt int64 // sessions only; 0 for any other credential
+	res       Result
+}
+
+// An account keeps at most renderCacheBytesMax of rendered answers and
+// renderCacheAnswersMax of them, none larger than renderAnswerBytesMax (a
+// long Sheet page is rendered each time), so that an account read once
+// and then left alone holds little, and keeping one more answer (a copy
+// of the map) costs little: what it keeps stays until its next apply.
+// Past either bound the cache starts again empty.
 const (
-	renderCacheBytesMax  = 64 << 10
-	renderAnswerBytesMax = 16 << 10
+	renderCacheBytesMax   = 64 << 10
+	renderCacheAnswersMax = 128
+	renderAnswerBytesMax  = 16 << 10
 )
 
 // Forget drops every kept answer. The actor calls it for every command
 // it applies (whether the command changes anything or is refused: telling
 // them apart is not worth a stale answer) and for every state it takes
-// whole (a restore).
-func (c *RenderCache) Forget() { c.answers, c.bytes = nil, 0 }
+// whole (a restore), before it changes the state: a read that starts
+// after the apply is acknowledged cannot find what was kept before it.
+func (c *RenderCache) Forget() { c.kept.Store(nil) }
 
-// answer runs r for who, or answers what it answered last time if the
-// account has applied nothing since.
-func (c *RenderCache) answer(a *Account, who Principal, capability Level, now int64, r RenderedQuery) Result {
-	k := renderKey{q: r.q.keptAs(), who: who, capability: capability}
-	if res, kept := c.answers[k]; kept {
+// Kept is the answer kept for r asked with cred, if the account has kept
+// one since it last applied anything and cred would authenticate as the
+// credential that asked for it: the same kind and ID, the same secret
+// (compared in constant time) and, for a session, not yet expired at
+// cred.Now. It is safe to call from any goroutine, concurrently with the
+// actor; a nil cache keeps nothing.
+func (c *RenderCache) Kept(cred Credential, r RenderedQuery) (Result, bool) {
+	if c == nil || cred.Kind == CredentialSystem {
+		return Result{}, false
+	}
+	kept := c.kept.Load()
+	if kept == nil {
+		return Result{}, false
+	}
+	a, found := kept.answers[renderKey{q: r.q.keptAs(), kind: cred.Kind, id: cred.ID}]
+	if !found || !hashEqual(a.hash, cred.Hash) || (cred.Kind == CredentialSession && cred.Now >= a.expiresAt) {
+		return Result{}, false
+	}
+	return a.res, true
+}
+
+// answer runs r for who, whom cred authenticated as on a, or answers
+// what it answered last time if the account has applied nothing since.
+func (c *RenderCache) answer(a *Account, cred Credential, who Principal, capability Level, r RenderedQuery) Result {
+	if res, kept := c.Kept(cred, r); kept {
 		return res
 	}
-	res := r.run(a, who, capability, now)
+	res := r.run(a, who, capability, cred.Now)
 	body, rendered := res.Body.(Rendered)
-	if res.err != nil || !rendered || len(body) > renderAnswerBytesMax {
+	if res.err != nil || !rendered || len(body) > renderAnswerBytesMax || cred.Kind == CredentialSystem {
 		return res
 	}
-	if c.answers == nil || c.bytes+len(body) > renderCacheBytesMax {
-		c.answers, c.bytes = make(map[renderKey]Result, 8), 0
+	answer := keptAnswer{hash: cred.Hash, res: res}
+	if cred.Kind == CredentialSession {
+		answer.expiresAt = a.session(cred.ID).ExpiresAt
 	}
-	c.answers[k] = res
-	c.bytes += len(body)
+	c.keep(renderKey{q: r.q.keptAs(), kind: cred.Kind, id: cred.ID}, answer, len(body))
 	return res
+}
+
+// keep publishes the kept answers with k's answer added (or replaced): a
+// new map, so that a reader holding the old one never sees it change.
+func (c *RenderCache) keep(k renderKey, answer keptAnswer, size int) {
+	next := &keptAnswers{bytes: size}
+	if old := c.kept.Load(); old != nil && old.bytes+size <= renderCacheBytesMax && len(old.answers) < renderCacheAnswersMax {
+		next.answers = make(map[renderKey]keptAnswer, len(old.answers)+1)
+		maps.Copy(next.answers, old.answers)
+		next.bytes += old.bytes
+	} else {
+		next.answers = make(map[renderKey]keptAnswer, 8)
+	}
+	next.answers[k] = answer
+	c.kept.Store(next)
 }

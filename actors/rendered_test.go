@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 )
 
 // A rendered answer is exactly the JSON of the view the query answers
@@ -62,8 +63,8 @@ func TestRenderWrapsOnlyQueriesAnsweredFromStateAlone(t *testing.T) {
 	var kept RenderCache
 	wrong := ta.keyCred(agent)
 	wrong.Hash = hashOf("not the secret")
-	if res := runQuery(ta.a, wrong, Render(MeQuery{}), &kept); res.err == nil || res.err.Code != CodeUnauthorized || len(kept.answers) != 0 {
-		t.Errorf("a wrong secret: %+v, %d kept", res, len(kept.answers))
+	if res := runQuery(ta.a, wrong, Render(MeQuery{}), &kept); res.err == nil || res.err.Code != CodeUnauthorized || kept.size() != 0 {
+		t.Errorf("a wrong secret: %+v, %d kept", res, kept.size())
 	}
 }
 
@@ -135,6 +136,76 @@ func TestKeptQueriesHaveTheFieldsTheirKeysHold(t *testing.T) {
 		}
 		if !reflect.TypeOf(q.keptAs()).Comparable() {
 			t.Errorf("%s is kept as a %T, which cannot be a map key", typ, q.keptAs())
+		}
+	}
+}
+
+// size is how many answers are kept.
+func (c *RenderCache) size() int {
+	if kept := c.kept.Load(); kept != nil {
+		return len(kept.answers)
+	}
+	return 0
+}
+
+// A kept answer is given only to the credential that asked for it, as
+// Authenticate would judge it against the state it was rendered from: the
+// same secret (another secret under the same key ID is refused, not
+// answered from what the real key kept), the same kind, and a session
+// only until it expires, though the account applied nothing since.
+func TestAKeptAnswerIsGivenOnlyToItsOwnCredential(t *testing.T) {
+	ta := newTestAccount(t, PlanExtended)
+	agent := ta.addKey(LevelRead)
+	expires := ta.at + int64(time.Hour)
+	ta.mustOK(systemP, &CreateSession{SessionID: "s1", Hash: hashOf("tok1"), ExpiresAt: expires, PasswordHash: testPasswordHash})
+	session := Credential{Kind: CredentialSession, AccountID: ta.id, ID: "s1", Hash: hashOf("tok1"), Now: expires - 1}
+	var kept RenderCache
+	me := Render(MeQuery{}).(RenderedQuery)
+	for _, cred := range []Credential{ta.keyCred(agent), ta.ownerCred(), session} {
+		if res := runQuery(ta.a, cred, me, &kept); res.err != nil {
+			t.Fatalf("%v: %v", cred.Kind, res.err)
+		}
+		if _, found := kept.Kept(cred, me); !found {
+			t.Errorf("%v's answer was not kept", cred.Kind)
+		}
+	}
+	wrong := ta.keyCred(agent)
+	wrong.Hash = hashOf("not the secret")
+	if _, found := kept.Kept(wrong, me); found {
+		t.Error("another secret under the key's ID was given the key's kept answer")
+	}
+	if res := runQuery(ta.a, wrong, me, &kept); res.err == nil || res.err.Code != CodeUnauthorized {
+		t.Errorf("another secret under the key's ID: %+v, want unauthorized", res)
+	}
+	asOwner := ta.keyCred(agent)
+	asOwner.Kind = CredentialOwnerSecret
+	if _, found := kept.Kept(asOwner, me); found {
+		t.Error("the key's secret presented as the owner's was given a kept answer")
+	}
+	late := session
+	late.Now = expires
+	if _, found := kept.Kept(late, me); found {
+		t.Error("an expired session was given its kept answer")
+	}
+	if res := runQuery(ta.a, late, me, &kept); res.err == nil || res.err.Code != CodeUnauthorized {
+		t.Errorf("an expired session: %+v, want unauthorized", res)
+	}
+	system := Credential{Kind: CredentialSystem, AccountID: ta.id, Now: ta.at}
+	runQuery(ta.a, system, me, &kept)
+	if _, found := kept.Kept(system, me); found {
+		t.Error("the system's read was kept: it authenticates without a secret")
+	}
+}
+
+// An account keeps at most renderCacheAnswersMax answers: past that it
+// starts again, so that keeping one more never copies more than that.
+func TestAnAccountKeepsABoundedNumberOfAnswers(t *testing.T) {
+	var kept RenderCache
+	res := Result{Status: 200, Body: Rendered(`{}`)}
+	for i := range renderCacheAnswersMax + 1 {
+		kept.keep(renderKey{q: i, kind: CredentialAPIKey, id: "k"}, keptAnswer{res: res}, 2)
+		if got, want := kept.size(), i%renderCacheAnswersMax+1; got != want {
+			t.Fatalf("after %d answers %d are kept, want %d", i+1, got, want)
 		}
 	}
 }

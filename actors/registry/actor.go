@@ -15,8 +15,8 @@ import (
 type accountActor struct {
 	state *actors.Account
 	// rendered keeps the account's rendered read answers until it next
-	// applies anything (actors/rendered.go).
-	rendered actors.RenderCache
+	// applies anything (actors/rendered.go); the registry reads it too.
+	rendered *actors.RenderCache
 	// reportPanic logs a panic the rules recovered from (SafeApply,
 	// SafeQuery); the actor answers it as an internal error.
 	reportPanic func(recovered any)
@@ -75,7 +75,7 @@ func (s *accountActor) Receive(ctx actor.Context) {
 // safeQuery runs a query and turns a panic into an internal error instead
 // of letting protoactor restart the actor with empty state.
 func (s *accountActor) safeQuery(msg *queryMsg) actors.Result {
-	res, recovered := actors.SafeQuery(s.state, msg.cred, msg.query, &s.rendered)
+	res, recovered := actors.SafeQuery(s.state, msg.cred, msg.query, s.rendered)
 	if recovered != nil {
 		s.reportPanic(recovered)
 	}

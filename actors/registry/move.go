@@ -50,13 +50,13 @@ func (r *Registry) Export(ids []string, encode func(a *actors.Account) ([]byte, 
 // takes their logins into the login index.
 func (r *Registry) Install(accounts []*actors.Account) {
 	for _, a := range accounts {
-		pid := r.system.Root.Spawn(r.accountProps(a))
+		acct := r.spawn(a)
 		r.mu.Lock()
 		old := r.accounts[a.ID]
-		r.accounts[a.ID] = pid
+		r.accounts[a.ID] = acct
 		r.mu.Unlock()
 		if old != nil {
-			r.system.Root.Stop(old)
+			r.system.Root.Stop(old.pid)
 		}
 		r.logins.settle(a.ID, a.Login, false)
 	}

@@ -19,11 +19,10 @@ import (
 // queries look accounts up concurrently.
 type Registry struct {
 	system *actor.ActorSystem
-	props  *actor.Props
 	log    *slog.Logger
 
 	mu       sync.RWMutex
-	accounts map[string]*actor.PID
+	accounts map[string]*account
 
 	logins *loginIndex // the logins in use (logins.go)
 	// owned is the system New started for this registry alone; nil when
@@ -76,11 +75,10 @@ func (s *System) NewRegistry(logger *slog.Logger) *Registry {
 	r := &Registry{
 		system:      s.system,
 		log:         logger,
-		accounts:    map[string]*actor.PID{},
+		accounts:    map[string]*account{},
 		logins:      newLoginIndex(),
 		reportPanic: s.reportPanic,
 	}
-	r.props = r.accountProps(nil)
 	return r
 }
 
@@ -101,11 +99,21 @@ func New(logger *slog.Logger) *Registry {
 	return r
 }
 
-// accountProps makes the actor of an account that starts with state (nil
-// for one about to be created).
-func (r *Registry) accountProps(state *actors.Account) *actor.Props {
-	return actor.PropsFromProducer(func() actor.Actor { return &accountActor{state: state, reportPanic: r.reportPanic} },
-		actor.WithDispatcher(actor.NewSynchronizedDispatcher(accountThroughput)))
+// account is an account's actor and the answers it keeps (RenderCache),
+// which a read may take without a message to the actor (Query).
+type account struct {
+	pid      *actor.PID
+	rendered *actors.RenderCache
+}
+
+// spawn starts the actor of an account that starts with state (nil for
+// one about to be created).
+func (r *Registry) spawn(state *actors.Account) *account {
+	rendered := &actors.RenderCache{}
+	props := actor.PropsFromProducer(func() actor.Actor {
+		return &accountActor{state: state, rendered: rendered, reportPanic: r.reportPanic}
+	}, actor.WithDispatcher(actor.NewSynchronizedDispatcher(accountThroughput)))
+	return &account{pid: r.system.Root.Spawn(props), rendered: rendered}
 }
 
 // ApplyBatch applies commands in log order and returns one result each.
@@ -190,34 +198,51 @@ func (r *Registry) lookupOrSpawn(c *actors.Command) *actor.PID {
 	// this one between the read above and the write below.
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	pid := r.system.Root.Spawn(r.props)
-	r.accounts[c.Account] = pid
-	return pid
+	acct := r.spawn(nil)
+	r.accounts[c.Account] = acct
+	return acct.pid
 }
 
 func (r *Registry) remove(id string) {
 	r.mu.Lock()
-	pid := r.accounts[id]
+	acct := r.accounts[id]
 	delete(r.accounts, id)
 	r.mu.Unlock()
-	if pid != nil {
-		r.system.Root.Stop(pid)
+	if acct != nil {
+		r.system.Root.Stop(acct.pid)
 	}
 }
 
-func (r *Registry) pid(id string) *actor.PID {
+func (r *Registry) account(id string) *account {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.accounts[id]
 }
 
+func (r *Registry) pid(id string) *actor.PID {
+	if acct := r.account(id); acct != nil {
+		return acct.pid
+	}
+	return nil
+}
+
 // Query authenticates cred on its account and runs q in the account's
-// actor, waiting at most until ctx's deadline or timeout.
+// actor, waiting at most until ctx's deadline or timeout. A rendered read
+// the account has kept an answer to since it last applied anything
+// (actors.RenderCache.Kept) is answered here, without the actor: the
+// actor forgets what it kept before it applies a command, so nothing
+// kept is older than the last acknowledged write.
 func (r *Registry) Query(ctx context.Context, cred actors.Credential, q actors.Query, timeout time.Duration) actors.Result {
-	pid := r.pid(cred.AccountID)
-	if pid == nil {
+	acct := r.account(cred.AccountID)
+	if acct == nil {
 		return actors.Refused(actors.ErrUnauthorized)
 	}
+	if rq, rendered := q.(actors.RenderedQuery); rendered {
+		if res, kept := acct.rendered.Kept(cred, rq); kept {
+			return res
+		}
+	}
+	pid := acct.pid
 	if d, hasDeadline := ctx.Deadline(); hasDeadline {
 		timeout = min(timeout, time.Until(d))
 	}
@@ -364,14 +389,13 @@ func (r *Registry) Restore(accounts []*actors.Account) {
 	}
 	r.mu.Lock()
 	old := r.accounts
-	r.accounts = make(map[string]*actor.PID, len(accounts))
+	r.accounts = make(map[string]*account, len(accounts))
 	for _, a := range accounts {
-		pid := r.system.Root.Spawn(r.accountProps(a))
-		r.accounts[a.ID] = pid
+		r.accounts[a.ID] = r.spawn(a)
 	}
 	r.mu.Unlock()
-	for _, pid := range old {
-		r.system.Root.Stop(pid)
+	for _, acct := range old {
+		r.system.Root.Stop(acct.pid)
 	}
 }
 
@@ -390,10 +414,10 @@ func (r *Registry) Shutdown() {
 		return
 	}
 	r.mu.Lock()
-	pids := r.accounts
-	r.accounts = map[string]*actor.PID{}
+	old := r.accounts
+	r.accounts = map[string]*account{}
 	r.mu.Unlock()
-	for _, pid := range pids {
-		r.system.Root.Stop(pid)
+	for _, acct := range old {
+		r.system.Root.Stop(acct.pid)
 	}
 }

@@ -77,3 +77,53 @@ func TestARenderedReadSeesAGrantChangeAtOnce(t *testing.T) {
 		t.Errorf("right after c1's grant came back the key sees %v, want both cards", got)
 	}
 }
+
+// A read the account has kept an answer to is answered without the
+// account's actor: with the actor stopped, the kept read is still
+// answered, and anything else is not (a message to a stopped actor is
+// refused). An apply forgets what was kept, so the same read goes to the
+// actor again.
+func TestAKeptReadIsAnsweredWithoutTheActor(t *testing.T) {
+	reg := newTestRegistry(t)
+	var b batch
+	b.add("A", systemP, createAccount("A"))
+	b.add("A", ownerP, &actors.CreateKey{KeyID: "k1", Capability: actors.LevelRead, Hash: hashOf("k1")})
+	for _, r := range reg.ApplyBatch(b.cmds) {
+		if refusal(r) != nil {
+			t.Fatalf("setup refused: %v", refusal(r))
+		}
+	}
+	key := actors.Credential{Kind: actors.CredentialAPIKey, AccountID: "A", ID: "k1", Hash: hashOf("k1"), Now: b.at}
+	me := actors.Render(actors.MeQuery{})
+	read := func(cred actors.Credential) *actors.Error {
+		return refusal(reg.Query(context.Background(), cred, me, time.Second))
+	}
+	if err := read(key); err != nil {
+		t.Fatalf("me: %v", err)
+	}
+	c := b.add("A", ownerP, &actors.CreatePortfolioCard{CardID: "c1", Address: addrs[0]})
+	if r := reg.ApplyBatch([]*actors.Command{c})[0]; refusal(r) != nil {
+		t.Fatalf("apply: %v", refusal(r))
+	}
+	if _, kept := reg.account("A").rendered.Kept(key, me.(actors.RenderedQuery)); kept {
+		t.Error("the read before an apply is still kept after it")
+	}
+	if err := read(key); err != nil {
+		t.Fatalf("me: %v", err)
+	}
+
+	if err := reg.system.Root.StopFuture(reg.account("A").pid).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := read(key); err != nil {
+		t.Errorf("the kept read, with the account's actor stopped: %v", err)
+	}
+	wrong := key
+	wrong.Hash = hashOf("not k1")
+	if err := read(wrong); err == nil || err.Code != actors.CodeUnauthorized {
+		t.Errorf("another secret under k1's ID: %v, want unauthorized", err)
+	}
+	if err := refusal(reg.Query(context.Background(), key, actors.MeQuery{}, time.Second)); err == nil {
+		t.Error("an unrendered read was answered with the account's actor stopped")
+	}
+}

@@ -47,30 +47,43 @@ func readRatios(ctx context.Context, cfg *config, stdout, stderr io.Writer) int 
 		return exitFailed
 	}
 	defer unfill()
-	bare, stopBare, err := startBareServer(ctx)
+	bare, barePID, stopBare, err := startBareServer(ctx)
 	if err != nil {
 		fmt.Fprintln(stderr, "bench: bare server:", err)
 		return exitFailed
 	}
 	defer stopBare()
 
+	bareCPU := func() (float64, bool) { return processCPU(barePID) }
+	oursCPU := func() (float64, bool) { return nodeCPU(e) }
+
 	var results []*result
 	ratios := make([][]float64, len(readRatioEndpoints))
+	cpu := make([][]cpuPair, len(readRatioEndpoints))
 	for round := 1; round <= cfg.rounds && ctx.Err() == nil; round++ {
 		for i, ep := range readRatioEndpoints {
-			base := run1(ctx, e, prog, stderr, fmt.Sprintf("bare %s #%d", ep.name, round), func(int) string { return bare + ep.path })
-			ours := run1(ctx, e, prog, stderr, fmt.Sprintf("%s #%d", ep.name, round), func(w int) string { return e.target(w) + ep.path })
+			base, baseCPU := measured(bareCPU, func() *result {
+				return run1(ctx, e, prog, stderr, fmt.Sprintf("bare %s #%d", ep.name, round), func(int) string { return bare + ep.path })
+			})
+			ours, ourCPU := measured(oursCPU, func() *result {
+				return run1(ctx, e, prog, stderr, fmt.Sprintf("%s #%d", ep.name, round), func(w int) string { return e.target(w) + ep.path })
+			})
 			if ctx.Err() != nil {
 				break
 			}
 			results = append(results, base, ours)
 			ratios[i] = append(ratios[i], safeRatio(successRate(ours), successRate(base)))
+			cpu[i] = append(cpu[i], cpuPair{bare: baseCPU, ours: ourCPU})
 		}
 	}
 	code := report(cfg, results, stdout, stderr)
-	printReadRatios(stderrOrStdout(cfg, stdout, stderr), results, ratios)
+	printReadRatios(stderrOrStdout(cfg, stdout, stderr), results, ratios, cpu)
 	return code
 }
+
+// cpuPair is one round's CPU µs per successful request of the bare server
+// and of addrwatch (0: not read).
+type cpuPair struct{ bare, ours float64 }
 
 // run1 sends GETs for --duration, worker w to the URL urlOf gives it,
 // each worker with its own account's read-only key.
@@ -101,7 +114,7 @@ func successRate(r *result) float64 {
 
 // printReadRatios lists each round's ratio of each endpoint and the
 // median: successful requests per second of addrwatch ÷ the bare server's.
-func printReadRatios(w io.Writer, results []*result, ratios [][]float64) {
+func printReadRatios(w io.Writer, results []*result, ratios [][]float64, cpu [][]cpuPair) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "addrwatch ÷ a bare fasthttp server (its own process, answering {\"ok\":true}), successful requests/s, run back to back:")
 	for i, ep := range readRatioEndpoints {
@@ -115,31 +128,47 @@ func printReadRatios(w io.Writer, results []*result, ratios [][]float64) {
 		}
 		fmt.Fprintf(w, "  %-36s median %.2f×   rounds: %s\n", ep.name, median(ratios[i]), strings.Join(rounds, ", "))
 	}
+	fmt.Fprintln(w, "the same as CPU per successful request, bare server's ÷ addrwatch's (addrwatch: the node at --admin):")
+	for i, ep := range readRatioEndpoints {
+		var rounds []string
+		var shares, bares, ours []float64
+		for _, p := range cpu[i] {
+			rounds = append(rounds, formatCPU(p.bare, p.ours))
+			if p.bare > 0 && p.ours > 0 {
+				shares, bares, ours = append(shares, p.bare/p.ours), append(bares, p.bare), append(ours, p.ours)
+			}
+		}
+		if len(shares) == 0 {
+			fmt.Fprintf(w, "  %-36s not read (no /proc, or no /metrics with the admin token)\n", ep.name)
+			continue
+		}
+		fmt.Fprintf(w, "  %-36s median %.2f× (%.1f ÷ %.1f µs)   rounds: %s\n", ep.name, median(shares), median(bares), median(ours), strings.Join(rounds, ", "))
+	}
 }
 
 // startBareServer starts this binary's bare-server command and returns
-// its base URL and a func that stops it.
-func startBareServer(ctx context.Context) (string, func(), error) {
+// its base URL, its process ID and a func that stops it.
+func startBareServer(ctx context.Context) (string, int, func(), error) {
 	self, err := os.Executable()
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	cmd := exec.CommandContext(ctx, self, "bare-server")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	stop := func() { cmd.Process.Kill(); cmd.Wait() }
 	addr, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		stop()
-		return "", nil, fmt.Errorf("it said no address: %w", err)
+		return "", 0, nil, fmt.Errorf("it said no address: %w", err)
 	}
-	return "http://" + strings.TrimSpace(addr), stop, nil
+	return "http://" + strings.TrimSpace(addr), cmd.Process.Pid, stop, nil
 }
 
 // bareServerCommand serves bareBody to every request on a free loopback

@@ -53,6 +53,19 @@ func addrErr(reason string) error { return &AddressError{Reason: reason} }
 // witness versions and program types, and any string with surrounding
 // whitespace or longer than 90 characters. Errors are always *AddressError.
 func ValidateBitcoinAddress(s string) (canonical string, err error) {
+	return ValidateBitcoinAddressOn(s, Mainnet)
+}
+
+// ValidateBitcoinAddressOn is ValidateBitcoinAddress for the addresses of
+// network n (the empty Network is mainnet): on testnet and signet, m..,
+// n.., 2.. and tb1..; on regtest, m.., n.., 2.. and bcrt1... The rules
+// are the same; only the prefixes differ.
+func ValidateBitcoinAddressOn(s string, n Network) (canonical string, err error) {
+	n = n.OrMainnet()
+	notOnNet := reasonNotMainnetAddr
+	if n != Mainnet {
+		notOnNet = "not a Bitcoin " + string(n) + " address"
+	}
 	if err := checkInputHygiene(s, maxBitcoinAddressLen); err != nil {
 		return "", err
 	}
@@ -62,12 +75,13 @@ func ValidateBitcoinAddress(s string) (canonical string, err error) {
 		if len(s) == 66 || len(s) == 130 {
 			return "", addrErr(reasonPubKey)
 		}
-		return "", addrErr(reasonNotMainnetAddr)
+		return "", addrErr(notOnNet)
 	}
 
-	addr, err := btcutil.DecodeAddress(s, &chaincfg.MainNetParams)
+	params := n.Params()
+	addr, err := btcutil.DecodeAddress(s, params)
 	if err != nil {
-		return "", decodeFailure(s, err)
+		return "", decodeFailure(s, err, n, notOnNet)
 	}
 
 	switch addr.(type) {
@@ -81,17 +95,19 @@ func ValidateBitcoinAddress(s string) (canonical string, err error) {
 		return "", addrErr(reasonUnsupported)
 	}
 
-	if !addr.IsForNet(&chaincfg.MainNetParams) {
-		if isForTestNetwork(addr) {
+	if !addr.IsForNet(params) {
+		if n == Mainnet && isForTestNetwork(addr) {
 			return "", addrErr(reasonTestnet)
 		}
-		return "", addrErr(reasonNotMainnetAddr)
+		return "", addrErr(notOnNet)
 	}
 	return addr.EncodeAddress(), nil
 }
 
-// decodeFailure turns a btcutil decoding error into an *AddressError.
-func decodeFailure(s string, err error) error {
+// decodeFailure turns a btcutil decoding error into an *AddressError; a
+// failure that is not about the string's own shape says it is not an
+// address of network n (notOnNet).
+func decodeFailure(s string, err error, n Network, notOnNet string) error {
 	var (
 		mixed    bech32.ErrMixedCase
 		badSum   bech32.ErrInvalidChecksum
@@ -105,7 +121,7 @@ func decodeFailure(s string, err error) error {
 		return addrErr(reasonChecksum)
 	case errors.As(err, &badVer), errors.As(err, &badProgL):
 		return addrErr(reasonUnsupported)
-	case errors.Is(err, btcutil.ErrUnknownAddressType):
+	case n == Mainnet && errors.Is(err, btcutil.ErrUnknownAddressType):
 		// Base58 with a valid checksum but a non-mainnet version byte:
 		// say so if it is a testnet/regtest/signet address (m.., n.., 2..).
 		if a, terr := btcutil.DecodeAddress(s, &chaincfg.TestNet3Params); terr == nil &&
@@ -113,7 +129,7 @@ func decodeFailure(s string, err error) error {
 			return addrErr(reasonTestnet)
 		}
 	}
-	return addrErr(reasonNotMainnetAddr)
+	return addrErr(notOnNet)
 }
 
 // isForTestNetwork reports whether addr belongs to testnet3, regtest or

@@ -280,3 +280,52 @@ func BenchmarkValidateBitcoinAddress(b *testing.B) {
 		})
 	}
 }
+
+// Off mainnet a card holds the network's own addresses: regtest's bcrt1..
+// and testnet's and signet's tb1.., with the same rules, and a mainnet
+// address is refused as not of the network.
+func TestValidateBitcoinAddressOnEachNetwork(t *testing.T) {
+	const (
+		mainP2WPKH    = "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"
+		testP2WPKH    = "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx"
+		regtestP2WPKH = "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"
+		testP2PKH     = "mipcBbFg9gMiCh81Kj8tqqdgoZub1ZJRfn"
+	)
+	for _, c := range []struct {
+		n       Network
+		address string
+		ok      bool
+	}{
+		{Mainnet, mainP2WPKH, true},
+		{Mainnet, regtestP2WPKH, false},
+		{"", mainP2WPKH, true},
+		{Testnet, testP2WPKH, true},
+		{Testnet, testP2PKH, true},
+		{Testnet, mainP2WPKH, false},
+		{Testnet, regtestP2WPKH, false},
+		{Signet, testP2WPKH, true},
+		{Regtest, regtestP2WPKH, true},
+		{Regtest, strings.ToUpper(regtestP2WPKH), true},
+		{Regtest, testP2PKH, true},
+		{Regtest, mainP2WPKH, false},
+		{Regtest, testP2WPKH, false},
+	} {
+		canonical, err := ValidateBitcoinAddressOn(c.address, c.n)
+		if c.ok && (err != nil || canonical != strings.ToLower(c.address) && canonical != c.address) {
+			t.Errorf("%s on %q: %q, %v", c.address, c.n, canonical, err)
+		}
+		if !c.ok {
+			var ae *AddressError
+			want := "not a Bitcoin " + string(c.n.OrMainnet())
+			if c.n.OrMainnet() == Mainnet {
+				want = reasonTestnet // as ever on mainnet: regtest's and testnet's say so
+			}
+			if !errors.As(err, &ae) || !strings.Contains(ae.Reason, want) {
+				t.Errorf("%s on %q: %q, %v; want not a Bitcoin %s address", c.address, c.n, canonical, err, c.n.OrMainnet())
+			}
+		}
+	}
+	if _, err := ValidateBitcoinAddressOn(regtestP2WPKH[:len(regtestP2WPKH)-1]+"q", Regtest); err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Errorf("a regtest address with a typo: %v, want the checksum reason", err)
+	}
+}

@@ -202,15 +202,21 @@ func upstreamDown(err error) bool {
 // guarded runs call for subject (the address or transaction asked about)
 // under the breaker and the subject's cooldown, if the client has them.
 func (c *Client) guarded(ctx context.Context, op, subject string, call func() error) error {
-	if c.health == nil {
+	return guardedCall(ctx, c.health, c.now, op, subject, call)
+}
+
+// guardedCall runs call for subject under h (nil: as it is), with now as
+// the clock: a Client's calls and a guarded Source's (Guard).
+func guardedCall(ctx context.Context, h *health, now func() time.Time, op, subject string, call func() error) error {
+	if h == nil {
 		return call()
 	}
-	probe, refusal := c.health.admit(op, subject, c.now())
+	probe, refusal := h.admit(op, subject, now())
 	if refusal != nil {
 		return refusal
 	}
 	err := call()
-	c.health.record(ctx, subject, probe, err, c.now())
+	h.record(ctx, subject, probe, err, now())
 	return err
 }
 

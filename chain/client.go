@@ -278,6 +278,45 @@ func (c *Client) Tx(ctx context.Context, txid string) (Tx, error) {
 	return t, nil
 }
 
+// Tip is GET /blocks: the newest blocks, newest first; the first is the
+// tip. One request, so that the height and the hash are of one block.
+func (c *Client) Tip(ctx context.Context) (BlockRef, error) {
+	var blocks []esploraBlock
+	if err := c.get(ctx, "tip", "tip", "/blocks", false, &blocks); err != nil {
+		return BlockRef{}, err
+	}
+	if len(blocks) == 0 {
+		return BlockRef{}, &UpstreamError{Op: "tip", Err: malformed("no blocks")}
+	}
+	tip, err := blocks[0].toRef()
+	if err != nil {
+		return BlockRef{}, &UpstreamError{Op: "tip", Err: err}
+	}
+	return tip, nil
+}
+
+// BlockHash is GET /block-height/{height}: the hash of the block at height
+// on the explorer's best chain, ErrNotFound above its tip.
+func (c *Client) BlockHash(ctx context.Context, height int64) (string, error) {
+	if height < 0 {
+		return "", fmt.Errorf("%w: a height is not negative", ErrInvalidArgument)
+	}
+	var text plainText
+	if err := c.get(ctx, "block hash", "block-height", "/block-height/"+strconv.FormatInt(height, 10), true, &text); err != nil {
+		return "", err
+	}
+	hash, ok := CanonicalTxID(string(text))
+	if !ok {
+		return "", &UpstreamError{Op: "block hash", Err: malformed("%q is no block hash", text)}
+	}
+	return hash, nil
+}
+
+// plainText is an answer that is text, not JSON (Esplora's
+// /block-height/{height}): attempt keeps it as it is, without its
+// surrounding white space.
+type plainText string
+
 func (c *Client) listing(ctx context.Context, op, addr, path string, confirmed bool) ([]Tx, error) {
 	var ws []esploraTx
 	if err := c.get(ctx, op, addr, path, false, &ws); err != nil {
@@ -370,6 +409,10 @@ func (c *Client) attempt(ctx context.Context, op, path string, notFoundIsAnswer 
 	}
 	if len(body) > responseBytesMax {
 		return &UpstreamError{Op: op, Status: resp.StatusCode, Err: malformed("body over %d bytes", responseBytesMax)}
+	}
+	if text, isText := out.(*plainText); isText {
+		*text = plainText(strings.TrimSpace(string(body)))
+		return nil
 	}
 	if err := json.Unmarshal(body, out); err != nil {
 		return &UpstreamError{Op: op, Status: resp.StatusCode, Err: malformed("invalid JSON: %v", err)}

@@ -171,6 +171,20 @@ type esploraTx struct {
 // esploraStatus has pointers so that a confirmed transaction missing its
 // height or time is told apart from one at height 0, and so that an
 // unconfirmed one encodes as Esplora's bare {"confirmed": false}.
+// esploraBlock is one block of GET /blocks.
+type esploraBlock struct {
+	ID     string `json:"id"`
+	Height int64  `json:"height"`
+}
+
+func (b esploraBlock) toRef() (BlockRef, error) {
+	hash, ok := CanonicalTxID(b.ID) // a block hash is written as a txid is
+	if !ok || b.Height < 0 {
+		return BlockRef{}, malformed("block %q at height %d", b.ID, b.Height)
+	}
+	return BlockRef{Height: b.Height, Hash: hash}, nil
+}
+
 type esploraStatus struct {
 	Confirmed   bool    `json:"confirmed"`
 	BlockHeight *int64  `json:"block_height,omitempty"`

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	lru "github.com/hashicorp/golang-lru/v2"
 	"slices"
 	"sync"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // Bounds of the history cache. Every figure is per HistoryCache unless it
@@ -71,7 +72,7 @@ type HistoryPage struct {
 // one address are served one at a time (so the first one fetches and the
 // rest find it cached), calls for different addresses in parallel.
 type HistoryCache struct {
-	up           *Client
+	up           Source
 	ttl          time.Duration
 	now          func() time.Time
 	maxAddresses int
@@ -86,7 +87,7 @@ type HistoryCache struct {
 // is reused (at least one second); now is the clock (nil: time.Now);
 // maxAddresses bounds the addresses held (at least 1), least recently used
 // forgotten first.
-func NewHistoryCache(up *Client, ttl time.Duration, now func() time.Time, maxAddresses int) *HistoryCache {
+func NewHistoryCache(up Source, ttl time.Duration, now func() time.Time, maxAddresses int) *HistoryCache {
 	if now == nil {
 		now = time.Now
 	}

@@ -2,6 +2,7 @@ package chain
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -71,6 +72,8 @@ func NewSim(now func() time.Time) *Sim {
 	s.mux.HandleFunc("GET /address/{addr}/txs/chain/{last}", s.handleChain)
 	s.mux.HandleFunc("GET /address/{addr}/txs/mempool", s.handleMempool)
 	s.mux.HandleFunc("GET /tx/{txid}", s.handleTx)
+	s.mux.HandleFunc("GET /blocks", s.handleBlocks)
+	s.mux.HandleFunc("GET /block-height/{height}", s.handleBlockHeight)
 	return s
 }
 
@@ -226,6 +229,34 @@ func (s *Sim) handleTx(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeSimJSON(w, tx)
+}
+
+// handleBlocks is GET /blocks: the sim's ten newest blocks, newest first,
+// one every simBlockSeconds since its genesis (the hashes its
+// transactions' statuses name).
+func (s *Sim) handleBlocks(w http.ResponseWriter, _ *http.Request) {
+	tip := (s.now().Unix() - simGenesisUnix) / simBlockSeconds
+	blocks := make([]esploraBlock, 0, 10)
+	for h := tip; h >= 0 && h > tip-10; h-- {
+		blocks = append(blocks, esploraBlock{ID: *simConfirmed(h, 0).BlockHash, Height: h})
+	}
+	writeSimJSON(w, blocks)
+}
+
+// handleBlockHeight is GET /block-height/{height}: the hash of the block
+// at height, as text, or 404 above the tip.
+func (s *Sim) handleBlockHeight(w http.ResponseWriter, r *http.Request) {
+	height, err := strconv.ParseInt(r.PathValue("height"), 10, 64)
+	if err != nil || height < 0 {
+		http.Error(w, "Invalid block height", http.StatusBadRequest)
+		return
+	}
+	if height > (s.now().Unix()-simGenesisUnix)/simBlockSeconds {
+		http.Error(w, "Block not found", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = io.WriteString(w, *simConfirmed(height, 0).BlockHash)
 }
 
 // resolve rebuilds the transaction a sim txid names, if the sim has shown

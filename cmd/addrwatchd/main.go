@@ -59,6 +59,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
+	if err := fixNetwork(cfg.Data, cfg.Network); err != nil {
+		return err
+	}
 	adminToken, err := loadAdminToken(cfg)
 	if err != nil {
 		return err
@@ -110,18 +113,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		demo = demoNode{bootstrapped: node.Bootstrapped, waitForLeader: node.WaitForLeader}
 	}
 
-	upstream, err := chain.OpenUpstream(cfg.Upstream, nil, chain.ClientOptions{})
+	source, err := openChain(ctx, cfg, logger)
 	if err != nil {
-		return fmt.Errorf("--upstream: %w", err)
+		return err
 	}
-	history := chain.NewHistoryCache(upstream, historyTTL, nil, historyAddressesMax)
+	history := chain.NewHistoryCache(source, historyTTL, nil, historyAddressesMax)
 
 	store.registerMetrics(metrics)
 
 	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken,
 		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, TrustedProxies: cfg.TrustedProxies,
 		Cluster: store, Metrics: metrics, SpoolDir: cfg.Data, OpenMetrics: cfg.OpenMetrics, SessionIdle: cfg.SessionIdle,
-		NodesUnauthenticated: cfg.InsecureCluster})
+		NodesUnauthenticated: cfg.InsecureCluster, Network: cfg.Network})
 	public, err := serve(cfg.HTTP, publicTLS, api.NewHTTPServer("addrwatch", api.PublicHandler()))
 	if err != nil {
 		return err

@@ -31,6 +31,9 @@ type Account struct {
 	Spaces           []*Space      `json:"spaces"`
 	BookmarkRevision uint64        `json:"bookmark_revision"`
 	Notes            []*Note       `json:"notes,omitempty"`
+	// Watched is what the chain follower recorded of the addresses the
+	// cards hold, in address order (watching.go).
+	Watched []*WatchedAddress `json:"watched,omitempty"`
 
 	Idempotency IdempotencyRecords `json:"idempotency"`
 	Audit       []AuditEvent       `json:"audit"`

@@ -314,3 +314,58 @@ func (a *Account) holdsBitcoinAddress(address string) bool {
 func (a *Account) forgetUnwatched() {
 	a.Watched = slices.DeleteFunc(a.Watched, func(w *WatchedAddress) bool { return !a.holdsBitcoinAddress(w.Address) })
 }
+
+// WatchTargetsQuery is the follower's read of an account: every Bitcoin
+// address its cards hold, with what the account recorded of each. Only
+// the system reads it.
+type WatchTargetsQuery struct{}
+
+// WatchTarget is one watched address and its record (nil: nothing yet).
+// The record is a copy: the follower may keep it while the account
+// changes.
+type WatchTarget struct {
+	Address  string
+	Recorded *WatchedAddress
+}
+
+func (WatchTargetsQuery) answer(a *Account, who Principal, _ Level, _ int64) ([]WatchTarget, *Error) {
+	if who.Kind != PrincipalSystem {
+		return nil, errUnauthorized
+	}
+	var out []WatchTarget
+	seen := map[string]bool{}
+	add := func(address string) {
+		if seen[address] {
+			return
+		}
+		seen[address] = true
+		t := WatchTarget{Address: address}
+		if w := a.watched(address); w != nil {
+			t.Recorded = w.clone()
+		}
+		out = append(out, t)
+	}
+	for _, c := range a.Portfolio {
+		add(c.Address)
+	}
+	for _, s := range a.Spaces {
+		if s.Type == SpaceBitcoin {
+			for _, c := range s.Cards {
+				add(c.Address)
+			}
+		}
+	}
+	return out, nil
+}
+
+// clone is a deep copy of w.
+func (w *WatchedAddress) clone() *WatchedAddress {
+	c := *w
+	c.Txs = make([]*WatchedTx, len(w.Txs))
+	for i, t := range w.Txs {
+		tc := *t
+		tc.Spends = slices.Clone(t.Spends)
+		c.Txs[i] = &tc
+	}
+	return &c
+}

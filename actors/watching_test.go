@@ -175,3 +175,30 @@ func TestWatchedAddressesAreInAddressOrder(t *testing.T) {
 		}
 	}
 }
+
+// The follower reads every Bitcoin address the cards hold, once each,
+// with a copy of its record; nobody but the system reads it.
+func TestWatchTargets(t *testing.T) {
+	ta := newTestAccount(t, PlanExtended)
+	ta.createCard(ta.owner, addrs[0])
+	space := ta.a.Spaces[0]
+	ta.mustOK(ta.owner, &CreateBookmarkCard{CardID: "b1", SpaceID: space.ID, ExpectedSpaceVersion: versionString(space.Version), Address: addrs[0]})
+	space = ta.a.Spaces[0]
+	ta.mustOK(ta.owner, &CreateBookmarkCard{CardID: "b2", SpaceID: space.ID, ExpectedSpaceVersion: versionString(space.Version), Address: addrs[1]})
+	ta.observe(addrs[0], mempoolTx("a1", 1, hashN("c0")+":0"))
+	system := Credential{Kind: CredentialSystem, AccountID: ta.id, Now: ta.at}
+	targets, err := Answer[[]WatchTarget](RunQuery(ta.a, system, WatchTargetsQuery{}).Outcome())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(targets) != 2 || targets[0].Address != addrs[0] || targets[1].Address != addrs[1] || targets[0].Recorded == nil || targets[1].Recorded != nil {
+		t.Fatalf("targets %+v", targets)
+	}
+	targets[0].Recorded.Txs[0].Spends[0] = "changed"
+	if ta.a.watched(addrs[0]).Txs[0].Spends[0] == "changed" {
+		t.Error("the follower's copy shares the account's record")
+	}
+	if _, err := Answer[[]WatchTarget](RunQuery(ta.a, ta.ownerCred(), WatchTargetsQuery{}).Outcome()); err == nil {
+		t.Error("the owner read the follower's targets")
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
 	"github.com/addrwatch/addrwatch/httpd/edge"
+	"github.com/addrwatch/addrwatch/watch"
 )
 
 // leaderWait bounds how long a fresh node waits for its first leader before
@@ -93,6 +94,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		TLS: nodeTLS, Insecure: cfg.InsecureCluster, Dial: nodeDial, Join: cfg.Join, RecoverFromSnapshot: cfg.RecoverFromSnapshot, RaftLog: cfg.RaftLog}
 	var store backend
 	var demo demoNode
+	var follow followerStore
 	if cfg.Groups > 1 {
 		groups, err := cluster.OpenGroups(clusterCfg, cfg.Groups)
 		if err != nil {
@@ -100,6 +102,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		defer groups.Close()
 		store = newGroupsStore(groups)
+		follow = followerStore{accounts: groups, ids: groups.AccountIDs, leading: groups.ServesAny, now: time.Now}
 		demo = demoNode{bootstrapped: groups.Bootstrapped, waitForLeader: groups.WaitForReady}
 	} else {
 		accounts := registry.New(logger)
@@ -110,6 +113,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		defer node.Close()
 		store = newNodeStore(node)
+		follow = followerStore{accounts: node, ids: node.AccountIDs, leading: node.Serving, now: time.Now}
 		demo = demoNode{bootstrapped: node.Bootstrapped, waitForLeader: node.WaitForLeader}
 	}
 
@@ -118,6 +122,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	history := chain.NewHistoryCache(source, historyTTL, nil, historyAddressesMax)
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	defer stopFollowing()
+	go watch.New(source, follow, watch.Options{Logger: logger.With("component", "follower")}).Run(followCtx)
 
 	store.registerMetrics(metrics)
 

@@ -35,7 +35,8 @@ func fixNetwork(dataDir string, n chain.Network) error {
 		if recorded != n {
 			return fmt.Errorf("the data dir %s was made for %s, not %s: start with --network %s, or give another --data", dataDir, recorded, n, recorded)
 		}
-		return nil
+		return persistence.TightenModes(path) // an older build's or a careless copy's 0644
+
 	case !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("data dir: %w", err)
 	}

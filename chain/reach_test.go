@@ -2,7 +2,6 @@ package chain
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/pem"
 	"errors"
 	"io"
@@ -10,9 +9,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strconv"
-	"sync"
 	"testing"
+
+	"github.com/addrwatch/addrwatch/internal/socks5test"
 )
 
 // An Esplora behind a self-signed certificate is reached when the
@@ -44,7 +43,7 @@ func TestAClientTrustsTheGivenCertificate(t *testing.T) {
 func TestAClientGoesThroughTheSOCKS5Proxy(t *testing.T) {
 	srv := httptest.NewServer(blocksHandler())
 	defer srv.Close()
-	proxyAddr, asked := socks5Server(t, srv.Listener.Addr().String())
+	proxyAddr, asked := socks5test.Serve(t, srv.Listener.Addr().String())
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	c, err := NewClient("http://explorer.invalid:"+port, ClientOptions{Retries: -1, Reach: Reach{Proxy: &url.URL{Scheme: "socks5", Host: proxyAddr}}})
 	if err != nil {
@@ -64,67 +63,4 @@ func blocksHandler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `[{"id":"`+fakeHash+`","height":7}]`)
 	})
-}
-
-// socks5Server is a SOCKS5 proxy (no authentication, CONNECT by name)
-// that connects every request to target, and records what it was asked.
-func socks5Server(t *testing.T, target string) (addr string, asked func() []string) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	var mu sync.Mutex
-	var names []string
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				name, ok := socks5Handshake(conn)
-				if !ok {
-					return
-				}
-				mu.Lock()
-				names = append(names, name)
-				mu.Unlock()
-				up, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				_, _ = conn.Write([]byte{5, 0, 0, 1, 0, 0, 0, 0, 0, 0})
-				go func() { _, _ = io.Copy(up, conn) }()
-				_, _ = io.Copy(conn, up)
-			}()
-		}
-	}()
-	return ln.Addr().String(), func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), names...) }
-}
-
-// socks5Handshake reads a client's greeting and CONNECT request and
-// returns the host:port it asked for; only a domain name is accepted.
-func socks5Handshake(conn net.Conn) (string, bool) {
-	head := make([]byte, 2)
-	if _, err := io.ReadFull(conn, head); err != nil || head[0] != 5 {
-		return "", false
-	}
-	if _, err := io.ReadFull(conn, make([]byte, head[1])); err != nil {
-		return "", false
-	}
-	_, _ = conn.Write([]byte{5, 0}) // no authentication
-	req := make([]byte, 5)
-	if _, err := io.ReadFull(conn, req); err != nil || req[1] != 1 || req[3] != 3 {
-		return "", false // CONNECT to a domain name only
-	}
-	name := make([]byte, int(req[4])+2)
-	if _, err := io.ReadFull(conn, name); err != nil {
-		return "", false
-	}
-	port := binary.BigEndian.Uint16(name[len(name)-2:])
-	return string(name[:len(name)-2]) + ":" + strconv.Itoa(int(port)), true
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/addrwatch/addrwatch/chain"
+	"github.com/addrwatch/addrwatch/internal/socks5test"
 )
 
 // --network is fixed when a data dir is made: a later start with another
@@ -31,5 +32,28 @@ func TestStartRefusesAnotherNetwork(t *testing.T) {
 	code, out = fresh.startRefused("--chain", "esplora:"+up.URL, "--network", "regtest")
 	if code != 1 || !strings.Contains(out, "the chain source is on another network") || !strings.Contains(out, chain.Regtest.Params().GenesisHash.String()) {
 		t.Errorf("a mainnet source for a regtest node: exit %d; output:\n%s", code, out)
+	}
+}
+
+// The settings page names a chain source that is someone else's server,
+// and says what it learns; the URL's password is never on the page.
+func TestSettingsNameTheChainSourceInABrowser(t *testing.T) {
+	up := httptest.NewServer(chain.NewSim(time.Now))
+	defer up.Close()
+	// The explorer is reached at its loopback address through a name that
+	// is not loopback, as someone else's server would be.
+	_, port, _ := strings.Cut(strings.TrimPrefix(up.URL, "http://"), ":")
+	proxy, _ := socks5test.Serve(t, up.Listener.Addr().String())
+	s := startServer(t, "--chain", "esplora:http://user:s3cretpw@localhost.invalid:"+port, "--chain-proxy", "socks5://"+proxy)
+	o := siteSetUp(t, s, "chain@example.org")
+	b := newBrowser(t)
+	siteSignIn(t, b, o, "chain@example.org")
+	b.open(s.URL + "/settings")
+	source := b.text("#chain-source")
+	if !strings.Contains(source, "Esplora explorer") || !strings.Contains(source, "localhost.invalid") || !strings.Contains(source, "Tor") || strings.Contains(source, "s3cretpw") {
+		t.Errorf("the chain source: %q", source)
+	}
+	if warn := b.text("#chain-third-party"); !strings.Contains(warn, "learns every address you watch") {
+		t.Errorf("the warning: %q", warn)
 	}
 }

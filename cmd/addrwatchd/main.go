@@ -24,6 +24,7 @@ import (
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
 	"github.com/addrwatch/addrwatch/httpd/edge"
+	"github.com/addrwatch/addrwatch/httpd/site"
 	"github.com/addrwatch/addrwatch/watch"
 )
 
@@ -131,7 +132,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken,
 		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, TrustedProxies: cfg.TrustedProxies,
 		Cluster: store, Metrics: metrics, SpoolDir: cfg.Data, OpenMetrics: cfg.OpenMetrics, SessionIdle: cfg.SessionIdle,
-		NodesUnauthenticated: cfg.InsecureCluster, Network: cfg.Network})
+		NodesUnauthenticated: cfg.InsecureCluster, Network: cfg.Network,
+		Chain: site.ChainSource{Kind: string(cfg.Chain.Kind), Host: cfg.Chain.Host(), Network: string(cfg.Network),
+			ThirdParty: cfg.Chain.ThirdParty(), Tor: cfg.ChainProxy != nil}})
 	public, err := serve(cfg.HTTP, publicTLS, api.NewHTTPServer("addrwatch", api.PublicHandler()))
 	if err != nil {
 		return err

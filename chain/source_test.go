@@ -154,3 +154,20 @@ func TestAGuardedSourceOpensItsBreakerAsAClientDoes(t *testing.T) {
 		t.Error("Guard with failures < 0 did not give the source as it is")
 	}
 }
+
+// notifyingSource is a failing source that notifies.
+type notifyingSource struct{ failingSource }
+
+func (*notifyingSource) Notify(context.Context) (<-chan Change, error) { return nil, nil }
+func (*notifyingSource) Watch(context.Context, []string) error        { return nil }
+
+// A guarded source that notifies still does: the follower finds out by
+// asking the source it was given.
+func TestAGuardedNotifierStillNotifies(t *testing.T) {
+	if _, notifies := Guard(&notifyingSource{}, 3, time.Minute).(Notifier); !notifies {
+		t.Error("Guard hid the source's notifications")
+	}
+	if _, notifies := Guard(&failingSource{}, 3, time.Minute).(Notifier); notifies {
+		t.Error("Guard made up notifications")
+	}
+}

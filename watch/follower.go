@@ -2,7 +2,10 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -40,6 +43,9 @@ type Options struct {
 	// Workers is how many addresses are read from the source at once. 0
 	// means DefaultWorkers.
 	Workers int
+	// FullEvery is how often a follower told of changes (chain.Notifier)
+	// sweeps every address anyway. 0 means DefaultFullEvery.
+	FullEvery time.Duration
 	// AddressTimeout bounds the reads of one address, so that one slow
 	// address holds one worker for at most that long. 0 means
 	// DefaultAddressTimeout.
@@ -53,6 +59,7 @@ const (
 	DefaultMempoolEvery   = 10 * time.Second
 	DefaultWorkers        = 8
 	DefaultAddressTimeout = 20 * time.Second
+	DefaultFullEvery      = 5 * time.Minute
 )
 
 // Follower follows the chain for every watched address: it asks the
@@ -70,6 +77,7 @@ type Follower struct {
 // Stats count what the follower did, for logs, metrics and tests.
 type Stats struct {
 	Sweeps       int64          // sweeps finished
+	Addresses    int64          // addresses read by them
 	Tip          chain.BlockRef // the tip of the last sweep
 	Requests     int64          // requests made to the source by sweeps
 	Observations int64          // observations proposed
@@ -87,6 +95,9 @@ func New(src chain.Source, store Store, opts Options) *Follower {
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
+	if opts.FullEvery <= 0 {
+		opts.FullEvery = DefaultFullEvery
+	}
 	if opts.AddressTimeout <= 0 {
 		opts.AddressTimeout = DefaultAddressTimeout
 	}
@@ -103,23 +114,37 @@ func (f *Follower) Stats() Stats {
 	return f.stats
 }
 
-// Run follows until ctx ends. It sweeps at once, then on every new tip
-// and every MempoolEvery.
+// Run follows until ctx ends, on the node that leads accounts. With a
+// source that notifies (chain.Notifier) it reads only the addresses a
+// change names, as soon as it is told; otherwise it asks the tip every
+// Poll and sweeps every address on a new tip and every MempoolEvery.
 func (f *Follower) Run(ctx context.Context) {
 	poll := time.NewTicker(f.opts.Poll)
 	defer poll.Stop()
+	n, notifies := f.src.(chain.Notifier)
+	for ctx.Err() == nil {
+		switch {
+		case !f.store.Leading():
+		case notifies:
+			if err := f.runNotified(ctx, n, poll.C); err != nil && ctx.Err() == nil {
+				f.opts.Logger.Warn("the chain source's notifications stopped; asking again", "err", err)
+			}
+		default:
+			f.runPolling(ctx, poll.C)
+		}
+		select {
+		case <-ctx.Done():
+		case <-poll.C:
+		}
+	}
+}
+
+// runPolling sweeps every address on a new tip and every MempoolEvery,
+// until ctx ends or this node stops leading.
+func (f *Follower) runPolling(ctx context.Context, poll <-chan time.Time) {
 	var last chain.BlockRef
 	var swept time.Time
-	for {
-		if !f.store.Leading() {
-			last = chain.BlockRef{} // a leader again sweeps at once
-			select {
-			case <-ctx.Done():
-				return
-			case <-poll.C:
-				continue
-			}
-		}
+	for f.store.Leading() {
 		tip, err := f.src.Tip(ctx)
 		switch {
 		case err != nil:
@@ -132,9 +157,91 @@ func (f *Follower) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-poll.C:
+		case <-poll:
 		}
 	}
+}
+
+// runNotified sweeps every address once (whatever happened while nobody
+// listened), then reads what each notification names, until ctx ends,
+// this node stops leading or the notifications stop. Every Poll it looks
+// for addresses new since (a card added), reads them and watches them;
+// every FullEvery it sweeps everything again, in case a notification was
+// lost.
+func (f *Follower) runNotified(ctx context.Context, n chain.Notifier, poll <-chan time.Time) error {
+	changes, err := n.Notify(ctx)
+	if err != nil {
+		return err
+	}
+	tip, err := f.src.Tip(ctx)
+	if err != nil {
+		return err
+	}
+	watched, err := f.sweepAndWatch(ctx, n, tip, nil)
+	if err != nil {
+		return err
+	}
+	full := time.NewTicker(f.opts.FullEvery)
+	defer full.Stop()
+	for f.store.Leading() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case c, open := <-changes:
+			if !open {
+				return errors.New("the notifications ended")
+			}
+			if c.Tip.Hash != "" {
+				tip = c.Tip
+			}
+			if c.All {
+				watched, err = f.sweepAndWatch(ctx, n, tip, nil)
+			} else if len(c.Addresses) > 0 {
+				err = f.sweep(ctx, tip, setOf(c.Addresses))
+			}
+		case <-full.C:
+			watched, err = f.sweepAndWatch(ctx, n, tip, nil)
+		case <-poll:
+			watched, err = f.sweepAndWatch(ctx, n, tip, watched)
+		}
+		if err != nil && ctx.Err() == nil {
+			f.opts.Logger.Warn("a sweep failed", "err", err)
+		}
+	}
+	return nil
+}
+
+// sweepAndWatch sweeps the watched addresses not in known (nil: every
+// one) and, when the set changed, tells the source to watch it. It
+// returns the set watched.
+func (f *Follower) sweepAndWatch(ctx context.Context, n chain.Notifier, tip chain.BlockRef, known map[string]bool) (map[string]bool, error) {
+	targets, err := f.store.Watched(ctx)
+	if err != nil {
+		return known, err
+	}
+	all := map[string]bool{}
+	fresh := map[string]bool{}
+	for _, t := range targets {
+		all[t.Address] = true
+		if known == nil || !known[t.Address] {
+			fresh[t.Address] = true
+		}
+	}
+	if known != nil && len(fresh) == 0 && len(all) == len(known) {
+		return known, nil
+	}
+	if err := n.Watch(ctx, slices.Sorted(maps.Keys(all))); err != nil {
+		return known, err
+	}
+	return all, f.sweepTargets(ctx, tip, targets, fresh)
+}
+
+func setOf(addresses []string) map[string]bool {
+	set := make(map[string]bool, len(addresses))
+	for _, a := range addresses {
+		set[a] = true
+	}
+	return set
 }
 
 // Sweep observes every watched address once at tip: each address is read
@@ -142,13 +249,25 @@ func (f *Follower) Run(ctx context.Context) {
 // is told what it has not recorded. One address's failure is counted and
 // logged, and holds back no other.
 func (f *Follower) Sweep(ctx context.Context, tip chain.BlockRef) error {
+	return f.sweep(ctx, tip, nil)
+}
+
+// sweep is Sweep of the addresses in only (nil: all).
+func (f *Follower) sweep(ctx context.Context, tip chain.BlockRef, only map[string]bool) error {
 	targets, err := f.store.Watched(ctx)
 	if err != nil {
 		return err
 	}
+	return f.sweepTargets(ctx, tip, targets, only)
+}
+
+func (f *Follower) sweepTargets(ctx context.Context, tip chain.BlockRef, targets []Target, only map[string]bool) error {
 	byAddress := map[string][]Target{}
 	var order []string
 	for _, t := range targets {
+		if only != nil && !only[t.Address] {
+			continue
+		}
 		if _, seen := byAddress[t.Address]; !seen {
 			order = append(order, t.Address)
 		}
@@ -175,6 +294,7 @@ func (f *Follower) Sweep(ctx context.Context, tip chain.BlockRef) error {
 	wg.Wait()
 	f.mu.Lock()
 	f.stats.Sweeps++
+	f.stats.Addresses += int64(len(order))
 	f.stats.Tip = tip
 	f.mu.Unlock()
 	return ctx.Err()

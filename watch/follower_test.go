@@ -3,8 +3,10 @@ package watch
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/chain"
@@ -203,5 +205,78 @@ func TestAddressesAreReadOnceAndFailAlone(t *testing.T) {
 	}
 	if st := f.Stats(); st.Requests != 3+1 || st.Failures != 1 || st.Observations != 2 {
 		t.Errorf("stats %+v: want three reads of the shared address, one of the failing one, one failure, two observations", st)
+	}
+}
+
+// notifyingChain is a testChain that tells of changes (chain.Notifier):
+// the test sends them.
+type notifyingChain struct {
+	*testChain
+	changes chan chain.Change
+	mu      sync.Mutex
+	watched []string
+}
+
+func (n *notifyingChain) Notify(context.Context) (<-chan chain.Change, error) { return n.changes, nil }
+
+func (n *notifyingChain) Watch(_ context.Context, addresses []string) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.watched = addresses
+	return nil
+}
+
+// waitFor polls cond until it holds, failing the test after a generous
+// bound (this asserts that something happens, not how fast).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not happen", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// With a source that notifies, the follower sweeps everything once, tells
+// the source what to watch, then reads only the addresses a change
+// names; a card added later is read and watched too.
+func TestANotifiedFollowerReadsOnlyWhatChanged(t *testing.T) {
+	c := &notifyingChain{testChain: newTestChain(), changes: make(chan chain.Change)}
+	s := newTestStore(t, map[string][]string{"acct": {addrA, addrB}})
+	f := New(c, s, Options{Poll: 10 * time.Millisecond, FullEvery: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { f.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	waitFor(t, "the first sweep", func() bool { return f.Stats().Addresses == 2 })
+	c.mu.Lock()
+	watched := slices.Clone(c.watched)
+	c.mu.Unlock()
+	if !slices.Equal(watched, []string{addrB, addrA}) && !slices.Equal(watched, []string{addrA, addrB}) {
+		t.Fatalf("the source watches %v", watched)
+	}
+	pay := c.pay(addrA, 3_000, hashOf("p")+":0")
+	c.changes <- chain.Change{Addresses: []string{addrA}}
+	waitFor(t, "the payment recorded", func() bool { return s.tx("acct", addrA, pay.TxID) != nil })
+	if got := f.Stats().Addresses; got != 3 {
+		t.Errorf("%d addresses read after one change naming one, want 3", got)
+	}
+
+	addrC := "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy"
+	s.mu.Lock()
+	s.apply(t, "acct", owner, &actors.CreatePortfolioCard{CardID: "c9", Address: addrC})
+	s.mu.Unlock()
+	waitFor(t, "the new card's address read", func() bool { return f.Stats().Addresses >= 4 })
+	c.mu.Lock()
+	watching := slices.Contains(c.watched, addrC)
+	c.mu.Unlock()
+	if !watching {
+		t.Error("the new card's address is not watched")
+	}
+	time.Sleep(50 * time.Millisecond) // a few more polls, with nothing new to read
+	if got := f.Stats().Addresses; got != 4 {
+		t.Errorf("%d addresses read after a card was added, want 4 (only the new one read)", got)
 	}
 }

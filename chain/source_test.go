@@ -159,7 +159,7 @@ func TestAGuardedSourceOpensItsBreakerAsAClientDoes(t *testing.T) {
 type notifyingSource struct{ failingSource }
 
 func (*notifyingSource) Notify(context.Context) (<-chan Change, error) { return nil, nil }
-func (*notifyingSource) Watch(context.Context, []string) error        { return nil }
+func (*notifyingSource) Watch(context.Context, []string) error         { return nil }
 
 // A guarded source that notifies still does: the follower finds out by
 // asking the source it was given.

@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+
+	"github.com/addrwatch/addrwatch/chain"
 )
 
 // Account is the whole state of one account. Only the rules in this package
@@ -11,21 +13,27 @@ import (
 // holds the same Account. Collections are slices in stored order, never maps,
 // so that anything rendered from them has one order on every node.
 type Account struct {
-	ID               string     `json:"id"`
-	Login            string     `json:"login,omitempty"` // as the owner typed it; unique across accounts, case-insensitively
-	Plan             Plan       `json:"plan"`
-	OwnerSecretHash  Hash       `json:"owner_secret_hash"`
-	OwnerSecretEpoch uint64     `json:"owner_secret_epoch"` // bumped by each rotation
-	PasswordHash     string     `json:"password_hash"`      // salted slow hash, made at the edge
-	CreatedAt        int64      `json:"created_at"`
-	Deleted          bool       `json:"deleted,omitempty"`
-	Seq              uint64     `json:"seq"` // bumped by every accepted change; versions come from it
-	Keys             []*APIKey  `json:"keys"`
-	Sessions         []*Session `json:"sessions"`
-	Portfolio        []*Card    `json:"portfolio"`
-	Spaces           []*Space   `json:"spaces"`
-	BookmarkRevision uint64     `json:"bookmark_revision"`
-	Notes            []*Note    `json:"notes,omitempty"`
+	ID    string `json:"id"`
+	Login string `json:"login,omitempty"` // as the owner typed it; unique across accounts, case-insensitively
+	// Network is the Bitcoin network of the account's addresses; empty
+	// for mainnet (every account made before networks were recorded).
+	Network          chain.Network `json:"network,omitempty"`
+	Plan             Plan          `json:"plan"`
+	OwnerSecretHash  Hash          `json:"owner_secret_hash"`
+	OwnerSecretEpoch uint64        `json:"owner_secret_epoch"` // bumped by each rotation
+	PasswordHash     string        `json:"password_hash"`      // salted slow hash, made at the edge
+	CreatedAt        int64         `json:"created_at"`
+	Deleted          bool          `json:"deleted,omitempty"`
+	Seq              uint64        `json:"seq"` // bumped by every accepted change; versions come from it
+	Keys             []*APIKey     `json:"keys"`
+	Sessions         []*Session    `json:"sessions"`
+	Portfolio        []*Card       `json:"portfolio"`
+	Spaces           []*Space      `json:"spaces"`
+	BookmarkRevision uint64        `json:"bookmark_revision"`
+	Notes            []*Note       `json:"notes,omitempty"`
+	// Watched is what the chain follower recorded of the addresses the
+	// cards hold, in address order (watching.go).
+	Watched []*WatchedAddress `json:"watched,omitempty"`
 
 	Idempotency IdempotencyRecords `json:"idempotency"`
 	Audit       []AuditEvent       `json:"audit"`

@@ -4,15 +4,15 @@ import "github.com/addrwatch/addrwatch/chain"
 
 // cardAddress validates a card's address for where it will live and
 // returns its canonical form. Portfolio and bitcoin Spaces take Bitcoin
-// mainnet addresses and no coin; altcoin Spaces take a listed coin's
+// addresses of the account's network and no coin; altcoin Spaces take a listed coin's
 // address, or safe text with coin "unknown"; Sheet Spaces hold no cards.
-func cardAddress(t SpaceType, coinID *string, address string) (canonical, coin string, err *Error) {
+func cardAddress(network chain.Network, t SpaceType, coinID *string, address string) (canonical, coin string, err *Error) {
 	switch t {
 	case SpaceBitcoin:
 		if coinID != nil {
 			return "", "", Errorf(CodeValidation, "coin_id applies only to altcoin Spaces")
 		}
-		canonical, addrErr := chain.ValidateBitcoinAddress(address)
+		canonical, addrErr := chain.ValidateBitcoinAddressOn(address, network)
 		if addrErr != nil {
 			return "", "", Errorf(CodeValidation, "address: %s", addrErr.Error())
 		}

@@ -25,7 +25,7 @@ func (p *CreateBookmarkCard) check(a *Account, who Principal, capability Level) 
 	if err != nil {
 		return -1, "", "", err
 	}
-	canonical, coin, err = cardAddress(s.Type, p.CoinID, p.Address)
+	canonical, coin, err = cardAddress(a.Network, s.Type, p.CoinID, p.Address)
 	if err != nil {
 		return -1, "", "", err
 	}

@@ -37,6 +37,7 @@ const (
 	KindRecordActivity      Kind = 30
 	KindRecordKeyActivity   Kind = 31
 	KindImportLabels        Kind = 32
+	KindObserveAddress      Kind = 33
 )
 
 // Command is one replicated change to one account. Everything apply needs
@@ -121,6 +122,7 @@ var commandKinds = map[Kind]commandKind{
 	KindRecordActivity:      {payload: func() Payload { return &RecordActivity{} }, version: 2, ignorable: true},
 	KindRecordKeyActivity:   {payload: func() Payload { return &RecordKeyActivity{} }, version: 3, ignorable: true},
 	KindImportLabels:        {payload: func() Payload { return &ImportLabels{} }, version: 3},
+	KindObserveAddress:      {payload: func() Payload { return &ObserveAddress{} }, version: 4},
 }
 
 // Result is the outcome of applying a command or running a query: a

@@ -3,6 +3,8 @@ package actors
 import (
 	"time"
 	"unicode/utf8"
+
+	"github.com/addrwatch/addrwatch/chain"
 )
 
 // The owner's commands: account lifecycle, keys, sessions, grants, plan and
@@ -19,6 +21,11 @@ type CreateAccount struct {
 	// Login is the owner's login, if one was given. Entries written before
 	// logins existed carry none and create an account without one.
 	Login string `json:"login,omitempty"`
+	// Network is the Bitcoin network whose addresses the account's cards
+	// hold: the node's --network, carried in the command so that every
+	// replica validates addresses alike whatever its own flags say.
+	// Entries written before networks carry none: mainnet.
+	Network chain.Network `json:"network,omitempty"`
 
 	// loginTaken is set by the registry, as on SetLogin (login.go).
 	loginTaken bool
@@ -50,9 +57,15 @@ func newAccount(c *Command, p *CreateAccount) (*Account, Result) {
 			return nil, fail(errLoginTaken)
 		}
 	}
+	if p.Network != "" {
+		if _, err := chain.ParseNetwork(string(p.Network)); err != nil {
+			return nil, fail(Errorf(CodeValidation, "network must be mainnet, testnet, signet or regtest"))
+		}
+	}
 	a := &Account{
 		ID:              c.Account,
 		Login:           p.Login,
+		Network:         p.Network,
 		Plan:            p.Plan,
 		OwnerSecretHash: p.OwnerSecretHash,
 		PasswordHash:    p.PasswordHash,

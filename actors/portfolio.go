@@ -63,7 +63,7 @@ func (p *CreatePortfolioCard) check(a *Account, who Principal, capability Level)
 	if who.isAgent() && capability < LevelWrite {
 		return "", errReadOnlyKey
 	}
-	canonical, _, err = cardAddress(SpaceBitcoin, nil, p.Address)
+	canonical, _, err = cardAddress(a.Network, SpaceBitcoin, nil, p.Address)
 	if err != nil {
 		return "", err
 	}

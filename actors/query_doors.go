@@ -84,3 +84,6 @@ func (q GetSpaceQuery) run(a *Account, who Principal, c Level, now int64) Result
 func (q AccountSummaryQuery) run(a *Account, who Principal, c Level, now int64) Result {
 	return answered(q.answer(a, who, c, now))
 }
+func (q WatchTargetsQuery) run(a *Account, who Principal, c Level, now int64) Result {
+	return answered(q.answer(a, who, c, now))
+}

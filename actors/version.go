@@ -19,7 +19,9 @@ import (
 // activity lines: applied by an older node as RecordActivity it would
 // keep other lines, so it needs a kind of its own; and ImportLabels
 // (issue 28), which a leader proposes only once every voter applies it:
-// until then a label import sends one command a line, as before.
+// until then a label import sends one command a line, as before; version
+// 4 adds ObserveAddress (issue 31), the chain follower's facts, which a
+// leader proposes only once every voter records them.
 
 // A leader refuses a command of a newer version than some voter applies
 // before it enters the log: clustererr.ErrFeatureNotAdmitted.
@@ -28,7 +30,7 @@ import (
 type FeatureVersion uint32
 
 // CurrentFeatureVersion is the highest version this release knows.
-const CurrentFeatureVersion FeatureVersion = 3
+const CurrentFeatureVersion FeatureVersion = 4
 
 // featureVersionOverride, set at link time with
 // -ldflags "-X github.com/addrwatch/addrwatch/actors.featureVersionOverride=1",

@@ -110,8 +110,12 @@ type ClientOptions struct {
 	// *UpstreamError carries its RetryAfter for the caller to pass on.
 	BackoffMax time.Duration
 	// HTTPClient sends the requests. nil means a client of its own with a
-	// connection pool sized to MaxConcurrent.
+	// connection pool sized to MaxConcurrent, reaching the upstream as
+	// Reach says.
 	HTTPClient *http.Client
+	// Reach is the certificate to trust and the proxy to go through when
+	// the Client makes its own HTTP client.
+	Reach Reach
 	// BreakerFailures is for how many distinct addresses (or
 	// transactions), at most half of them (rounded up) one account's,
 	// calls must find the upstream down (each after its retries) before
@@ -147,6 +151,13 @@ type Client struct {
 // "https://blockstream.info/api" or "https://mempool.space/api". The URL
 // must be absolute http or https; a trailing slash is ignored.
 func NewClient(baseURL string, opts ClientOptions) (*Client, error) {
+	if opts.HTTPClient == nil && (opts.Reach.Proxy != nil || len(opts.Reach.CertPEM) > 0) {
+		tr, err := opts.Reach.HTTPTransport(max(opts.MaxConcurrent, DefaultMaxConcurrent))
+		if err != nil {
+			return nil, err
+		}
+		opts.HTTPClient = &http.Client{Transport: tr}
+	}
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%w: upstream must be an http(s) URL", ErrInvalidArgument)

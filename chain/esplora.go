@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -31,6 +32,10 @@ const (
 type TxIO struct {
 	Address string
 	Value   int64
+	// Spends is, for an input, the output it spends as "txid:vout": two
+	// transactions that spend one output conflict (one replaced the
+	// other). Empty for an output.
+	Spends string
 }
 
 // Tx is a transaction as the history needs it: when it was confirmed, and
@@ -42,6 +47,7 @@ type Tx struct {
 	TxID        string // 64 lower-case hex characters
 	Confirmed   bool
 	BlockHeight int64     // 0 when unconfirmed
+	BlockHash   string    // 64 lower-case hex; empty when unconfirmed or not told
 	BlockTime   time.Time // UTC; zero when unconfirmed
 	Fee         int64     // satoshis
 	Inputs      []TxIO
@@ -123,6 +129,11 @@ func (s AddressStats) TxCount() int64 { return s.Chain.TxCount + s.Mempool.TxCou
 // Balance is the address's balance in satoshis, mempool included.
 func (s AddressStats) Balance() int64 {
 	return s.Chain.FundedTxoSum - s.Chain.SpentTxoSum + s.Mempool.FundedTxoSum - s.Mempool.SpentTxoSum
+}
+
+// Outpoint names output vout of transaction txid as "txid:vout".
+func Outpoint(txid string, vout uint32) string {
+	return txid + ":" + strconv.FormatUint(uint64(vout), 10)
 }
 
 // CanonicalTxID returns s in lower case when it is a transaction ID: exactly
@@ -245,6 +256,13 @@ func (w esploraTx) toTx() (Tx, error) {
 		}
 		t.BlockHeight = *h
 		t.BlockTime = time.Unix(*bt, 0).UTC()
+		if w.Status.BlockHash != nil {
+			hash, ok := CanonicalTxID(*w.Status.BlockHash)
+			if !ok {
+				return Tx{}, malformed("confirmed %s in a block whose hash is not 64 hex characters", txid)
+			}
+			t.BlockHash = hash
+		}
 	}
 	t.Inputs = make([]TxIO, 0, len(w.Vin))
 	for _, in := range w.Vin {
@@ -258,6 +276,11 @@ func (w esploraTx) toTx() (Tx, error) {
 		if err != nil {
 			return Tx{}, fmt.Errorf("%w in %s", err, txid)
 		}
+		prev, ok := CanonicalTxID(in.TxID)
+		if !ok {
+			return Tx{}, malformed("an input of %s spends from a txid that is not 64 hex characters", txid)
+		}
+		io.Spends = Outpoint(prev, in.Vout)
 		t.Inputs = append(t.Inputs, io)
 	}
 	t.Outputs = make([]TxIO, 0, len(w.Vout))

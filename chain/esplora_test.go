@@ -12,8 +12,8 @@ import (
 func TestTxNetAmountAndAddresses(t *testing.T) {
 	const a, b, c = "1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa", "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy", "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
 	tx := Tx{
-		Inputs:  []TxIO{{a, 5000}, {b, 1000}, {a, 2000}},
-		Outputs: []TxIO{{c, 6500}, {a, 300}, {"", 0}},
+		Inputs:  []TxIO{{Address: a, Value: 5000}, {Address: b, Value: 1000}, {Address: a, Value: 2000}},
+		Outputs: []TxIO{{Address: c, Value: 6500}, {Address: a, Value: 300}, {}},
 		Fee:     200,
 	}
 	if got := tx.NetAmount(a); got != 300-7000 {
@@ -61,7 +61,7 @@ func TestEsploraTxDecoding(t *testing.T) {
 	  "vin": [{"txid": "` + strings.Repeat("0", 64) + `", "vout": 4294967295, "prevout": null, "is_coinbase": true, "sequence": 1}],
 	  "vout": [{"scriptpubkey": "00", "scriptpubkey_type": "v0_p2wpkh", "scriptpubkey_address": "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", "value": 312500000},
 	           {"scriptpubkey": "6a", "scriptpubkey_type": "op_return", "value": 0}],
-	  "status": {"confirmed": true, "block_height": 840000, "block_hash": "00", "block_time": 1713571767}
+	  "status": {"confirmed": true, "block_height": 840000, "block_hash": "` + fakeHash + `", "block_time": 1713571767}
 	}`
 	var w esploraTx
 	if err := json.Unmarshal([]byte(body), &w); err != nil {
@@ -75,9 +75,10 @@ func TestEsploraTxDecoding(t *testing.T) {
 		TxID:        strings.Repeat("ab", 32),
 		Confirmed:   true,
 		BlockHeight: 840000,
+		BlockHash:   fakeHash,
 		BlockTime:   time.Date(2024, 4, 20, 0, 9, 27, 0, time.UTC),
 		Inputs:      []TxIO{},
-		Outputs:     []TxIO{{"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", 312500000}, {"", 0}},
+		Outputs:     []TxIO{{Address: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", Value: 312500000}, {}},
 	}
 	if !reflect.DeepEqual(tx, want) {
 		t.Fatalf("decoded %+v\nwant    %+v", tx, want)
@@ -97,5 +98,31 @@ func TestEsploraStatsChecked(t *testing.T) {
 	many := make([]esploraTx, pageTxsMax+1)
 	if _, err := toTxs(many, true); !errors.Is(err, errMalformed) {
 		t.Fatalf("oversized listing accepted: %v", err)
+	}
+}
+
+// An input names the output it spends, so that two transactions spending
+// one output are seen to conflict (a replacement); an input whose txid is
+// not one is malformed.
+func TestEsploraInputsNameTheOutputsTheySpend(t *testing.T) {
+	prev := strings.Repeat("CD", 32)
+	body := `{"txid": "` + strings.Repeat("ab", 32) + `", "fee": 150,
+	  "vin": [{"txid": "` + prev + `", "vout": 3, "prevout": {"scriptpubkey_address": "` + fakeAddr + `", "value": 5000}}],
+	  "vout": [{"scriptpubkey_address": "` + fakeAddr + `", "value": 4850}],
+	  "status": {"confirmed": false}}`
+	var w esploraTx
+	if err := json.Unmarshal([]byte(body), &w); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := w.toTx()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tx.Inputs) != 1 || tx.Inputs[0].Spends != strings.ToLower(prev)+":3" || tx.Outputs[0].Spends != "" {
+		t.Errorf("inputs %+v, outputs %+v", tx.Inputs, tx.Outputs)
+	}
+	w.Vin[0].TxID = "not a txid"
+	if _, err := w.toTx(); !errors.Is(err, errMalformed) {
+		t.Errorf("an input spending from no txid: %v", err)
 	}
 }

@@ -238,7 +238,7 @@ func (s *Sim) handleBlocks(w http.ResponseWriter, _ *http.Request) {
 	tip := (s.now().Unix() - simGenesisUnix) / simBlockSeconds
 	blocks := make([]esploraBlock, 0, 10)
 	for h := tip; h >= 0 && h > tip-10; h-- {
-		blocks = append(blocks, esploraBlock{ID: *simConfirmed(h, 0).BlockHash, Height: h})
+		blocks = append(blocks, esploraBlock{ID: simBlockHash(h), Height: h})
 	}
 	writeSimJSON(w, blocks)
 }
@@ -256,7 +256,7 @@ func (s *Sim) handleBlockHeight(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain")
-	_, _ = io.WriteString(w, *simConfirmed(height, 0).BlockHash)
+	_, _ = io.WriteString(w, simBlockHash(height))
 }
 
 // resolve rebuilds the transaction a sim txid names, if the sim has shown

@@ -401,7 +401,17 @@ func simInput(txid, address string, value int64) esploraVin {
 }
 
 func simConfirmed(height, blockTime int64) esploraStatus {
-	hash := sha256.Sum256([]byte("addrwatch-sim/block|" + strconv.FormatInt(height, 10)))
-	hashHex := hex.EncodeToString(hash[:])
+	hashHex := simBlockHash(height)
 	return esploraStatus{Confirmed: true, BlockHeight: &height, BlockHash: &hashHex, BlockTime: &blockTime}
+}
+
+// simBlockHash is the hash of the sim's block at height: mainnet's genesis
+// block at 0, since the sim is a mainnet chain (CheckNetwork takes it as
+// one), and a hash of the height above it.
+func simBlockHash(height int64) string {
+	if height == 0 {
+		return Mainnet.Params().GenesisHash.String()
+	}
+	hash := sha256.Sum256([]byte("addrwatch-sim/block|" + strconv.FormatInt(height, 10)))
+	return hex.EncodeToString(hash[:])
 }

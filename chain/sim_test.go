@@ -430,22 +430,6 @@ func TestSimFaults(t *testing.T) {
 	}
 }
 
-func TestOpenUpstream(t *testing.T) {
-	c, err := OpenUpstream(UpstreamSim, fixedClock(simNow), ClientOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st, err := c.AddressStats(context.Background(), simFixtures[0]); err != nil || st.Chain.TxCount == 0 {
-		t.Fatalf("sim upstream: %+v, %v", st, err)
-	}
-	if _, err := OpenUpstream("esplora", nil, ClientOptions{}); !errors.Is(err, ErrInvalidArgument) {
-		t.Fatalf("bad upstream: %v", err)
-	}
-	if c, err := OpenUpstream("http://127.0.0.1:3002/api", nil, ClientOptions{}); err != nil || c.base != "http://127.0.0.1:3002/api" {
-		t.Fatalf("url upstream: %v", err)
-	}
-}
-
 func TestSimTxIDEncodingRoundTrips(t *testing.T) {
 	for _, addr := range simFixtures {
 		kind, key, ok := simAddressKey(addr)

@@ -37,6 +37,31 @@ type Source interface {
 	BlockHash(ctx context.Context, height int64) (string, error)
 }
 
+// Notifier is a source that says when something may have changed, so
+// that the follower reads only what changed, when it changed, instead of
+// every address on a timer: btcd's websocket notifications with its
+// transaction filter, Electrum's subscriptions. It is optional.
+type Notifier interface {
+	// Notify sends a Change for every new tip and for every mempool
+	// transaction that touches a watched address, until ctx ends. The
+	// channel is closed when the source's connection is lost; the
+	// follower then calls Notify again.
+	Notify(ctx context.Context) (<-chan Change, error)
+	// Watch sets the addresses whose changes Notify names.
+	Watch(ctx context.Context, addresses []string) error
+}
+
+// Change is what a Notifier says changed: the new tip (zero when only the
+// mempool changed), and the watched addresses the change touched (none
+// known: any may have).
+type Change struct {
+	Tip       BlockRef
+	Addresses []string
+	// All says the source cannot name the addresses: every one may have
+	// changed (a reorg, a reconnection).
+	All bool
+}
+
 // BlockRef names a block: its height and its hash (64 lower-case hex
 // characters, as explorers print it).
 type BlockRef struct {
@@ -60,7 +85,18 @@ func Guard(src Source, failures int, open time.Duration) Source {
 	if open <= 0 {
 		open = DefaultBreakerOpen
 	}
-	return &guarded{src: src, health: newHealth(failures, open), now: time.Now}
+	g := &guarded{src: src, health: newHealth(failures, open), now: time.Now}
+	if n, notifies := src.(Notifier); notifies {
+		return guardedNotifier{g, n}
+	}
+	return g
+}
+
+// guardedNotifier is a guarded Source that keeps its Notifier: being told
+// of changes is not a call the breaker judges.
+type guardedNotifier struct {
+	*guarded
+	Notifier
 }
 
 // guarded is a Source behind a breaker (Guard).

@@ -24,7 +24,7 @@ func TestSimTipIsTheBlockItsClockReached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (BlockRef{Height: 1000, Hash: *simConfirmed(1000, 0).BlockHash}); tip != want {
+	if want := (BlockRef{Height: 1000, Hash: simBlockHash(1000)}); tip != want {
 		t.Errorf("tip %+v, want %+v", tip, want)
 	}
 	later, _ := simClient(t, now.Add(simBlockSeconds*time.Second))
@@ -91,6 +91,17 @@ func (g *genesisSource) BlockHash(_ context.Context, height int64) (string, erro
 	return g.genesis, nil
 }
 
+// The sim is a mainnet chain.
+func TestTheSimIsOnMainnet(t *testing.T) {
+	c, _ := simClient(t, time.Unix(simGenesisUnix+1000*simBlockSeconds, 0))
+	if err := CheckNetwork(context.Background(), c, Mainnet); err != nil {
+		t.Error(err)
+	}
+	if err := CheckNetwork(context.Background(), c, Testnet); !errors.Is(err, ErrWrongNetwork) {
+		t.Errorf("the sim on testnet: %v", err)
+	}
+}
+
 // A source is taken only on the network whose genesis block it has.
 func TestCheckNetworkRefusesASourceOnAnotherChain(t *testing.T) {
 	regtest := &genesisSource{genesis: Regtest.Params().GenesisHash.String()}
@@ -112,7 +123,7 @@ func TestCheckNetworkRefusesASourceOnAnotherChain(t *testing.T) {
 func TestSimBlockHashes(t *testing.T) {
 	c, _ := simClient(t, time.Unix(simGenesisUnix+1000*simBlockSeconds, 0))
 	for _, h := range []int64{0, 999, 1000} {
-		if got, err := c.BlockHash(context.Background(), h); err != nil || got != *simConfirmed(h, 0).BlockHash {
+		if got, err := c.BlockHash(context.Background(), h); err != nil || got != simBlockHash(h) {
 			t.Errorf("block %d: %q, %v", h, got, err)
 		}
 	}
@@ -141,5 +152,22 @@ func TestAGuardedSourceOpensItsBreakerAsAClientDoes(t *testing.T) {
 	}
 	if Guard(src, -1, 0) != Source(src) {
 		t.Error("Guard with failures < 0 did not give the source as it is")
+	}
+}
+
+// notifyingSource is a failing source that notifies.
+type notifyingSource struct{ failingSource }
+
+func (*notifyingSource) Notify(context.Context) (<-chan Change, error) { return nil, nil }
+func (*notifyingSource) Watch(context.Context, []string) error         { return nil }
+
+// A guarded source that notifies still does: the follower finds out by
+// asking the source it was given.
+func TestAGuardedNotifierStillNotifies(t *testing.T) {
+	if _, notifies := Guard(&notifyingSource{}, 3, time.Minute).(Notifier); !notifies {
+		t.Error("Guard hid the source's notifications")
+	}
+	if _, notifies := Guard(&failingSource{}, 3, time.Minute).(Notifier); notifies {
+		t.Error("Guard made up notifications")
 	}
 }

@@ -5,25 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"time"
 )
-
-// UpstreamSim is the --upstream value that selects the simulated chain.
-const UpstreamSim = "sim"
 
 // simBaseURL is the base URL of an in-process upstream. The host is never
 // resolved: handlerTransport answers every request itself.
 const simBaseURL = "http://upstream.invalid"
-
-// OpenUpstream returns the Client for an --upstream value: UpstreamSim
-// ("sim") for the simulated chain with now as its clock (nil: time.Now),
-// otherwise an Esplora base URL such as "http://127.0.0.1:3002/api".
-func OpenUpstream(upstream string, now func() time.Time, opts ClientOptions) (*Client, error) {
-	if upstream == UpstreamSim {
-		return NewHandlerClient(NewSim(now), opts), nil
-	}
-	return NewClient(upstream, opts)
-}
 
 // NewHandlerClient returns a Client whose requests are answered in process
 // by h, without a socket: the way the server talks to the simulated chain.

@@ -437,3 +437,24 @@ func (g *Groups) Close() error {
 	g.conns.mux.close()
 	return errors.Join(errs...)
 }
+
+// AccountIDs lists the accounts of every group on this node, group by
+// group, each group's in ID order.
+func (g *Groups) AccountIDs() []string {
+	var ids []string
+	for _, r := range g.accounts {
+		ids = append(ids, r.IDs(func(string) bool { return true })...)
+	}
+	return ids
+}
+
+// ServesAny reports whether this node leads and serves any data group:
+// the chain follower then has accounts to follow.
+func (g *Groups) ServesAny() bool {
+	for _, n := range g.nodes {
+		if n.Serving() {
+			return true
+		}
+	}
+	return false
+}

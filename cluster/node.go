@@ -512,3 +512,9 @@ func (n *Node) Close() error {
 	}
 	return err
 }
+
+// AccountIDs lists the accounts this node's state holds, in ID order
+// (the chain follower reads the ones it leads).
+func (n *Node) AccountIDs() []string {
+	return n.accounts.IDs(func(string) bool { return true })
+}

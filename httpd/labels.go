@@ -146,14 +146,14 @@ type labelLine struct {
 // in a wallet reading the file top to bottom, and the earlier ones are
 // reported. Taking the first instead would make a second import of the
 // same file rename the card back and forth.
-func planLabelLines(records []labelRecord) []labelLine {
+func planLabelLines(records []labelRecord, network chain.Network) []labelLine {
 	lines := make([]labelLine, len(records))
 	last := map[[2]string]int{}
 	for i, r := range records {
 		l := labelLine{labelRecord: r}
 		switch r.Type {
 		case string(actors.LabelAddress):
-			canonical, err := validateLabelAddress(r.Ref)
+			canonical, err := validateLabelAddress(r.Ref, network)
 			l.canonical, l.reason = canonical, err
 		case string(actors.LabelTransaction):
 			if txid, valid := canonicalTxID(r.Ref); valid {
@@ -228,10 +228,10 @@ func truncateText(s string, n int) string {
 }
 
 // validateLabelAddress puts an addr record's ref in canonical form, with
-// the validator the card rules use, or says why it is not an address an
-// Account card may hold.
-func validateLabelAddress(ref string) (string, string) {
-	canonical, err := chain.ValidateBitcoinAddress(ref)
+// the validator the card rules use on the node's network, or says why it
+// is not an address an Account card may hold.
+func validateLabelAddress(ref string, network chain.Network) (string, string) {
+	canonical, err := chain.ValidateBitcoinAddressOn(ref, network)
 	if err != nil {
 		return "", "not a Bitcoin address an Account card can hold (" + err.Error() + ")"
 	}

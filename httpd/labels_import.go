@@ -87,7 +87,7 @@ func (s *Server) importLabels(r *request, file []byte) (labelImportReport, error
 	imp := &labelImport{s: s, c: c, decide: decide, r: r, who: who.Principal, view: view, cardRoom: view.PortfolioRoom, noteRoom: view.NoteRoom}
 	var results []labelImportResult
 	b := 0
-	for _, p := range planLabelLines(records) {
+	for _, p := range planLabelLines(records, s.network) {
 		for ; b < len(bad) && bad[b].Line < p.Line; b++ {
 			results = append(results, labelImportResult{Line: bad[b].Line, Outcome: labelSkipped, Reason: bad[b].Reason})
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/chain"
 	"github.com/addrwatch/addrwatch/httpd/activity"
 	"github.com/addrwatch/addrwatch/httpd/admin"
 	"github.com/addrwatch/addrwatch/httpd/edge"
@@ -40,6 +41,12 @@ type Config struct {
 	SheetBudget bool
 	// History reads address histories and transactions from the upstream.
 	History History
+	// Chain names the chain source for the owner's settings page.
+	Chain site.ChainSource
+	// Network is the Bitcoin network of the node (--network): of the
+	// accounts it creates and of the addresses a label import reads;
+	// empty means mainnet.
+	Network chain.Network
 	// Metrics, when set, receives the request metrics and is served at
 	// /metrics on the admin listener.
 	Metrics *prometheus.Registry
@@ -78,6 +85,8 @@ type Server struct {
 	passwordCost   int
 	sheetBudget    bool
 	history        History
+	network        chain.Network      // --network; the empty Network is mainnet
+	chain          site.ChainSource   // named on the settings page
 	limits         *edge.Limits       // nil when limits are off
 	forward        *forward.Forwarder // nil without a cluster
 	metrics        *edge.RequestMetrics
@@ -104,7 +113,7 @@ type Server struct {
 
 // New builds a Server.
 func New(cfg Config) *Server {
-	s := &Server{store: cfg.Store, log: cfg.Logger, now: cfg.Now, passwordCost: cfg.PasswordCost, sheetBudget: cfg.SheetBudget, history: cfg.History}
+	s := &Server{store: cfg.Store, log: cfg.Logger, now: cfg.Now, passwordCost: cfg.PasswordCost, sheetBudget: cfg.SheetBudget, history: cfg.History, network: cfg.Network, chain: cfg.Chain}
 	if s.now == nil {
 		s.now, s.realClock = time.Now, true
 	}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/chain"
 )
 
 // Operations that hold a plaintext secret live here, at the edge: the
@@ -68,6 +69,16 @@ func (s *Server) bcryptCost() int {
 	return s.passwordCost
 }
 
+// accountNetwork is the network a new account records: none on mainnet,
+// so that a mainnet node's commands read as every release before
+// networks wrote them.
+func (s *Server) accountNetwork() chain.Network {
+	if s.network.OrMainnet() == chain.Mainnet {
+		return ""
+	}
+	return s.network
+}
+
 // CreateAccount creates an account with its first Space and returns its
 // owner secret. login is optional (empty for none); another account's
 // login, in any case, is a CONFLICT. Only the operator creates accounts,
@@ -91,7 +102,7 @@ func (s *Server) CreateAccount(ctx context.Context, plan actors.Plan, password, 
 		Account:   account,
 		At:        s.now().UnixNano(),
 		Principal: actors.Principal{Kind: actors.PrincipalSystem},
-		Payload:   &actors.CreateAccount{Plan: plan, OwnerSecretHash: secretHash, PasswordHash: passwordHash, FirstSpaceID: newID(), Login: login},
+		Payload:   &actors.CreateAccount{Plan: plan, OwnerSecretHash: secretHash, PasswordHash: passwordHash, FirstSpaceID: newID(), Login: login, Network: s.accountNetwork()},
 	}
 	if _, err := s.propose(ctx, cmd); err != nil {
 		return AccountCreated{}, err

@@ -18,7 +18,7 @@ import (
 // commandKindsMax is the highest Kind this build knows. The round-trip test
 // asserts that NewPayload knows every kind up to it and none after it, so a
 // new kind that is not added here fails loudly instead of going untested.
-const commandKindsMax = actors.KindImportLabels
+const commandKindsMax = actors.KindObserveAddress
 
 // at0 is the leader time of the first test command.
 var at0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano()
@@ -178,6 +178,16 @@ func samplePayload(t testing.TB, k actors.Kind) actors.Payload {
 			{CreateCard: &actors.CreatePortfolioCard{CardID: "c9z8y7x6w5v4u3t2s1r", Address: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", CardFields: actors.CardFields{Name: strPtr("Savings — ünïcödé")}}},
 			{RenameCard: &actors.UpdatePortfolioCard{CardID: "c1a2b3c4d5e6f7g8h9i", ExpectedVersion: "v44", CardFields: actors.CardFields{Name: strPtr("Cold")}}},
 			{Note: &actors.PutNote{TxID: strings.Repeat("ef", 32), Text: "rent", Addresses: []string{"1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa"}}},
+		}
+	case *actors.ObserveAddress:
+		p.Address = "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"
+		p.TipHeight, p.TipHash = 812, strings.Repeat("0a", 32)
+		p.Confirmed = actors.AddressTotals{FundedSat: 150_000, SpentSat: 20_000, TxCount: 3}
+		p.Mempool = actors.AddressTotals{FundedSat: 5_000, TxCount: 1}
+		p.Txs = []actors.TxObservation{
+			{TxID: strings.Repeat("1b", 32), State: actors.TxConfirmed, Height: 812, BlockHash: strings.Repeat("0a", 32), BlockTime: 1_790_000_000, ReceivedSat: 100_000},
+			{TxID: strings.Repeat("2c", 32), State: actors.TxMempool, ReceivedSat: 5_000, Spends: []string{strings.Repeat("3d", 32) + ":1"}},
+			{TxID: strings.Repeat("4e", 32), State: actors.TxReplaced, SentSat: 7_000, ReplacedBy: strings.Repeat("2c", 32)},
 		}
 	default:
 		t.Fatalf("kind %d (%T) has no sample: add one", k, p)

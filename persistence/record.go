@@ -111,15 +111,17 @@ func (k *recordKeeper) writeLocked(index uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileSynced(k.path, append(data, '\n')); err != nil {
+	if err := WriteFileSynced(k.path, append(data, '\n')); err != nil {
 		return err
 	}
 	k.reaches, k.exists = index, true
 	return nil
 }
 
-// writeFileSynced replaces path with data, durably, mode 0600.
-func writeFileSynced(path string, data []byte) error {
+// WriteFileSynced replaces path with data, durably, mode 0600: written
+// beside it, synced, renamed over it and the directory synced, so that a
+// crash leaves the old file or the new, never part of one.
+func WriteFileSynced(path string, data []byte) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fileMode)
 	if err != nil {

@@ -325,6 +325,10 @@ func TestSiteOwnerJourneyInABrowser(t *testing.T) {
 	// Change the plan.
 	b.open(s.URL + "/settings")
 	b.assertUsable("the settings")
+	// The settings say where transactions come from: the simulated chain.
+	if got := b.text("#chain-source"); !strings.Contains(got, "simulated chain") {
+		t.Errorf("the settings name the chain source as %q", got)
+	}
 	b.click("#plan-extended")
 	b.submit(`form[action="/settings/plan"] button`)
 	if me := owMe(t, s, readKey); me["plan"] != "extended" {

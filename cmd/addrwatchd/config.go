@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/addrwatch/addrwatch/chain"
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
 	"github.com/addrwatch/addrwatch/persistence"
@@ -17,14 +18,23 @@ import (
 // config is the server's settings: each flag is also ADDRWATCH_<NAME> in the
 // environment (dashes become underscores); a flag on the command line wins.
 type config struct {
-	HTTP           string
-	Admin          string
-	Data           string
-	AdminToken     string
-	NodeID         string
-	Raft           string
-	Peers          []cluster.Peer
-	Upstream       string
+	HTTP       string
+	Admin      string
+	Data       string
+	AdminToken string
+	NodeID     string
+	Raft       string
+	Peers      []cluster.Peer
+	// Chain is the chain source (--chain, or --upstream, its old name).
+	Chain chain.SourceSpec
+	// ChainCert is the --chain-cert file: a PEM certificate to trust for
+	// the chain source; empty for the system's roots.
+	ChainCert string
+	// ChainProxy is the --chain-proxy SOCKS5 proxy (Tor) every request to
+	// the chain source goes through; nil for none.
+	ChainProxy *url.URL
+	// Network is the Bitcoin network of the data dir (--network).
+	Network        chain.Network
 	Limits         string
 	TrustedProxies []*net.IPNet
 	Demo           bool
@@ -47,6 +57,36 @@ type config struct {
 	// Groups is the number of raft groups accounts are sharded over; 1
 	// is one group, as every release before sharding ran.
 	Groups int
+}
+
+// parseChainFlags reads --chain (or --upstream, its old name: one or the
+// other) and --chain-proxy. Its errors never repeat a value, which may
+// hold a password.
+func parseChainFlags(chainFlag, upstream, proxy string) (chain.SourceSpec, *url.URL, error) {
+	switch {
+	case chainFlag != "" && upstream != "" && chainFlag != upstream:
+		return chain.SourceSpec{}, nil, fmt.Errorf("--upstream is the old name of --chain: give one of them")
+	case chainFlag == "":
+		chainFlag = upstream
+	}
+	if chainFlag == "" {
+		chainFlag = string(chain.SourceSim)
+	}
+	spec, err := chain.ParseSourceSpec(chainFlag)
+	if err != nil {
+		return chain.SourceSpec{}, nil, fmt.Errorf("--chain: %w", err)
+	}
+	if proxy == "" {
+		return spec, nil, nil
+	}
+	u, err := url.Parse(proxy)
+	if err != nil || u.Scheme != "socks5" || u.Port() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return chain.SourceSpec{}, nil, fmt.Errorf("--chain-proxy must be socks5://HOST:PORT")
+	}
+	if spec.Kind == chain.SourceSim {
+		return chain.SourceSpec{}, nil, fmt.Errorf("--chain-proxy is for a chain source across the network; the sim runs in this process")
+	}
+	return spec, u, nil
 }
 
 // clusterTLSFiles are --cluster-ca, --cluster-cert and --cluster-key.
@@ -78,7 +118,11 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&clusterTLS.CA, "cluster-ca", env("cluster-ca", ""), "PEM file of the cluster CA: nodes talk mutual TLS and accept only peers with a certificate from it (addrwatch cluster certs makes one). Without --cluster-ca, --cluster-cert and --cluster-key a node uses the CA and certificate in <data>/cluster-tls, which a node without peers makes at its first start (a node with peers, by --peers, --join or its data dir, then refuses to start)")
 	fs.StringVar(&clusterTLS.Cert, "cluster-cert", env("cluster-cert", ""), "PEM file of this node's certificate from the cluster CA")
 	fs.StringVar(&clusterTLS.Key, "cluster-key", env("cluster-key", ""), "PEM file of this node's private key (keep it 0600: it lets its holder act as a node)")
-	fs.StringVar(&c.Upstream, "upstream", env("upstream", "sim"), "history upstream: sim (embedded simulated chain) or an Esplora base URL")
+	chainFlag := fs.String("chain", env("chain", ""), "the chain source: sim (the embedded simulated chain, the default), esplora:URL (an Esplora API such as https://mempool.space/api or your own), btcd:https://USER:PASS@HOST:PORT (your btcd's JSON-RPC, run with --addrindex --txindex), electrum:HOST:PORT or electrums:HOST:PORT (your Electrum server, TLS with electrums); someone else's server learns every address your owners watch. The password is never logged")
+	upstreamFlag := fs.String("upstream", env("upstream", ""), "the old name of --chain: sim or an Esplora base URL")
+	fs.StringVar(&c.ChainCert, "chain-cert", env("chain-cert", ""), "PEM file of a certificate to trust for the chain source (btcd's self-signed RPC certificate, an Electrum server's)")
+	chainProxy := fs.String("chain-proxy", env("chain-proxy", ""), "socks5://HOST:PORT: reach the chain source through this SOCKS5 proxy (Tor), for every request")
+	network := fs.String("network", env("network", string(chain.Mainnet)), "the Bitcoin network whose addresses cards hold and whose chain the source follows: mainnet, testnet, signet or regtest; fixed when a data dir is created (another value is then refused at start), and a source on another network is refused at start")
 	fs.StringVar(&c.Limits, "limits", env("limits", "spec"), "spec enforces the spec's rate limits and caps each client address at 64 connections per listener; off disables edge, connection and Sheet-write limits; account keeps only the per-account Sheet-write budget (edge limits left to a proxy in front); the owner credential limits apply whatever this says")
 	fs.StringVar(&proxies, "trusted-proxies", env("trusted-proxies", ""), "CIDRs whose X-Forwarded-For names the client IP for rate limits, and whose X-Forwarded-Proto: https makes a request HTTPS (Secure __Host- cookies only, HSTS); their connections are not capped")
 	fs.StringVar(&publicTLS.Cert, "tls-cert", env("tls-cert", ""), "PEM file of the public listener's certificate (chain): with --tls-key, the site, /v1 and /owner/v1 are served over HTTPS only (TLS 1.3, or 1.2 with ECDHE AEAD suites; HSTS; only __Host- cookies), so a small deployment needs no proxy")
@@ -135,11 +179,14 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if c.Peers, err = cluster.ParsePeers(peers); err != nil {
 		return c, fmt.Errorf("--peers: %w", err)
 	}
-	if c.Upstream != "sim" {
-		u, err := url.Parse(c.Upstream)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return c, fmt.Errorf("--upstream must be sim or an http(s) Esplora base URL")
-		}
+	if c.Chain, c.ChainProxy, err = parseChainFlags(*chainFlag, *upstreamFlag, *chainProxy); err != nil {
+		return c, err
+	}
+	if c.Network, err = chain.ParseNetwork(*network); err != nil {
+		return c, fmt.Errorf("--network: %w", err)
+	}
+	if c.Chain.Kind == chain.SourceSim && c.Network != chain.Mainnet {
+		return c, fmt.Errorf("--chain sim is a mainnet chain: give --network %s a source on %s (btcd:, electrum: or esplora:)", c.Network, c.Network)
 	}
 	if c.Limits != "spec" && c.Limits != "off" && c.Limits != "account" {
 		return c, fmt.Errorf("--limits must be spec, off or account")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/addrwatch/addrwatch/chain"
 )
 
 func env(m map[string]string) func(string) string {
@@ -20,7 +22,7 @@ func TestParseConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.HTTP != "127.0.0.1:8080" || c.Admin != "127.0.0.1:8081" || c.Data != "./data" || c.NodeID != "node1" ||
-		c.Raft != "127.0.0.1:7000" || c.Upstream != "sim" || c.Limits != "spec" || c.Demo || len(c.Peers) != 0 || c.AdminToken != "" || c.OpenMetrics || c.RaftLog != "wal" {
+		c.Raft != "127.0.0.1:7000" || c.Chain.String() != "sim" || c.Network != chain.Mainnet || c.ChainProxy != nil || c.ChainCert != "" || c.Limits != "spec" || c.Demo || len(c.Peers) != 0 || c.AdminToken != "" || c.OpenMetrics || c.RaftLog != "wal" {
 		t.Fatalf("defaults differ from ARCHITECTURE.md: %+v", c)
 	}
 }
@@ -44,7 +46,7 @@ func TestParseConfigEnvironmentAndFlags(t *testing.T) {
 	if c.HTTP != "127.0.0.1:9191" {
 		t.Errorf("a flag must win over the environment: http %q", c.HTTP)
 	}
-	if c.AdminToken != "from-env" || c.NodeID != "n7" || !c.Demo || c.Limits != "off" || c.Upstream != "http://127.0.0.1:3002/api" || !c.OpenMetrics || c.RaftLog != "bolt" {
+	if c.AdminToken != "from-env" || c.NodeID != "n7" || !c.Demo || c.Limits != "off" || c.Chain.String() != "esplora:http://127.0.0.1:3002/api" || !c.OpenMetrics || c.RaftLog != "bolt" {
 		t.Errorf("environment not applied: %+v", c)
 	}
 	if len(c.Peers) != 2 || c.Peers[1].ID != "n8" || c.Peers[1].RaftAddr != "127.0.0.1:7008" {
@@ -57,19 +59,26 @@ func TestParseConfigEnvironmentAndFlags(t *testing.T) {
 
 func TestParseConfigRejectsBadValues(t *testing.T) {
 	cases := map[string][]string{
-		"limits":          {"--limits", "sometimes"},
-		"upstream":        {"--upstream", "ftp://x"},
-		"upstream no url": {"--upstream", "esplora"},
-		"peers":           {"--peers", "n1"},
-		"peer addr":       {"--peers", "n1=nohost"},
-		"proxies":         {"--trusted-proxies", "10.0.0.0"},
-		"http":            {"--http", "8080"},
-		"node id":         {"--node-id", ""},
-		"stray argument":  {"extra"},
-		"raft log":        {"--raft-log", "sqlite"},
-		"no groups":       {"--groups", "0"},
-		"too many groups": {"--groups", "65"},
-		"unknown flag":    {"--nope"},
+		"limits":                  {"--limits", "sometimes"},
+		"upstream":                {"--upstream", "ftp://x"},
+		"upstream no url":         {"--upstream", "esplora"},
+		"chain":                   {"--chain", "bitcoind:http://x"},
+		"chain and upstream":      {"--chain", "esplora:http://127.0.0.1:3002/api", "--upstream", "http://127.0.0.1:3003/api"},
+		"btcd in the clear":       {"--chain", "btcd:http://rpc:pw@10.0.0.5:8334"},
+		"chain proxy":             {"--chain", "esplora:https://mempool.space/api", "--chain-proxy", "http://127.0.0.1:9050"},
+		"chain proxy for the sim": {"--chain-proxy", "socks5://127.0.0.1:9050"},
+		"network":                 {"--network", "testnet3"},
+		"sim off mainnet":         {"--network", "regtest"},
+		"peers":                   {"--peers", "n1"},
+		"peer addr":               {"--peers", "n1=nohost"},
+		"proxies":                 {"--trusted-proxies", "10.0.0.0"},
+		"http":                    {"--http", "8080"},
+		"node id":                 {"--node-id", ""},
+		"stray argument":          {"extra"},
+		"raft log":                {"--raft-log", "sqlite"},
+		"no groups":               {"--groups", "0"},
+		"too many groups":         {"--groups", "65"},
+		"unknown flag":            {"--nope"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

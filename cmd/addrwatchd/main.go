@@ -24,6 +24,8 @@ import (
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
 	"github.com/addrwatch/addrwatch/httpd/edge"
+	"github.com/addrwatch/addrwatch/httpd/site"
+	"github.com/addrwatch/addrwatch/watch"
 )
 
 // leaderWait bounds how long a fresh node waits for its first leader before
@@ -59,6 +61,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
+	if err := fixNetwork(cfg.Data, cfg.Network); err != nil {
+		return err
+	}
 	adminToken, err := loadAdminToken(cfg)
 	if err != nil {
 		return err
@@ -90,6 +95,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		TLS: nodeTLS, Insecure: cfg.InsecureCluster, Dial: nodeDial, Join: cfg.Join, RecoverFromSnapshot: cfg.RecoverFromSnapshot, RaftLog: cfg.RaftLog}
 	var store backend
 	var demo demoNode
+	var follow followerStore
 	if cfg.Groups > 1 {
 		groups, err := cluster.OpenGroups(clusterCfg, cfg.Groups)
 		if err != nil {
@@ -97,6 +103,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		defer groups.Close()
 		store = newGroupsStore(groups)
+		follow = followerStore{accounts: groups, ids: groups.AccountIDs, leading: groups.ServesAny, now: time.Now}
 		demo = demoNode{bootstrapped: groups.Bootstrapped, waitForLeader: groups.WaitForReady}
 	} else {
 		accounts := registry.New(logger)
@@ -107,21 +114,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		defer node.Close()
 		store = newNodeStore(node)
+		follow = followerStore{accounts: node, ids: node.AccountIDs, leading: node.Serving, now: time.Now}
 		demo = demoNode{bootstrapped: node.Bootstrapped, waitForLeader: node.WaitForLeader}
 	}
 
-	upstream, err := chain.OpenUpstream(cfg.Upstream, nil, chain.ClientOptions{})
+	source, err := openChain(ctx, cfg, logger)
 	if err != nil {
-		return fmt.Errorf("--upstream: %w", err)
+		return err
 	}
-	history := chain.NewHistoryCache(upstream, historyTTL, nil, historyAddressesMax)
+	history := chain.NewHistoryCache(source, historyTTL, nil, historyAddressesMax)
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	defer stopFollowing()
+	go watch.New(source, follow, watch.Options{Logger: logger.With("component", "follower")}).Run(followCtx)
 
 	store.registerMetrics(metrics)
 
 	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken,
 		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, TrustedProxies: cfg.TrustedProxies,
 		Cluster: store, Metrics: metrics, SpoolDir: cfg.Data, OpenMetrics: cfg.OpenMetrics, SessionIdle: cfg.SessionIdle,
-		NodesUnauthenticated: cfg.InsecureCluster})
+		NodesUnauthenticated: cfg.InsecureCluster, Network: cfg.Network,
+		Chain: site.ChainSource{Kind: string(cfg.Chain.Kind), Host: cfg.Chain.Host(), Network: string(cfg.Network),
+			ThirdParty: cfg.Chain.ThirdParty(), Tor: cfg.ChainProxy != nil}})
 	public, err := serve(cfg.HTTP, publicTLS, api.NewHTTPServer("addrwatch", api.PublicHandler()))
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 
 type settingsData struct {
 	HiddenSpaces int // Spaces a downgrade to base would hide now
+	Chain        ChainSource
 }
 
 func (s *Site) settingsPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
@@ -28,7 +29,7 @@ func (s *Site) renderSettings(ctx *fasthttp.RequestCtx, sess *siteSession, statu
 		return
 	}
 	page.Title, page.Notice, page.Problem = "Account settings", notice, problem
-	page.Data = settingsData{HiddenSpaces: max(0, len(v.Spaces)-1)}
+	page.Data = settingsData{HiddenSpaces: max(0, len(v.Spaces)-1), Chain: s.chain}
 	s.renderPage(ctx, status, "settings", page)
 }
 

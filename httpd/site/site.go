@@ -44,6 +44,7 @@ type Site struct {
 	edge  Edge
 	log   *slog.Logger
 	now   func() time.Time
+	chain ChainSource
 }
 
 // Config wires a Site.
@@ -58,11 +59,26 @@ type Config struct {
 	Log *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Chain is the chain source the server reads, as the settings page
+	// names it.
+	Chain ChainSource
+}
+
+// ChainSource names the chain source for the owner: its kind (sim,
+// esplora, btcd, electrum), the host it is reached at (never a password),
+// the network, and whether it is someone else's server, which learns
+// every address the owner watches.
+type ChainSource struct {
+	Kind       string
+	Host       string
+	Network    string
+	ThirdParty bool
+	Tor        bool // reached through --chain-proxy
 }
 
 // New builds a Site.
 func New(cfg Config) *Site {
-	s := &Site{store: cfg.Store, owner: cfg.Owner, edge: cfg.Edge, log: cfg.Log, now: cfg.Now}
+	s := &Site{store: cfg.Store, owner: cfg.Owner, edge: cfg.Edge, log: cfg.Log, now: cfg.Now, chain: cfg.Chain}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -1,0 +1,371 @@
+package actors
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/addrwatch/addrwatch/chain"
+)
+
+// Watching: what the chain follower saw of the Bitcoin addresses an
+// account's cards hold (Account cards and the cards of bitcoin Spaces).
+// The follower runs on the leader, reads the chain source, and proposes
+// what it saw as facts (ObserveAddress); apply only records them, so every
+// replica holds the same observations and shows the same balances, and a
+// new leader resumes from what the log recorded. Apply keeps each
+// transaction once: a fact seen again changes nothing, so a transaction
+// is new once, never twice (what notifications rely on).
+
+// TxState is where a watched transaction stands, as last observed.
+type TxState string
+
+const (
+	// TxMempool: in the source's mempool, not in a block.
+	TxMempool TxState = "mempool"
+	// TxConfirmed: in a block of the best chain.
+	TxConfirmed TxState = "confirmed"
+	// TxReplaced: left the mempool for a transaction that spends one of
+	// the same outputs (replace-by-fee); ReplacedBy names it.
+	TxReplaced TxState = "replaced"
+	// TxDropped: left the mempool unconfirmed and not replaced by a
+	// transaction the follower saw (evicted, expired, or replaced by one
+	// that pays none of the account's addresses).
+	TxDropped TxState = "dropped"
+	// TxReorged: its block left the best chain and it is in no block of
+	// the new one (yet): it may confirm again, or never.
+	TxReorged TxState = "reorged"
+)
+
+// validTxState reports whether s is a TxState.
+func validTxState(s TxState) bool {
+	switch s {
+	case TxMempool, TxConfirmed, TxReplaced, TxDropped, TxReorged:
+		return true
+	}
+	return false
+}
+
+// AddressTotals are an address's lifetime counters on one side (the chain
+// or the mempool) as the source gave them: satoshis paid to it, satoshis
+// spent from it, and the transactions that did either.
+type AddressTotals struct {
+	FundedSat int64 `json:"funded_sat"`
+	SpentSat  int64 `json:"spent_sat"`
+	TxCount   int64 `json:"tx_count"`
+}
+
+// TxObservation is one transaction of a watched address as the follower
+// saw it: the fact an ObserveAddress carries.
+type TxObservation struct {
+	TxID        string  `json:"txid"`
+	State       TxState `json:"state"`
+	Height      int64   `json:"height,omitempty"`     // confirmed, or the height it had before a reorg
+	BlockHash   string  `json:"block_hash,omitempty"` // as Height
+	BlockTime   int64   `json:"block_time,omitempty"` // Unix seconds, as Height
+	ReceivedSat int64   `json:"received_sat"`         // paid to the address
+	SentSat     int64   `json:"sent_sat"`             // spent from the address (its fee share included)
+	// Spends are the outputs the transaction spends (txid:vout), kept
+	// while it is in the mempool: what tells a replacement, which spends
+	// one of them, from a transaction that was merely dropped.
+	Spends     []string `json:"spends,omitempty"`
+	ReplacedBy string   `json:"replaced_by,omitempty"`
+}
+
+// WatchedTx is a recorded observation with the times (of the commands)
+// it was first seen and last changed state.
+type WatchedTx struct {
+	TxObservation
+	FirstSeenAt int64 `json:"first_seen_at"`
+	ChangedAt   int64 `json:"changed_at"`
+}
+
+// WatchedAddress is what the account recorded of one watched address:
+// the source's totals at the tip it was last observed at, and its recent
+// transactions (at most watchedTxsMax; an address's whole history stays
+// with the source).
+type WatchedAddress struct {
+	Address    string        `json:"address"`
+	TipHeight  int64         `json:"tip_height"`
+	TipHash    string        `json:"tip_hash"`
+	Confirmed  AddressTotals `json:"confirmed"`
+	Mempool    AddressTotals `json:"mempool"`
+	ObservedAt int64         `json:"observed_at"`
+	Txs        []*WatchedTx  `json:"txs"`
+}
+
+// Bounds of what is recorded per address.
+const (
+	// watchedTxsMax is how many transactions an address keeps: enough
+	// for its mempool and its last blocks; the oldest settled ones go
+	// first.
+	watchedTxsMax = 100
+	// observeTxsMax bounds the transactions one ObserveAddress carries.
+	observeTxsMax = watchedTxsMax
+	// observeSpendsMax bounds the outputs one observed transaction spends
+	// that are recorded (a larger one is still recorded, without them).
+	observeSpendsMax = 64
+	// satoshisMax is 21 million BTC: no amount or total exceeds it.
+	satoshisMax = 21_000_000 * 100_000_000
+	// txCountMax bounds an address's transaction count.
+	txCountMax = 1 << 40
+)
+
+// ObserveAddress records what the follower saw of one address: the
+// source's totals at its tip, and the transactions whose state is new or
+// changed since what the account recorded. Only the system proposes it.
+type ObserveAddress struct {
+	Address   string          `json:"address"`
+	TipHeight int64           `json:"tip_height"`
+	TipHash   string          `json:"tip_hash"`
+	Confirmed AddressTotals   `json:"confirmed"`
+	Mempool   AddressTotals   `json:"mempool"`
+	Txs       []TxObservation `json:"txs,omitempty"`
+}
+
+func (*ObserveAddress) Kind() Kind { return KindObserveAddress }
+
+// ObservedView is the body of an applied ObserveAddress: how many of its
+// transactions were new to the account and how many changed state (the
+// rest it had recorded already).
+type ObservedView struct {
+	New     int `json:"new"`
+	Changed int `json:"changed"`
+}
+
+func (p *ObserveAddress) apply(a *Account, c *Command, _ Level) Result {
+	if c.Principal.Kind != PrincipalSystem {
+		return fail(errUnauthorized)
+	}
+	if err := p.validate(); err != nil {
+		return fail(err)
+	}
+	if !a.holdsBitcoinAddress(p.Address) {
+		return fail(Errorf(CodeNotFound, "no card of the account holds this address"))
+	}
+	a.forgetUnwatched()
+	w := a.watched(p.Address)
+	if w == nil {
+		w = &WatchedAddress{Address: p.Address, Txs: []*WatchedTx{}}
+		a.Watched = append(a.Watched, w)
+		slices.SortFunc(a.Watched, func(x, y *WatchedAddress) int { return cmp.Compare(x.Address, y.Address) })
+	}
+	w.TipHeight, w.TipHash, w.Confirmed, w.Mempool, w.ObservedAt = p.TipHeight, p.TipHash, p.Confirmed, p.Mempool, c.At
+	var v ObservedView
+	for _, o := range p.Txs {
+		switch w.record(o, c.At) {
+		case txNew:
+			v.New++
+		case txChanged:
+			v.Changed++
+		}
+	}
+	w.trim()
+	return ok(v)
+}
+
+func (p *ObserveAddress) validate() *Error {
+	if p.Address == "" || len(p.Address) > 128 {
+		return Errorf(CodeValidation, "address must be 1 to 128 bytes")
+	}
+	if p.TipHeight < 0 || (p.TipHash != "" && !isHash(p.TipHash)) {
+		return Errorf(CodeValidation, "the tip must be a height and a block hash")
+	}
+	for _, t := range []AddressTotals{p.Confirmed, p.Mempool} {
+		if !t.valid() {
+			return Errorf(CodeValidation, "address totals out of range")
+		}
+	}
+	if len(p.Txs) > observeTxsMax {
+		return Errorf(CodeValidation, "at most %d transactions an observation", observeTxsMax)
+	}
+	seen := make(map[string]bool, len(p.Txs))
+	for i := range p.Txs {
+		if err := p.Txs[i].validate(); err != nil {
+			return err
+		}
+		if seen[p.Txs[i].TxID] {
+			return Errorf(CodeValidation, "transaction %s observed twice", p.Txs[i].TxID)
+		}
+		seen[p.Txs[i].TxID] = true
+	}
+	return nil
+}
+
+func (t AddressTotals) valid() bool {
+	return t.FundedSat >= 0 && t.FundedSat <= satoshisMax && t.SpentSat >= 0 && t.SpentSat <= satoshisMax &&
+		t.TxCount >= 0 && t.TxCount <= txCountMax
+}
+
+func (o TxObservation) validate() *Error {
+	switch {
+	case !isHash(o.TxID):
+		return Errorf(CodeValidation, "txid must be 64 lower-case hex characters")
+	case !validTxState(o.State):
+		return Errorf(CodeValidation, "unknown transaction state %q", o.State)
+	case o.State == TxConfirmed && (o.Height <= 0 || !isHash(o.BlockHash) || o.BlockTime <= 0):
+		return Errorf(CodeValidation, "a confirmed transaction needs its block's height, hash and time")
+	case o.Height < 0 || (o.BlockHash != "" && !isHash(o.BlockHash)) || o.BlockTime < 0:
+		return Errorf(CodeValidation, "block height, hash or time out of range")
+	case o.ReceivedSat < 0 || o.ReceivedSat > satoshisMax || o.SentSat < 0 || o.SentSat > satoshisMax:
+		return Errorf(CodeValidation, "amounts out of range")
+	case (o.ReplacedBy != "") != (o.State == TxReplaced), o.ReplacedBy != "" && !isHash(o.ReplacedBy):
+		return Errorf(CodeValidation, "a replaced transaction, and only one, names what replaced it")
+	}
+	return nil
+}
+
+// isHash reports whether s is 64 lower-case hex characters (a txid or a
+// block hash as explorers print them).
+func isHash(s string) bool {
+	canonical, ok := chain.CanonicalTxID(s)
+	return ok && canonical == s
+}
+
+// What recording an observation did.
+type txRecorded int
+
+const (
+	txAlready txRecorded = iota // recorded as it is: nothing new
+	txNew
+	txChanged
+)
+
+// record takes one observation in: a transaction not recorded is added,
+// one whose state, block or replacement differs is updated, and one
+// recorded as it is stays as it is.
+func (w *WatchedAddress) record(o TxObservation, at int64) txRecorded {
+	if o.State != TxMempool || len(o.Spends) > observeSpendsMax {
+		// Spends only tell a replacement apart, which only a transaction
+		// in the mempool may meet; a huge list is not worth refusing the
+		// fact for.
+		o.Spends = nil
+	}
+	for _, t := range w.Txs {
+		if t.TxID != o.TxID {
+			continue
+		}
+		if t.sameAs(o) {
+			return txAlready
+		}
+		t.TxObservation, t.ChangedAt = o, at
+		return txChanged
+	}
+	w.Txs = append(w.Txs, &WatchedTx{TxObservation: o, FirstSeenAt: at, ChangedAt: at})
+	return txNew
+}
+
+// sameAs reports whether o says nothing t does not: the same state, block
+// and replacement (amounts do not change while the txid stays).
+func (t *WatchedTx) sameAs(o TxObservation) bool {
+	return t.State == o.State && t.Height == o.Height && t.BlockHash == o.BlockHash && t.ReplacedBy == o.ReplacedBy
+}
+
+// trim keeps the newest watchedTxsMax transactions: those in the mempool
+// always, then the most recently changed.
+func (w *WatchedAddress) trim() {
+	if len(w.Txs) <= watchedTxsMax {
+		return
+	}
+	slices.SortStableFunc(w.Txs, func(x, y *WatchedTx) int {
+		if xm, ym := x.State == TxMempool, y.State == TxMempool; xm != ym {
+			if xm {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(x.ChangedAt, y.ChangedAt)
+	})
+	w.Txs = slices.Clone(w.Txs[len(w.Txs)-watchedTxsMax:])
+}
+
+// watched is the account's record of address, nil when it has none.
+func (a *Account) watched(address string) *WatchedAddress {
+	for _, w := range a.Watched {
+		if w.Address == address {
+			return w
+		}
+	}
+	return nil
+}
+
+// holdsBitcoinAddress reports whether an Account card or a bitcoin
+// Space's card holds address.
+func (a *Account) holdsBitcoinAddress(address string) bool {
+	for _, c := range a.Portfolio {
+		if c.Address == address {
+			return true
+		}
+	}
+	for _, s := range a.Spaces {
+		if s.Type != SpaceBitcoin {
+			continue
+		}
+		for _, c := range s.Cards {
+			if c.Address == address {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// forgetUnwatched drops the records of addresses no card holds any more
+// (their cards were deleted or moved away since).
+func (a *Account) forgetUnwatched() {
+	a.Watched = slices.DeleteFunc(a.Watched, func(w *WatchedAddress) bool { return !a.holdsBitcoinAddress(w.Address) })
+}
+
+// WatchTargetsQuery is the follower's read of an account: every Bitcoin
+// address its cards hold, with what the account recorded of each. Only
+// the system reads it.
+type WatchTargetsQuery struct{}
+
+// WatchTarget is one watched address and its record (nil: nothing yet).
+// The record is a copy: the follower may keep it while the account
+// changes.
+type WatchTarget struct {
+	Address  string
+	Recorded *WatchedAddress
+}
+
+func (WatchTargetsQuery) answer(a *Account, who Principal, _ Level, _ int64) ([]WatchTarget, *Error) {
+	if who.Kind != PrincipalSystem {
+		return nil, errUnauthorized
+	}
+	var out []WatchTarget
+	seen := map[string]bool{}
+	add := func(address string) {
+		if seen[address] {
+			return
+		}
+		seen[address] = true
+		t := WatchTarget{Address: address}
+		if w := a.watched(address); w != nil {
+			t.Recorded = w.clone()
+		}
+		out = append(out, t)
+	}
+	for _, c := range a.Portfolio {
+		add(c.Address)
+	}
+	for _, s := range a.Spaces {
+		if s.Type == SpaceBitcoin {
+			for _, c := range s.Cards {
+				add(c.Address)
+			}
+		}
+	}
+	return out, nil
+}
+
+// clone is a deep copy of w.
+func (w *WatchedAddress) clone() *WatchedAddress {
+	c := *w
+	c.Txs = make([]*WatchedTx, len(w.Txs))
+	for i, t := range w.Txs {
+		tc := *t
+		tc.Spends = slices.Clone(t.Spends)
+		c.Txs[i] = &tc
+	}
+	return &c
+}

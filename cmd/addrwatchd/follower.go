@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/watch"
+)
+
+// followerStore is the chain follower's view of this node's accounts: the
+// ones it leads, read with the system's credential, and its proposals,
+// made with the leader's clock as every command is.
+type followerStore struct {
+	accounts accountStore
+	ids      func() []string
+	leading  func() bool
+	now      func() time.Time
+}
+
+func (s followerStore) Leading() bool { return s.leading() }
+
+// Watched reads every account this node leads; an account it does not
+// lead (another group's leader has it, or leadership just moved) or one
+// deleted since its ID was listed is skipped.
+func (s followerStore) Watched(ctx context.Context) ([]watch.Target, error) {
+	var out []watch.Target
+	for _, id := range s.ids() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		cred := actors.Credential{Kind: actors.CredentialSystem, AccountID: id, Now: s.now().UnixNano()}
+		targets, err := actors.Answer[[]actors.WatchTarget](s.accounts.Query(ctx, cred, actors.WatchTargetsQuery{}))
+		if err != nil {
+			continue
+		}
+		for _, t := range targets {
+			out = append(out, watch.Target{Account: id, Address: t.Address, Recorded: t.Recorded})
+		}
+	}
+	return out, nil
+}
+
+// Observe proposes what the follower saw of one address to the account.
+func (s followerStore) Observe(ctx context.Context, account string, obs *actors.ObserveAddress) error {
+	_, err := s.accounts.Propose(ctx, &actors.Command{Account: account, At: s.now().UnixNano(),
+		Principal: actors.Principal{Kind: actors.PrincipalSystem}, Payload: obs})
+	var refusal *actors.Error
+	if errors.As(err, &refusal) && refusal.Code == actors.CodeNotFound {
+		return nil // the card went between the read and the proposal
+	}
+	return err
+}

@@ -1,0 +1,399 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/chain"
+)
+
+// Target is one address an account watches, with what the account
+// recorded of it (nil: nothing yet).
+type Target struct {
+	Account  string
+	Address  string
+	Recorded *actors.WatchedAddress
+}
+
+// Store is what the follower needs of the cluster, on the node it runs
+// on: the addresses watched by the accounts this node leads, and a way to
+// propose what it saw of one of them to the account's log.
+type Store interface {
+	// Leading reports whether this node leads any accounts: only then
+	// does the follower ask the source anything.
+	Leading() bool
+	Watched(ctx context.Context) ([]Target, error)
+	Observe(ctx context.Context, account string, obs *actors.ObserveAddress) error
+}
+
+// Options tune a Follower. The zero value takes every default.
+type Options struct {
+	// Poll is how often the source's tip is asked; a new tip starts a
+	// sweep. 0 means DefaultPoll.
+	Poll time.Duration
+	// MempoolEvery is how often a sweep runs while the tip stays put, to
+	// see mempool transactions. 0 means DefaultMempoolEvery.
+	MempoolEvery time.Duration
+	// Workers is how many addresses are read from the source at once. 0
+	// means DefaultWorkers.
+	Workers int
+	// FullEvery is how often a follower told of changes (chain.Notifier)
+	// sweeps every address anyway. 0 means DefaultFullEvery.
+	FullEvery time.Duration
+	// AddressTimeout bounds the reads of one address, so that one slow
+	// address holds one worker for at most that long. 0 means
+	// DefaultAddressTimeout.
+	AddressTimeout time.Duration
+	Logger         *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultPoll           = 2 * time.Second
+	DefaultMempoolEvery   = 10 * time.Second
+	DefaultWorkers        = 8
+	DefaultAddressTimeout = 20 * time.Second
+	DefaultFullEvery      = 5 * time.Minute
+)
+
+// Follower follows the chain for every watched address: it asks the
+// source for its tip, and on a new one (or every MempoolEvery) sweeps
+// every watched address, proposing to each account what changed.
+type Follower struct {
+	src   chain.Source
+	store Store
+	opts  Options
+
+	mu    sync.Mutex
+	stats Stats
+}
+
+// Stats count what the follower did, for logs, metrics and tests.
+type Stats struct {
+	Sweeps       int64          // sweeps finished
+	Addresses    int64          // addresses read by them
+	Tip          chain.BlockRef // the tip of the last sweep
+	Requests     int64          // requests made to the source by sweeps
+	Observations int64          // observations proposed
+	Failures     int64          // addresses whose reads or proposal failed
+}
+
+// New returns a follower of src for the accounts of store.
+func New(src chain.Source, store Store, opts Options) *Follower {
+	if opts.Poll <= 0 {
+		opts.Poll = DefaultPoll
+	}
+	if opts.MempoolEvery <= 0 {
+		opts.MempoolEvery = DefaultMempoolEvery
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultWorkers
+	}
+	if opts.FullEvery <= 0 {
+		opts.FullEvery = DefaultFullEvery
+	}
+	if opts.AddressTimeout <= 0 {
+		opts.AddressTimeout = DefaultAddressTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Follower{src: src, store: store, opts: opts}
+}
+
+// Stats returns the counts so far.
+func (f *Follower) Stats() Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stats
+}
+
+// Run follows until ctx ends, on the node that leads accounts. With a
+// source that notifies (chain.Notifier) it reads only the addresses a
+// change names, as soon as it is told; otherwise it asks the tip every
+// Poll and sweeps every address on a new tip and every MempoolEvery.
+func (f *Follower) Run(ctx context.Context) {
+	poll := time.NewTicker(f.opts.Poll)
+	defer poll.Stop()
+	n, notifies := f.src.(chain.Notifier)
+	for ctx.Err() == nil {
+		switch {
+		case !f.store.Leading():
+		case notifies:
+			if err := f.runNotified(ctx, n, poll.C); err != nil && ctx.Err() == nil {
+				f.opts.Logger.Warn("the chain source's notifications stopped; asking again", "err", err)
+			}
+		default:
+			f.runPolling(ctx, poll.C)
+		}
+		select {
+		case <-ctx.Done():
+		case <-poll.C:
+		}
+	}
+}
+
+// runPolling sweeps every address on a new tip and every MempoolEvery,
+// until ctx ends or this node stops leading.
+func (f *Follower) runPolling(ctx context.Context, poll <-chan time.Time) {
+	var last chain.BlockRef
+	var swept time.Time
+	for f.store.Leading() {
+		tip, err := f.src.Tip(ctx)
+		switch {
+		case err != nil:
+			f.opts.Logger.Warn("the chain source did not say its tip", "err", err)
+		case tip != last || time.Since(swept) >= f.opts.MempoolEvery:
+			if err := f.Sweep(ctx, tip); err == nil {
+				last, swept = tip, time.Now()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-poll:
+		}
+	}
+}
+
+// runNotified sweeps every address once (whatever happened while nobody
+// listened), then reads what each notification names, until ctx ends,
+// this node stops leading or the notifications stop. Every Poll it looks
+// for addresses new since (a card added), reads them and watches them;
+// every FullEvery it sweeps everything again, in case a notification was
+// lost.
+func (f *Follower) runNotified(ctx context.Context, n chain.Notifier, poll <-chan time.Time) error {
+	changes, err := n.Notify(ctx)
+	if err != nil {
+		return err
+	}
+	tip, err := f.src.Tip(ctx)
+	if err != nil {
+		return err
+	}
+	watched, err := f.sweepAndWatch(ctx, n, tip, nil)
+	if err != nil {
+		return err
+	}
+	full := time.NewTicker(f.opts.FullEvery)
+	defer full.Stop()
+	for f.store.Leading() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case c, open := <-changes:
+			if !open {
+				return errors.New("the notifications ended")
+			}
+			if c.Tip.Hash != "" {
+				tip = c.Tip
+			}
+			if c.All {
+				watched, err = f.sweepAndWatch(ctx, n, tip, nil)
+			} else if len(c.Addresses) > 0 {
+				err = f.sweep(ctx, tip, setOf(c.Addresses))
+			}
+		case <-full.C:
+			watched, err = f.sweepAndWatch(ctx, n, tip, nil)
+		case <-poll:
+			watched, err = f.sweepAndWatch(ctx, n, tip, watched)
+		}
+		if err != nil && ctx.Err() == nil {
+			f.opts.Logger.Warn("a sweep failed", "err", err)
+		}
+	}
+	return nil
+}
+
+// sweepAndWatch sweeps the watched addresses not in known (nil: every
+// one) and, when the set changed, tells the source to watch it. It
+// returns the set watched.
+func (f *Follower) sweepAndWatch(ctx context.Context, n chain.Notifier, tip chain.BlockRef, known map[string]bool) (map[string]bool, error) {
+	targets, err := f.store.Watched(ctx)
+	if err != nil {
+		return known, err
+	}
+	all := map[string]bool{}
+	fresh := map[string]bool{}
+	for _, t := range targets {
+		all[t.Address] = true
+		if known == nil || !known[t.Address] {
+			fresh[t.Address] = true
+		}
+	}
+	if known != nil && len(fresh) == 0 && len(all) == len(known) {
+		return known, nil
+	}
+	if err := n.Watch(ctx, slices.Sorted(maps.Keys(all))); err != nil {
+		return known, err
+	}
+	return all, f.sweepTargets(ctx, tip, targets, fresh)
+}
+
+func setOf(addresses []string) map[string]bool {
+	set := make(map[string]bool, len(addresses))
+	for _, a := range addresses {
+		set[a] = true
+	}
+	return set
+}
+
+// Sweep observes every watched address once at tip: each address is read
+// from the source once however many accounts watch it, and each account
+// is told what it has not recorded. One address's failure is counted and
+// logged, and holds back no other.
+func (f *Follower) Sweep(ctx context.Context, tip chain.BlockRef) error {
+	return f.sweep(ctx, tip, nil)
+}
+
+// sweep is Sweep of the addresses in only (nil: all).
+func (f *Follower) sweep(ctx context.Context, tip chain.BlockRef, only map[string]bool) error {
+	targets, err := f.store.Watched(ctx)
+	if err != nil {
+		return err
+	}
+	return f.sweepTargets(ctx, tip, targets, only)
+}
+
+func (f *Follower) sweepTargets(ctx context.Context, tip chain.BlockRef, targets []Target, only map[string]bool) error {
+	byAddress := map[string][]Target{}
+	var order []string
+	for _, t := range targets {
+		if only != nil && !only[t.Address] {
+			continue
+		}
+		if _, seen := byAddress[t.Address]; !seen {
+			order = append(order, t.Address)
+		}
+		byAddress[t.Address] = append(byAddress[t.Address], t)
+	}
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range min(f.opts.Workers, len(order)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for address := range work {
+				f.follow(ctx, tip, address, byAddress[address])
+			}
+		}()
+	}
+	for _, address := range order {
+		select {
+		case work <- address:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	f.mu.Lock()
+	f.stats.Sweeps++
+	f.stats.Addresses += int64(len(order))
+	f.stats.Tip = tip
+	f.mu.Unlock()
+	return ctx.Err()
+}
+
+// follow reads one address and proposes to each account watching it what
+// that account has not recorded.
+func (f *Follower) follow(ctx context.Context, tip chain.BlockRef, address string, targets []Target) {
+	ctx, cancel := context.WithTimeout(ctx, f.opts.AddressTimeout)
+	defer cancel()
+	src := &counting{Source: f.src}
+	s, err := read(ctx, src, tip, address)
+	if err != nil {
+		f.failed(address, "read", err, src.n)
+		return
+	}
+	var proposed int64
+	for _, t := range targets {
+		obs, err := observation(chain.WithAccount(ctx, t.Account), address, s, t.Recorded, src.Tx)
+		if err == nil && obs != nil {
+			err = f.store.Observe(ctx, t.Account, obs)
+			proposed++
+		}
+		if err != nil {
+			f.failed(address, "observe", err, 0)
+		}
+	}
+	f.mu.Lock()
+	f.stats.Requests += src.n
+	f.stats.Observations += proposed
+	f.mu.Unlock()
+}
+
+func (f *Follower) failed(address, step string, err error, requests int64) {
+	f.opts.Logger.Warn("could not follow an address", "step", step, "err", err)
+	f.mu.Lock()
+	f.stats.Failures++
+	f.stats.Requests += requests
+	f.mu.Unlock()
+}
+
+// read is what the source shows of address: its totals, its mempool and
+// its newest confirmed page, with each confirmed transaction's block hash
+// (asked by height where the source does not say it).
+func read(ctx context.Context, src *counting, tip chain.BlockRef, address string) (sight, error) {
+	s := sight{tip: tip}
+	var err error
+	if s.stats, err = src.AddressStats(ctx, address); err != nil {
+		return s, err
+	}
+	if s.mempool, err = src.MempoolTxs(ctx, address); err != nil {
+		return s, err
+	}
+	if s.recent, err = src.ChainTxs(ctx, address, ""); err != nil {
+		return s, err
+	}
+	hashes := map[int64]string{}
+	for i := range s.recent {
+		tx := &s.recent[i]
+		if tx.BlockHash != "" {
+			continue
+		}
+		if hashes[tx.BlockHeight] == "" {
+			if hashes[tx.BlockHeight], err = src.BlockHash(ctx, tx.BlockHeight); err != nil {
+				return s, err
+			}
+		}
+		tx.BlockHash = hashes[tx.BlockHeight]
+	}
+	return s, nil
+}
+
+// counting is a Source that counts the requests a follow makes.
+type counting struct {
+	chain.Source
+	n int64
+}
+
+func (c *counting) AddressStats(ctx context.Context, a string) (chain.AddressStats, error) {
+	c.n++
+	return c.Source.AddressStats(ctx, a)
+}
+
+func (c *counting) MempoolTxs(ctx context.Context, a string) ([]chain.Tx, error) {
+	c.n++
+	return c.Source.MempoolTxs(ctx, a)
+}
+
+func (c *counting) ChainTxs(ctx context.Context, a, last string) ([]chain.Tx, error) {
+	c.n++
+	return c.Source.ChainTxs(ctx, a, last)
+}
+
+func (c *counting) Tx(ctx context.Context, txid string) (chain.Tx, error) {
+	c.n++
+	return c.Source.Tx(ctx, txid)
+}
+
+func (c *counting) BlockHash(ctx context.Context, height int64) (string, error) {
+	c.n++
+	return c.Source.BlockHash(ctx, height)
+}

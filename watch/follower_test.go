@@ -1,0 +1,282 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/chain"
+)
+
+var (
+	system = actors.Principal{Kind: actors.PrincipalSystem}
+	owner  = actors.Principal{Kind: actors.PrincipalOwner}
+	addrA  = "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"
+	addrB  = "1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa"
+)
+
+// testStore holds real accounts and applies the follower's observations
+// with the rules, as the cluster does, without raft.
+type testStore struct {
+	mu       sync.Mutex
+	accounts map[string]*actors.Account
+	at       int64
+	proposed []*actors.ObserveAddress
+}
+
+func newTestStore(t *testing.T, cards map[string][]string) *testStore {
+	t.Helper()
+	s := &testStore{accounts: map[string]*actors.Account{}}
+	for id, addresses := range cards {
+		s.apply(t, id, system, &actors.CreateAccount{Plan: actors.PlanExtended, PasswordHash: "x", FirstSpaceID: "sp-" + id})
+		for i, a := range addresses {
+			s.apply(t, id, owner, &actors.CreatePortfolioCard{CardID: fmt.Sprintf("c%d", i), Address: a})
+		}
+	}
+	return s
+}
+
+func (s *testStore) apply(t *testing.T, account string, p actors.Principal, payload actors.Payload) {
+	t.Helper()
+	s.at++
+	a, res := actors.Apply(s.accounts[account], &actors.Command{Account: account, At: s.at, Principal: p, Payload: payload})
+	if _, err := res.Outcome(); err != nil {
+		t.Fatalf("%T: %v", payload, err)
+	}
+	s.accounts[account] = a
+}
+
+func (s *testStore) Leading() bool { return true }
+
+func (s *testStore) Watched(context.Context) ([]Target, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Target
+	for id, a := range s.accounts {
+		targets, err := actors.Answer[[]actors.WatchTarget](actors.RunQuery(a, actors.Credential{Kind: actors.CredentialSystem, AccountID: id}, actors.WatchTargetsQuery{}).Outcome())
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range targets {
+			out = append(out, Target{Account: id, Address: t.Address, Recorded: t.Recorded})
+		}
+	}
+	return out, nil
+}
+
+func (s *testStore) Observe(_ context.Context, account string, obs *actors.ObserveAddress) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.at++
+	a, res := actors.Apply(s.accounts[account], &actors.Command{Account: account, At: s.at, Principal: system, Payload: obs})
+	if _, err := res.Outcome(); err != nil {
+		return err
+	}
+	s.accounts[account], s.proposed = a, append(s.proposed, obs)
+	return nil
+}
+
+// tx is the account's record of txid at address.
+func (s *testStore) tx(account, address, txid string) *actors.WatchedTx {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.accounts[account].Watched {
+		if w.Address != address {
+			continue
+		}
+		for _, t := range w.Txs {
+			if t.TxID == txid {
+				return t
+			}
+		}
+	}
+	return nil
+}
+
+func sweep(t *testing.T, f *Follower, c *testChain) {
+	t.Helper()
+	if err := f.Sweep(context.Background(), c.tip()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A payment is seen in the mempool, then confirmed in its block; sweeping
+// again proposes nothing, so it is new once.
+func TestAPaymentIsSeenThenConfirmedOnce(t *testing.T) {
+	c, s := newTestChain(), newTestStore(t, map[string][]string{"acct": {addrA}})
+	f := New(c, s, Options{})
+	pay := c.pay(addrA, 20_000, hashOf("prev")+":0")
+	sweep(t, f, c)
+	if got := s.tx("acct", addrA, pay.TxID); got == nil || got.State != actors.TxMempool || got.ReceivedSat != 20_000 {
+		t.Fatalf("after the mempool sweep: %+v", got)
+	}
+	c.mine()
+	sweep(t, f, c)
+	got := s.tx("acct", addrA, pay.TxID)
+	if got == nil || got.State != actors.TxConfirmed || got.Height != 1 || got.BlockHash != c.tip().Hash {
+		t.Fatalf("after its block: %+v", got)
+	}
+	w := s.accounts["acct"].Watched[0]
+	if w.Confirmed.FundedSat != 20_000 || w.Mempool.TxCount != 0 || w.TipHeight != 1 {
+		t.Errorf("totals %+v at %d", w.Confirmed, w.TipHeight)
+	}
+	before := len(s.proposed)
+	sweep(t, f, c)
+	if len(s.proposed) != before {
+		t.Errorf("a sweep with nothing new proposed %d observations", len(s.proposed)-before)
+	}
+}
+
+// A mempool payment replaced by another that spends the same output is
+// recorded as replaced, naming its replacement; one that leaves the
+// mempool without a replacement is dropped.
+func TestReplacedAndDroppedPayments(t *testing.T) {
+	c, s := newTestChain(), newTestStore(t, map[string][]string{"acct": {addrA}})
+	f := New(c, s, Options{})
+	spent := hashOf("prev") + ":0"
+	first := c.pay(addrA, 20_000, spent)
+	lost := c.pay(addrA, 5_000, hashOf("other")+":3")
+	sweep(t, f, c)
+	c.drop(first.TxID)
+	c.drop(lost.TxID)
+	bumped := c.pay(addrA, 19_000, spent) // a higher fee, paid from the same output
+	sweep(t, f, c)
+	if got := s.tx("acct", addrA, first.TxID); got == nil || got.State != actors.TxReplaced || got.ReplacedBy != bumped.TxID {
+		t.Errorf("the replaced payment: %+v", got)
+	}
+	if got := s.tx("acct", addrA, lost.TxID); got == nil || got.State != actors.TxDropped {
+		t.Errorf("the dropped payment: %+v", got)
+	}
+	if got := s.tx("acct", addrA, bumped.TxID); got == nil || got.State != actors.TxMempool {
+		t.Errorf("the replacement: %+v", got)
+	}
+}
+
+// A block that leaves the chain takes its payment out (reorged), and the
+// payment confirmed again in the new chain's block is recorded there; a
+// payment the new chain never confirms stays reorged.
+func TestAReorgTakesAPaymentOutAndBack(t *testing.T) {
+	c, s := newTestChain(), newTestStore(t, map[string][]string{"acct": {addrA, addrB}})
+	f := New(c, s, Options{})
+	back := c.pay(addrA, 20_000, hashOf("p1")+":0")
+	never := c.pay(addrB, 7_000, hashOf("p2")+":0")
+	c.mine()
+	sweep(t, f, c)
+	oldHash := c.tip().Hash
+	c.reorg(1, func(tx chain.Tx) bool { return tx.TxID == back.TxID })
+	sweep(t, f, c)
+	for _, id := range []string{back.TxID, never.TxID} {
+		got := s.tx("acct", map[string]string{back.TxID: addrA, never.TxID: addrB}[id], id)
+		if got == nil || got.State != actors.TxReorged || got.BlockHash != oldHash {
+			t.Errorf("right after the reorg: %+v", got)
+		}
+	}
+	c.mine()
+	c.mine()
+	sweep(t, f, c)
+	if got := s.tx("acct", addrA, back.TxID); got == nil || got.State != actors.TxConfirmed || got.BlockHash == oldHash || got.Height != 1 {
+		t.Errorf("confirmed again: %+v (old block %s)", got, oldHash)
+	}
+	if got := s.tx("acct", addrB, never.TxID); got == nil || got.State != actors.TxReorged {
+		t.Errorf("never confirmed again: %+v", got)
+	}
+	if w := s.accounts["acct"].Watched; w[0].Confirmed.FundedSat+w[1].Confirmed.FundedSat != 20_000 {
+		t.Errorf("confirmed totals after the reorg: %+v, %+v", w[0].Confirmed, w[1].Confirmed)
+	}
+}
+
+// An address is read once however many accounts watch it, and each
+// account records it; an address whose reads fail holds back no other.
+func TestAddressesAreReadOnceAndFailAlone(t *testing.T) {
+	c := newTestChain()
+	s := newTestStore(t, map[string][]string{"a1": {addrA}, "a2": {addrA, addrB}})
+	f := New(c, s, Options{})
+	pay := c.pay(addrA, 1_000, hashOf("p")+":0")
+	c.failing[addrB] = true
+	sweep(t, f, c)
+	for _, account := range []string{"a1", "a2"} {
+		if got := s.tx(account, addrA, pay.TxID); got == nil {
+			t.Errorf("%s did not record the payment", account)
+		}
+	}
+	if st := f.Stats(); st.Requests != 3+1 || st.Failures != 1 || st.Observations != 2 {
+		t.Errorf("stats %+v: want three reads of the shared address, one of the failing one, one failure, two observations", st)
+	}
+}
+
+// notifyingChain is a testChain that tells of changes (chain.Notifier):
+// the test sends them.
+type notifyingChain struct {
+	*testChain
+	changes chan chain.Change
+	mu      sync.Mutex
+	watched []string
+}
+
+func (n *notifyingChain) Notify(context.Context) (<-chan chain.Change, error) { return n.changes, nil }
+
+func (n *notifyingChain) Watch(_ context.Context, addresses []string) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.watched = addresses
+	return nil
+}
+
+// waitFor polls cond until it holds, failing the test after a generous
+// bound (this asserts that something happens, not how fast).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not happen", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// With a source that notifies, the follower sweeps everything once, tells
+// the source what to watch, then reads only the addresses a change
+// names; a card added later is read and watched too.
+func TestANotifiedFollowerReadsOnlyWhatChanged(t *testing.T) {
+	c := &notifyingChain{testChain: newTestChain(), changes: make(chan chain.Change)}
+	s := newTestStore(t, map[string][]string{"acct": {addrA, addrB}})
+	f := New(c, s, Options{Poll: 10 * time.Millisecond, FullEvery: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { f.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	waitFor(t, "the first sweep", func() bool { return f.Stats().Addresses == 2 })
+	c.mu.Lock()
+	watched := slices.Clone(c.watched)
+	c.mu.Unlock()
+	if !slices.Equal(watched, []string{addrB, addrA}) && !slices.Equal(watched, []string{addrA, addrB}) {
+		t.Fatalf("the source watches %v", watched)
+	}
+	pay := c.pay(addrA, 3_000, hashOf("p")+":0")
+	c.changes <- chain.Change{Addresses: []string{addrA}}
+	waitFor(t, "the payment recorded", func() bool { return s.tx("acct", addrA, pay.TxID) != nil })
+	if got := f.Stats().Addresses; got != 3 {
+		t.Errorf("%d addresses read after one change naming one, want 3", got)
+	}
+
+	addrC := "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy"
+	s.mu.Lock()
+	s.apply(t, "acct", owner, &actors.CreatePortfolioCard{CardID: "c9", Address: addrC})
+	s.mu.Unlock()
+	waitFor(t, "the new card's address read", func() bool { return f.Stats().Addresses >= 4 })
+	c.mu.Lock()
+	watching := slices.Contains(c.watched, addrC)
+	c.mu.Unlock()
+	if !watching {
+		t.Error("the new card's address is not watched")
+	}
+	time.Sleep(50 * time.Millisecond) // a few more polls, with nothing new to read
+	if got := f.Stats().Addresses; got != 4 {
+		t.Errorf("%d addresses read after a card was added, want 4 (only the new one read)", got)
+	}
+}

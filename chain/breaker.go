@@ -196,7 +196,7 @@ func upstreamDown(err error) bool {
 	if ue.Status != 0 {
 		return statusSaysDown(ue.Status)
 	}
-	return !errors.Is(ue.Err, errMalformed)
+	return !errors.Is(ue.Err, ErrMalformed)
 }
 
 // guarded runs call for subject (the address or transaction asked about)

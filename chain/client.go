@@ -462,7 +462,7 @@ func retryable(ctx context.Context, e *UpstreamError) bool {
 		return statusSaysDown(e.Status)
 	}
 	return !errors.Is(e.Err, context.DeadlineExceeded) && !errors.Is(e.Err, context.Canceled) &&
-		!errors.Is(e.Err, errMalformed)
+		!errors.Is(e.Err, ErrMalformed)
 }
 
 // statusSaysDown: a 429 or a 5xx says the upstream as a whole is

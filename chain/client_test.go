@@ -291,7 +291,7 @@ func TestClientMalformedJSON(t *testing.T) {
 			})
 			c, _ := f.client(t, ClientOptions{})
 			_, err := c.ChainTxs(context.Background(), fakeAddr, "")
-			if !errors.Is(err, ErrUpstream) || !errors.Is(err, errMalformed) {
+			if !errors.Is(err, ErrUpstream) || !errors.Is(err, ErrMalformed) {
 				t.Fatalf("err = %v, want ErrUpstream for malformed data", err)
 			}
 			if f.requestCount() != 1 {

@@ -215,12 +215,16 @@ type esploraTxOut struct {
 	Value               int64  `json:"value"`
 }
 
-// errMalformed marks an answer that decoded as JSON but does not make sense
-// as Esplora data.
-var errMalformed = errors.New("malformed upstream data")
+// ErrMalformed marks an answer that arrived but cannot be used as one:
+// Esplora JSON that does not make sense as Esplora data, or, from other
+// sources, an answer that does not decode or an error the source answered
+// with. It is about what was asked, not the upstream's health: the
+// breaker counts it against the address asked about alone, and a Client
+// does not retry it. An UpstreamError's cause wraps it.
+var ErrMalformed = errors.New("malformed upstream data")
 
 func malformed(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errMalformed, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
 }
 
 func (w esploraAddress) toStats() (AddressStats, error) {

@@ -86,17 +86,17 @@ func TestEsploraTxDecoding(t *testing.T) {
 
 	// An input without a prevout that is not a coinbase cannot be judged.
 	w.Vin[0].IsCoinbase = false
-	if _, err := w.toTx(); !errors.Is(err, errMalformed) {
+	if _, err := w.toTx(); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("missing prevout: %v", err)
 	}
 }
 
 func TestEsploraStatsChecked(t *testing.T) {
-	if _, err := (esploraAddress{ChainStats: esploraStats{TxCount: -1}}).toStats(); !errors.Is(err, errMalformed) {
+	if _, err := (esploraAddress{ChainStats: esploraStats{TxCount: -1}}).toStats(); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("negative count accepted: %v", err)
 	}
 	many := make([]esploraTx, pageTxsMax+1)
-	if _, err := toTxs(many, true); !errors.Is(err, errMalformed) {
+	if _, err := toTxs(many, true); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("oversized listing accepted: %v", err)
 	}
 }
@@ -122,7 +122,7 @@ func TestEsploraInputsNameTheOutputsTheySpend(t *testing.T) {
 		t.Errorf("inputs %+v, outputs %+v", tx.Inputs, tx.Outputs)
 	}
 	w.Vin[0].TxID = "not a txid"
-	if _, err := w.toTx(); !errors.Is(err, errMalformed) {
+	if _, err := w.toTx(); !errors.Is(err, ErrMalformed) {
 		t.Errorf("an input spending from no txid: %v", err)
 	}
 }

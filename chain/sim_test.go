@@ -406,7 +406,7 @@ func TestSimFaults(t *testing.T) {
 	}
 
 	s.SetFault(SimFault{Malformed: true})
-	if _, err := c.MempoolTxs(ctx, addr); !errors.Is(err, errMalformed) {
+	if _, err := c.MempoolTxs(ctx, addr); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("malformed: %v", err)
 	}
 

@@ -3,6 +3,7 @@ package regtest
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/btcsuite/btcd/btcec/v2"
@@ -34,7 +35,9 @@ const dustSats = 1000
 // the harness's wallet, Send spends one, Replace replaces an unconfirmed
 // Send with one paying a higher fee. It keeps track of its coins itself
 // (everything it was sent through Fund and its own change), confirmed or
-// not; it does not follow reorgs.
+// not, and spends the newest one that is large enough, so a test knows
+// which: a Send right after a Fund or a Send spends that coin, making a
+// chain of unconfirmed transactions. It does not follow reorgs.
 type Key struct {
 	Address string
 
@@ -44,17 +47,21 @@ type Key struct {
 	kind   AddressKind
 
 	mu     sync.Mutex
-	coins  map[wire.OutPoint]int64
+	coins  []coin           // oldest first
 	spends map[string]spend // by txid: what Replace rebuilds
+}
+
+type coin struct {
+	outpoint wire.OutPoint
+	value    int64
 }
 
 // spend is one Send: the coin it spent, its payee and its amount.
 type spend struct {
-	coin  wire.OutPoint
-	value int64
-	to    []byte
-	sats  int64
-	fee   int64
+	coin
+	to   []byte
+	sats int64
+	fee  int64
 }
 
 // NewKey makes a key nobody has used, with an address of kind.
@@ -82,7 +89,7 @@ func (n *Node) NewKey(kind AddressKind) (*Key, error) {
 	}
 	return &Key{
 		Address: addr.EncodeAddress(), node: n, key: priv, script: script, kind: kind,
-		coins: map[wire.OutPoint]int64{}, spends: map[string]spend{},
+		spends: map[string]spend{},
 	}, nil
 }
 
@@ -98,7 +105,7 @@ func (k *Key) Fund(sats int64) (string, error) {
 	defer k.mu.Unlock()
 	for i, out := range tx.TxOut {
 		if out.Value == sats && bytes.Equal(out.PkScript, k.script) {
-			k.coins[wire.OutPoint{Hash: txid, Index: uint32(i)}] = sats
+			k.coins = append(k.coins, coin{wire.OutPoint{Hash: txid, Index: uint32(i)}, sats})
 			return txid.String(), nil
 		}
 	}
@@ -115,16 +122,17 @@ func (k *Key) Send(addr string, sats, fee int64) (string, error) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for coin, value := range k.coins {
-		if value < sats+fee {
+	for i := len(k.coins) - 1; i >= 0; i-- {
+		c := k.coins[i]
+		if c.value < sats+fee {
 			continue
 		}
-		s := spend{coin: coin, value: value, to: to, sats: sats, fee: fee}
-		txid, err := k.broadcast(s)
+		k.coins = slices.Delete(k.coins, i, i+1)
+		txid, err := k.broadcast(spend{coin: c, to: to, sats: sats, fee: fee})
 		if err != nil {
+			k.coins = slices.Insert(k.coins, i, c)
 			return "", err
 		}
-		delete(k.coins, coin)
 		return txid, nil
 	}
 	return "", fmt.Errorf("regtest: the key has no coin of %d satoshis or more", sats+fee)
@@ -151,7 +159,7 @@ func (k *Key) Replace(txid string, fee int64) (string, error) {
 		return "", err
 	}
 	// The replaced transaction's change went with it.
-	delete(k.coins, wire.OutPoint{Hash: *oldHash, Index: 1})
+	k.coins = slices.DeleteFunc(k.coins, func(c coin) bool { return c.outpoint == wire.OutPoint{Hash: *oldHash, Index: 1} })
 	delete(k.spends, txid)
 	return newID, nil
 }
@@ -160,7 +168,7 @@ func (k *Key) Replace(txid string, fee int64) (string, error) {
 // spend. k.mu is held.
 func (k *Key) broadcast(s spend) (string, error) {
 	tx := wire.NewMsgTx(wire.TxVersion)
-	in := wire.NewTxIn(&s.coin, nil, nil)
+	in := wire.NewTxIn(&s.outpoint, nil, nil)
 	in.Sequence = replaceableSequence
 	tx.AddTxIn(in)
 	tx.AddTxOut(&wire.TxOut{Value: s.sats, PkScript: s.to})
@@ -179,7 +187,7 @@ func (k *Key) broadcast(s spend) (string, error) {
 		return "", fmt.Errorf("regtest: broadcasting a spend of %s: %w", k.Address, err)
 	}
 	if change >= dustSats {
-		k.coins[wire.OutPoint{Hash: *hash, Index: 1}] = change
+		k.coins = append(k.coins, coin{wire.OutPoint{Hash: *hash, Index: 1}, change})
 	}
 	k.spends[hash.String()] = s
 	return hash.String(), nil

@@ -18,19 +18,19 @@ import (
 func TestAReplacedSpendLeavesTheMempool(t *testing.T) {
 	n := regtest.Shared(t)
 	ctx := context.Background()
-	from := must[*regtest.Key](t)(n.NewKey(regtest.P2WPKH))
-	to := must[*regtest.Key](t)(n.NewKey(regtest.P2PKH))
-	must[string](t)(from.Fund(100_000))
-	must[[]string](t)(n.Mine(1))
+	from := sourcetest.Must[*regtest.Key](t)(n.NewKey(regtest.P2WPKH))
+	to := sourcetest.Must[*regtest.Key](t)(n.NewKey(regtest.P2PKH))
+	sourcetest.Must[string](t)(from.Fund(100_000))
+	sourcetest.Must[[]string](t)(n.Mine(1))
 	src := open(t, n, Options{})
-	original := must[string](t)(from.Send(to.Address, 30_000, 1_000))
-	if pool := must[[]chain.Tx](t)(src.MempoolTxs(ctx, to.Address)); len(pool) != 1 || pool[0].TxID != original {
+	original := sourcetest.Must[string](t)(from.Send(to.Address, 30_000, 1_000))
+	if pool := sourcetest.Must[[]chain.Tx](t)(src.MempoolTxs(ctx, to.Address)); len(pool) != 1 || pool[0].TxID != original {
 		t.Fatalf("before the replacement the payee's mempool is %v", sourcetest.IDs(pool))
 	}
-	replacement := must[string](t)(from.Replace(original, 6_000))
+	replacement := sourcetest.Must[string](t)(from.Replace(original, 6_000))
 	for _, addr := range []string{from.Address, to.Address} {
-		pool := must[[]chain.Tx](t)(src.MempoolTxs(ctx, addr))
-		s := must[chain.AddressStats](t)(src.AddressStats(ctx, addr))
+		pool := sourcetest.Must[[]chain.Tx](t)(src.MempoolTxs(ctx, addr))
+		s := sourcetest.Must[chain.AddressStats](t)(src.AddressStats(ctx, addr))
 		if len(pool) != 1 || pool[0].TxID != replacement || pool[0].Fee != 6_000 || s.Mempool.TxCount != 1 {
 			t.Errorf("%s after the replacement: mempool %v, counters %+v", addr, sourcetest.IDs(pool), s.Mempool)
 		}
@@ -48,7 +48,7 @@ func TestAnAddressOverTheBoundIsAnUpstreamError(t *testing.T) {
 	ctx := context.Background()
 	k := paidKey(t, n, 6, 6) // 6 confirmed
 	for i := range 3 {
-		must[string](t)(k.Fund(int64(5_000 + i))) // and 3 in the mempool
+		sourcetest.Must[string](t)(k.Fund(int64(5_000 + i))) // and 3 in the mempool
 	}
 	atBound := open(t, n, Options{TxsPerAddressMax: 9})
 	atBound.chunk = 3
@@ -79,20 +79,20 @@ func TestACursorAReorgTookOutGivesAnEmptyPage(t *testing.T) {
 	ctx := context.Background()
 	k := paidKey(t, n, 30, 10)
 	src := open(t, n, Options{})
-	first := must[[]chain.Tx](t)(src.ChainTxs(ctx, k.Address, ""))
+	first := sourcetest.Must[[]chain.Tx](t)(src.ChainTxs(ctx, k.Address, ""))
 	cursor := first[5].TxID // in the newest block
-	before := must[[]chain.Tx](t)(src.ChainTxs(ctx, k.Address, cursor))
+	before := sourcetest.Must[[]chain.Tx](t)(src.ChainTxs(ctx, k.Address, cursor))
 	if len(before) != 24 {
 		t.Fatalf("the page after position 5 holds %d", len(before))
 	}
-	must[[]string](t)(n.Reorg(1))
+	sourcetest.Must[[]string](t)(n.Reorg(1))
 	if page, err := src.ChainTxs(ctx, k.Address, cursor); err != nil || len(page) != 0 {
 		t.Fatalf("after the reorg the page after the cursor holds %d (%v), want none", len(page), err)
 	}
-	must[[]string](t)(n.Mine(1))
+	sourcetest.Must[[]string](t)(n.Mine(1))
 	walked := sourcetest.Walk(t, src, k.Address)
 	at := slices.IndexFunc(walked, func(tx chain.Tx) bool { return tx.TxID == cursor })
-	page := must[[]chain.Tx](t)(src.ChainTxs(ctx, k.Address, cursor))
+	page := sourcetest.Must[[]chain.Tx](t)(src.ChainTxs(ctx, k.Address, cursor))
 	if at < 0 || !slices.Equal(sourcetest.IDs(page), sourcetest.IDs(walked[at+1:min(at+26, len(walked))])) {
 		t.Fatalf("once mined again, the page after the cursor is %v", sourcetest.IDs(page))
 	}
@@ -115,19 +115,19 @@ func TestCheckNetworkKnowsTheNodesChain(t *testing.T) {
 // spend before it, whatever order btcd's index gives them in.
 func TestTheMempoolListsASpendBeforeWhatItSpends(t *testing.T) {
 	n := regtest.Shared(t)
-	k := must[*regtest.Key](t)(n.NewKey(regtest.P2WPKH))
-	other := must[*regtest.Key](t)(n.NewKey(regtest.P2WPKH))
-	payment := must[string](t)(k.Fund(50_000))
-	first := must[string](t)(k.Send(other.Address, 5_000, 1_000))  // spends the payment
-	second := must[string](t)(k.Send(other.Address, 6_000, 1_000)) // spends first's change
+	k := sourcetest.Must[*regtest.Key](t)(n.NewKey(regtest.P2WPKH))
+	other := sourcetest.Must[*regtest.Key](t)(n.NewKey(regtest.P2WPKH))
+	payment := sourcetest.Must[string](t)(k.Fund(50_000))
+	first := sourcetest.Must[string](t)(k.Send(other.Address, 5_000, 1_000))  // spends the payment
+	second := sourcetest.Must[string](t)(k.Send(other.Address, 6_000, 1_000)) // spends first's change
 	src := open(t, n, Options{})
 	for range 3 {
-		if got := sourcetest.IDs(must[[]chain.Tx](t)(src.MempoolTxs(context.Background(), k.Address))); !slices.Equal(got, []string{second, first, payment}) {
+		if got := sourcetest.IDs(sourcetest.Must[[]chain.Tx](t)(src.MempoolTxs(context.Background(), k.Address))); !slices.Equal(got, []string{second, first, payment}) {
 			t.Fatalf("the mempool lists %v, want the second spend, the first, the payment", got)
 		}
 	}
-	if got := sourcetest.IDs(must[[]chain.Tx](t)(src.MempoolTxs(context.Background(), other.Address))); !slices.Equal(got, []string{second, first}) {
+	if got := sourcetest.IDs(sourcetest.Must[[]chain.Tx](t)(src.MempoolTxs(context.Background(), other.Address))); !slices.Equal(got, []string{second, first}) {
 		t.Fatalf("the payee's mempool lists %v", got)
 	}
-	must[[]string](t)(n.Mine(1))
+	sourcetest.Must[[]string](t)(n.Mine(1))
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/addrwatch/addrwatch/chain"
+	"github.com/addrwatch/addrwatch/chain/sourcetest"
 	"github.com/addrwatch/addrwatch/internal/regtest"
 	"github.com/addrwatch/addrwatch/internal/testaddr"
 )
@@ -46,21 +47,6 @@ func fakeBtcd(t *testing.T, result string) (*httptest.Server, *atomic.Int64) {
 	}))
 	t.Cleanup(srv.Close)
 	return srv, &hits
-}
-
-// breakerOpens reports whether src behind chain.Guard opens its breaker
-// once three accounts' addresses failed, as it must for a source that
-// is down and must not for one that answers badly about some addresses.
-func breakerOpens(t *testing.T, src *Source) bool {
-	t.Helper()
-	g := chain.Guard(src, 3, time.Minute)
-	for i, account := range []string{"a", "b", "c"} {
-		if _, err := g.AddressStats(chain.WithAccount(context.Background(), account), testaddr.P2PKH(account)); !errors.Is(err, chain.ErrUpstream) {
-			t.Fatalf("call %d: %v, want ErrUpstream", i, err)
-		}
-	}
-	_, err := g.AddressStats(chain.WithAccount(context.Background(), "d"), testaddr.P2PKH("d"))
-	return errors.Is(err, chain.ErrCircuitOpen)
 }
 
 // silentBtcd takes requests and never answers them. It reads each whole
@@ -101,7 +87,7 @@ func TestAnUnreachableOrSilentBtcdIsDown(t *testing.T) {
 		if page, err := chain.NewHistoryCache(src, time.Minute, nil, 4).Page(context.Background(), testaddr.P2PKH(name), 0, 25, false); !errors.Is(err, chain.ErrUpstream) {
 			t.Errorf("%s: History served %d transactions (%v), want it degraded", name, len(page.Txs), err)
 		}
-		if !breakerOpens(t, src) {
+		if !sourcetest.BreakerOpens(t, src) {
 			t.Errorf("%s: the breaker stays closed", name)
 		}
 	}
@@ -133,7 +119,7 @@ func TestAMalformedAnswerDoesNotOpenTheBreaker(t *testing.T) {
 	} {
 		srv, hits := fakeBtcd(t, result)
 		src := openAt(t, "http://user:pass@"+strings.TrimPrefix(srv.URL, "http://"), Options{})
-		if breakerOpens(t, src) || hits.Load() != 4 {
+		if sourcetest.BreakerOpens(t, src) || hits.Load() != 4 {
 			t.Errorf("%s: the breaker opened (btcd asked %d times of 4)", name, hits.Load())
 		}
 	}

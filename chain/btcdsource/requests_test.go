@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/addrwatch/addrwatch/chain"
+	"github.com/addrwatch/addrwatch/chain/sourcetest"
 	"github.com/addrwatch/addrwatch/internal/regtest"
 )
 
@@ -75,31 +76,31 @@ func TestRequestsPerCall(t *testing.T) {
 	n := regtest.Shared(t)
 	ctx := context.Background()
 	k := paidKey(t, n, 30, 10)
-	must[string](t)(k.Fund(1))
+	sourcetest.Must[string](t)(k.Fund(1))
 	src := open(t, n, Options{})
 	sent := countRequests(src)
 
-	must[chain.AddressStats](t)(src.AddressStats(ctx, k.Address))
+	sourcetest.Must[chain.AddressStats](t)(src.AddressStats(ctx, k.Address))
 	wantSent(t, "a first AddressStats of 31 transactions", sent.since(), map[string]int{"searchrawtransactions": 1})
-	must[chain.AddressStats](t)(src.AddressStats(ctx, k.Address))
+	sourcetest.Must[chain.AddressStats](t)(src.AddressStats(ctx, k.Address))
 	wantSent(t, "AddressStats again", sent.since(), map[string]int{"searchrawtransactions": 1})
-	must[[]chain.Tx](t)(src.MempoolTxs(ctx, k.Address))
+	sourcetest.Must[[]chain.Tx](t)(src.MempoolTxs(ctx, k.Address))
 	wantSent(t, "MempoolTxs", sent.since(), map[string]int{"searchrawtransactions": 1})
 
-	first := must[[]chain.Tx](t)(src.ChainTxs(ctx, k.Address, ""))
+	first := sourcetest.Must[[]chain.Tx](t)(src.ChainTxs(ctx, k.Address, ""))
 	wantSent(t, "a first page", sent.since(), map[string]int{"searchrawtransactions": 2, "getblockheader": 1})
-	must[[]chain.Tx](t)(src.ChainTxs(ctx, k.Address, ""))
+	sourcetest.Must[[]chain.Tx](t)(src.ChainTxs(ctx, k.Address, ""))
 	wantSent(t, "the first page again", sent.since(), map[string]int{"searchrawtransactions": 2})
-	second := must[[]chain.Tx](t)(src.ChainTxs(ctx, k.Address, first[len(first)-1].TxID))
+	second := sourcetest.Must[[]chain.Tx](t)(src.ChainTxs(ctx, k.Address, first[len(first)-1].TxID))
 	wantSent(t, "the page after a cursor, in another block", sent.since(), map[string]int{"searchrawtransactions": 1, "getblockheader": 1})
 	if len(first) != chain.ChainPageSize || len(second) != 30-chain.ChainPageSize {
 		t.Fatalf("pages of %d and %d", len(first), len(second))
 	}
 
-	must[chain.Tx](t)(src.Tx(ctx, second[0].TxID))
+	sourcetest.Must[chain.Tx](t)(src.Tx(ctx, second[0].TxID))
 	wantSent(t, "Tx of a transaction in a block seen", sent.since(), map[string]int{"getrawtransaction": 1, "batch:getrawtransaction": 1})
-	must[chain.BlockRef](t)(src.Tip(ctx))
-	must[chain.BlockRef](t)(src.Tip(ctx))
+	sourcetest.Must[chain.BlockRef](t)(src.Tip(ctx))
+	sourcetest.Must[chain.BlockRef](t)(src.Tip(ctx))
 	wantSent(t, "Tip twice, at the block of the first page", sent.since(), map[string]int{"getbestblockhash": 2})
 
 	// A History refresh asks for the stats, the mempool and the first

@@ -23,6 +23,7 @@ import (
 	"github.com/addrwatch/addrwatch/chain"
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
+	"github.com/addrwatch/addrwatch/httpd/balances"
 	"github.com/addrwatch/addrwatch/httpd/edge"
 	"github.com/addrwatch/addrwatch/httpd/site"
 	"github.com/addrwatch/addrwatch/watch"
@@ -130,7 +131,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	store.registerMetrics(metrics)
 
 	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken,
-		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, TrustedProxies: cfg.TrustedProxies,
+		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, Balances: balances.FromHistory(history), TrustedProxies: cfg.TrustedProxies,
 		Cluster: store, Metrics: metrics, SpoolDir: cfg.Data, OpenMetrics: cfg.OpenMetrics, SessionIdle: cfg.SessionIdle,
 		NodesUnauthenticated: cfg.InsecureCluster, Network: cfg.Network,
 		Chain: site.ChainSource{Kind: string(cfg.Chain.Kind), Host: cfg.Chain.Host(), Network: string(cfg.Network),

@@ -369,3 +369,35 @@ func (w *WatchedAddress) clone() *WatchedAddress {
 	}
 	return &c
 }
+
+// AddressRecordQuery is what the follower recorded of one address of the
+// account, for its balance. Only the system reads it (the edge, for a
+// card it has already shown the reader may see).
+type AddressRecordQuery struct{ Address string }
+
+// AddressRecordView is an address's recorded totals and the block time of its
+// newest recorded confirmed transaction (Unix seconds, 0 when none);
+// Observed is false when the follower has recorded nothing of it yet.
+type AddressRecordView struct {
+	Observed        bool
+	Confirmed       AddressTotals
+	Mempool         AddressTotals
+	LastConfirmedAt int64
+}
+
+func (q AddressRecordQuery) answer(a *Account, who Principal, _ Level, _ int64) (AddressRecordView, *Error) {
+	if who.Kind != PrincipalSystem {
+		return AddressRecordView{}, errUnauthorized
+	}
+	w := a.watched(q.Address)
+	if w == nil {
+		return AddressRecordView{}, nil
+	}
+	v := AddressRecordView{Observed: true, Confirmed: w.Confirmed, Mempool: w.Mempool}
+	for _, t := range w.Txs {
+		if t.State == TxConfirmed {
+			v.LastConfirmedAt = max(v.LastConfirmedAt, t.BlockTime)
+		}
+	}
+	return v, nil
+}

@@ -202,3 +202,30 @@ func TestWatchTargets(t *testing.T) {
 		t.Error("the owner read the follower's targets")
 	}
 }
+
+// The edge reads an address's recorded totals and its newest confirmed
+// transaction's time for its balance; nothing recorded says so.
+func TestAddressRecord(t *testing.T) {
+	ta := newTestAccount(t, PlanExtended)
+	ta.createCard(ta.owner, addrs[0])
+	system := Credential{Kind: CredentialSystem, AccountID: ta.id, Now: ta.at}
+	read := func() AddressRecordView {
+		t.Helper()
+		v, err := Answer[AddressRecordView](RunQuery(ta.a, system, AddressRecordQuery{Address: addrs[0]}).Outcome())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := read(); v.Observed {
+		t.Errorf("before any observation: %+v", v)
+	}
+	ta.observe(addrs[0], confirmedTx("a1", 5, "b1", 1), confirmedTx("a2", 7, "b2", 1), mempoolTx("a3", 1))
+	v := read()
+	if !v.Observed || v.Confirmed.FundedSat != 50_000 || v.LastConfirmedAt != 1_790_000_007 {
+		t.Errorf("after: %+v", v)
+	}
+	if _, err := Answer[AddressRecordView](RunQuery(ta.a, ta.ownerCred(), AddressRecordQuery{Address: addrs[0]}).Outcome()); err == nil {
+		t.Error("the owner read the record the edge reads")
+	}
+}

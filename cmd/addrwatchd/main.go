@@ -126,12 +126,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	history := chain.NewHistoryCache(source, historyTTL, nil, historyAddressesMax)
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
-	go watch.New(source, follow, watch.Options{Logger: logger.With("component", "follower")}).Run(followCtx)
+	follower := watch.New(source, follow, watch.Options{Logger: logger.With("component", "follower")})
+	go follower.Run(followCtx)
 
 	store.registerMetrics(metrics)
 
-	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken,
-		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, Balances: balances.FromHistory(history), TrustedProxies: cfg.TrustedProxies,
+	api := httpd.New(httpd.Config{Store: store, Operator: followedOperator{store, follower}, Logger: logger, AdminToken: adminToken,
+		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, Balances: balances.Observed(follow, balances.FromHistory(history)), TrustedProxies: cfg.TrustedProxies,
 		Cluster: store, Metrics: metrics, SpoolDir: cfg.Data, OpenMetrics: cfg.OpenMetrics, SessionIdle: cfg.SessionIdle,
 		NodesUnauthenticated: cfg.InsecureCluster, Network: cfg.Network,
 		Chain: site.ChainSource{Kind: string(cfg.Chain.Kind), Host: cfg.Chain.Host(), Network: string(cfg.Network),

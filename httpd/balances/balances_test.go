@@ -181,3 +181,30 @@ func TestSummarizeLeavesAnUnknownBalanceOutOfTheTotal(t *testing.T) {
 		t.Fatalf("empty total %+v", total)
 	}
 }
+
+// recordedIn is a Recorded of fixed records, by account and address.
+type recordedIn map[[2]string]chain.AddressStats
+
+func (r recordedIn) Recorded(_ context.Context, account, address string) (chain.AddressStats, time.Time, bool, error) {
+	s, found := r[[2]string{account, address}]
+	return s, t1, found, nil
+}
+
+// A balance comes from what the follower recorded in the account that
+// reads it; an address it has not observed yet from the fallback, until
+// it has; without a fallback, it is unknown.
+func TestObservedBalancesComeFromTheAccountsRecord(t *testing.T) {
+	rec := recordedIn{{"acct", "seen"}: {Chain: chain.TxoStats{TxCount: 2, FundedTxoSum: 9_000, SpentTxoSum: 1_000}}}
+	fallback := FromHistory(&pages{addrs: map[string]chain.HistoryPage{"new": listing(0, t0), "seen": listing(0, t0)}})
+	got := Read(context.Background(), Observed(rec, fallback), "acct", []string{"seen", "new"})
+	if got[0].Err != nil || got[0].Balance != (chain.Balance{ConfirmedSat: 8_000, ReceivedSat: 9_000, SentSat: 1_000, TxCount: 2, LastTxAt: t1}) {
+		t.Errorf("the observed address: %+v", got[0])
+	}
+	if got[1].Err != nil || got[1].Balance.ConfirmedSat != 75_000 {
+		t.Errorf("the address not observed yet, from the fallback: %+v", got[1])
+	}
+	other := Read(context.Background(), Observed(rec, nil), "other-acct", []string{"seen"})
+	if other[0].Err == nil {
+		t.Errorf("another account's record was read: %+v", other[0])
+	}
+}

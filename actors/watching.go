@@ -401,3 +401,57 @@ func (q AddressRecordQuery) answer(a *Account, who Principal, _ Level, _ int64) 
 	}
 	return v, nil
 }
+
+// WatchedQuery is the owner's GET /owner/v1/watched: what the chain
+// follower recorded of every address the cards hold.
+type WatchedQuery struct{}
+
+// WatchedView is the body of GET /owner/v1/watched, in address order.
+type WatchedView struct {
+	Addresses []WatchedAddressView `json:"addresses"`
+}
+
+// WatchedAddressView is one address's record. An address a card holds
+// that the follower has not observed yet is listed with observed false.
+type WatchedAddressView struct {
+	Address      string          `json:"address"`
+	Observed     bool            `json:"observed"`
+	TipHeight    int64           `json:"tip_height"`
+	TipHash      string          `json:"tip_hash"`
+	Confirmed    AddressTotals   `json:"confirmed"`
+	Mempool      AddressTotals   `json:"mempool"`
+	ObservedAt   *string         `json:"observed_at"`
+	Transactions []WatchedTxView `json:"transactions"`
+}
+
+// WatchedTxView is one recorded transaction, newest change first.
+type WatchedTxView struct {
+	TxObservation
+	FirstSeenAt string `json:"first_seen_at"`
+	ChangedAt   string `json:"changed_at"`
+}
+
+func (WatchedQuery) answer(a *Account, who Principal, _ Level, _ int64) (WatchedView, *Error) {
+	if who.isAgent() {
+		return WatchedView{}, Errorf(CodeForbidden, "API keys cannot read the follower's record")
+	}
+	v := WatchedView{Addresses: []WatchedAddressView{}}
+	targets, _ := WatchTargetsQuery{}.answer(a, Principal{Kind: PrincipalSystem}, LevelWrite, 0)
+	slices.SortFunc(targets, func(x, y WatchTarget) int { return cmp.Compare(x.Address, y.Address) })
+	for _, t := range targets {
+		av := WatchedAddressView{Address: t.Address, Transactions: []WatchedTxView{}}
+		if w := t.Recorded; w != nil {
+			at := formatTime(w.ObservedAt)
+			av.Observed, av.TipHeight, av.TipHash, av.Confirmed, av.Mempool, av.ObservedAt = true, w.TipHeight, w.TipHash, w.Confirmed, w.Mempool, &at
+			txs := slices.Clone(w.Txs)
+			slices.SortStableFunc(txs, func(x, y *WatchedTx) int { return cmp.Compare(y.ChangedAt, x.ChangedAt) })
+			for _, tx := range txs {
+				o := tx.TxObservation
+				o.Spends = nil
+				av.Transactions = append(av.Transactions, WatchedTxView{TxObservation: o, FirstSeenAt: formatTime(tx.FirstSeenAt), ChangedAt: formatTime(tx.ChangedAt)})
+			}
+		}
+		v.Addresses = append(v.Addresses, av)
+	}
+	return v, nil
+}

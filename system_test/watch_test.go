@@ -71,4 +71,36 @@ func TestBalancesComeFromTheFollowersRecord(t *testing.T) {
 	if got, exp := hbJSON(v.Cards[0].Balance), hbJSON(want); got != exp {
 		t.Errorf("the observed balance with the explorer down\n got %s\nwant %s", got, exp)
 	}
+
+	// The owner reads the record itself: the address, its totals at the
+	// tip and its newest transactions, confirmed in their blocks.
+	r = do(t, "GET", s.URL+"/owner/v1/watched", e.acct.OwnerSecret, nil)
+	expect(t, r, http.StatusOK, "")
+	var w struct {
+		Addresses []struct {
+			Address      string
+			Observed     bool
+			TipHash      string `json:"tip_hash"`
+			Transactions []struct {
+				TxID      string
+				State     string
+				Height    int64
+				BlockHash string `json:"block_hash"`
+			}
+		}
+	}
+	if err := json.Unmarshal(r.Body, &w); err != nil || len(w.Addresses) != 1 || !w.Addresses[0].Observed || w.Addresses[0].TipHash != st.Tip.Hash {
+		t.Fatalf("GET /owner/v1/watched: %v\n%s", err, r.Body)
+	}
+	states := map[string]int{}
+	for _, tx := range w.Addresses[0].Transactions {
+		states[tx.State]++
+		if tx.State == "confirmed" && (tx.Height == 0 || len(tx.BlockHash) != 64) {
+			t.Errorf("a confirmed transaction without its block: %+v", tx)
+		}
+	}
+	if states["confirmed"] != chain.ChainPageSize || states["mempool"] != int(*want.UnconfirmedTxCount) {
+		t.Errorf("recorded %v, want the newest page confirmed and the mempool's %d", states, *want.UnconfirmedTxCount)
+	}
+	expect(t, do(t, "GET", s.URL+"/owner/v1/watched", e.read, nil), http.StatusUnauthorized, "")
 }

@@ -1,0 +1,15 @@
+// Package btcdsource is a chain.Source over the JSON-RPC of the owner's
+// own btcd, run with --addrindex and --txindex (--chain
+// btcd:https://USER:PASS@HOST:PORT, with --chain-cert for btcd's own
+// certificate and --chain-proxy for Tor). It answers in Esplora's terms,
+// as chain.Client does, so History, its windows, its ceiling and its
+// degraded answers work the same over it.
+//
+// btcd keeps no per-address counters and pages an address's history by
+// position, not after a transaction, so the source keeps a small index
+// per address (the confirmed transaction IDs in btcd's order and the
+// lifetime sums) and reads only what was added since its last read.
+// DESIGN.md explains the mapping onto btcd's methods, what each call
+// costs in requests, the bounds, and where btcd's answers differ from an
+// Esplora's.
+package btcdsource

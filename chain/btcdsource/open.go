@@ -1,0 +1,211 @@
+package btcdsource
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/addrwatch/addrwatch/chain"
+	"github.com/btcsuite/btcd/chaincfg"
+	lru "github.com/hashicorp/golang-lru/v2"
+)
+
+// Defaults for the zero Options.
+const (
+	DefaultTimeout          = 10 * time.Second
+	DefaultMaxConcurrent    = 4
+	DefaultTxsPerAddressMax = 20_000
+	DefaultIndexTxsMax      = 1_000_000
+)
+
+const (
+	// indexAddressesMax bounds the addresses whose index is held,
+	// besides the bound on the transaction IDs they hold together.
+	indexAddressesMax = 10_000
+	// blockHeightsMax bounds the block heights remembered by hash.
+	blockHeightsMax = 10_000
+)
+
+// Options tune a Source. The zero value is usable: every zero field
+// takes its default.
+type Options struct {
+	// Network is the network of the addresses asked about and of btcd's
+	// chain; "" is mainnet. chain.CheckNetwork tells whether btcd is on
+	// it.
+	Network chain.Network
+	// Cert is a PEM certificate to trust for btcd's RPC server
+	// (--chain-cert: btcd's own rpc.cert). Without it, the system's
+	// roots decide.
+	Cert []byte
+	// Proxy is socks5://HOST:PORT (--chain-proxy, Tor): every request
+	// goes through it, with the host name resolved by the proxy.
+	Proxy string
+	// Timeout bounds one request, the answer read whole included. The
+	// caller's context bounds a call of several requests.
+	Timeout time.Duration
+	// MaxConcurrent bounds the requests in flight to btcd at once.
+	MaxConcurrent int
+	// TxsPerAddressMax bounds the transactions read for one address,
+	// confirmed and unconfirmed together. An address with more is an
+	// *chain.UpstreamError saying so, never a history cut short.
+	TxsPerAddressMax int
+	// IndexTxsMax bounds the transaction IDs held in the addresses'
+	// indexes together (32 bytes each); past it, the least recently
+	// used address is forgotten.
+	IndexTxsMax int
+}
+
+// Source is a chain.Source over the JSON-RPC of a btcd run with
+// --addrindex and --txindex. It answers in Esplora's terms, as the
+// Esplora client does; DESIGN.md says how each call maps onto btcd's
+// methods and what it costs. It is safe for concurrent use.
+type Source struct {
+	spec             chain.SourceSpec
+	params           *chaincfg.Params
+	rpc              *rpcClient
+	txsPerAddressMax int
+	chunk            int // transactions one search asks for: searchChunk, less in tests
+	indexes          *indexCache
+	heights          *lru.Cache[string, int64] // block hash → height
+}
+
+var _ chain.Source = (*Source)(nil)
+
+// Open returns the Source for spec, a --chain value of kind btcd
+// (btcd:https://USER:PASS@HOST:PORT; plain http only on a loopback
+// address). It sends nothing: the first call is the first request, and
+// a server calls chain.CheckNetwork before using it, and chain.Guard to
+// put it behind the breaker. Its errors never show the password.
+func Open(spec chain.SourceSpec, opts Options) (*Source, error) {
+	u := spec.URL
+	if spec.Kind != chain.SourceBtcd || u == nil || (u.Scheme != "https" && u.Scheme != "http") || u.Port() == "" {
+		return nil, fmt.Errorf("%w: btcdsource: wants a btcd spec, btcd:https://USER:PASS@HOST:PORT", chain.ErrInvalidArgument)
+	}
+	password, hasPassword := u.User.Password()
+	if !hasPassword || u.User.Username() == "" {
+		return nil, fmt.Errorf("%w: btcdsource: the URL lacks btcd's RPC user and password", chain.ErrInvalidArgument)
+	}
+	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		return nil, fmt.Errorf("%w: btcdsource: plain http would send the RPC password in the clear; use https", chain.ErrInvalidArgument)
+	}
+	transport, err := newTransport(u.Scheme, opts)
+	if err != nil {
+		return nil, err
+	}
+	opts = withDefaults(opts)
+	heights, _ := lru.New[string, int64](blockHeightsMax)
+	return &Source{
+		spec:   spec,
+		params: opts.Network.OrMainnet().Params(),
+		rpc: &rpcClient{
+			endpoint: (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}).String(),
+			user:     u.User.Username(),
+			password: password,
+			http:     &http.Client{Transport: transport},
+			timeout:  opts.Timeout,
+			slots:    make(chan struct{}, opts.MaxConcurrent),
+		},
+		txsPerAddressMax: opts.TxsPerAddressMax,
+		chunk:            searchChunk,
+		indexes:          newIndexCache(opts.IndexTxsMax, indexAddressesMax),
+		heights:          heights,
+	}, nil
+}
+
+// String is the spec with the password replaced by "xxxxx": the form to
+// log.
+func (s *Source) String() string { return s.spec.String() }
+
+func withDefaults(opts Options) Options {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if opts.TxsPerAddressMax <= 0 {
+		opts.TxsPerAddressMax = DefaultTxsPerAddressMax
+	}
+	if opts.IndexTxsMax <= 0 {
+		opts.IndexTxsMax = DefaultIndexTxsMax
+	}
+	return opts
+}
+
+// tlsSessionsMax bounds the TLS sessions kept for resumption.
+const tlsSessionsMax = 64
+
+// newTransport is the HTTP transport to btcd: TLS trusting opts.Cert when
+// given, through opts.Proxy when given, and a new connection for every
+// request, since btcd closes each one after its answer. So that a new
+// connection does not cost a full handshake (btcd's own certificate is
+// on P-521, slow to verify), TLS sessions are resumed.
+func newTransport(scheme string, opts Options) (*http.Transport, error) {
+	t := &http.Transport{
+		DisableKeepAlives:   true,
+		TLSHandshakeTimeout: DefaultTimeout,
+		DialContext:         (&net.Dialer{Timeout: DefaultTimeout}).DialContext,
+		TLSClientConfig: &tls.Config{
+			MinVersion:         tls.VersionTLS12,
+			ClientSessionCache: tls.NewLRUClientSessionCache(tlsSessionsMax),
+		},
+	}
+	if len(opts.Cert) > 0 {
+		if scheme != "https" {
+			return nil, fmt.Errorf("%w: btcdsource: a certificate to trust is for https", chain.ErrInvalidArgument)
+		}
+		pool, err := certPool(opts.Cert)
+		if err != nil {
+			return nil, err
+		}
+		t.TLSClientConfig.RootCAs = pool
+	}
+	if opts.Proxy != "" {
+		p, err := url.Parse(opts.Proxy)
+		if err != nil || (p.Scheme != "socks5" && p.Scheme != "socks5h") || p.Port() == "" || (p.Path != "" && p.Path != "/") || p.RawQuery != "" {
+			return nil, fmt.Errorf("%w: btcdsource: the proxy must be socks5://HOST:PORT", chain.ErrInvalidArgument)
+		}
+		t.Proxy = http.ProxyURL(p)
+	}
+	return t, nil
+}
+
+// certPool holds the certificates of a PEM file, which must hold at
+// least one.
+func certPool(pemBytes []byte) (*x509.CertPool, error) {
+	pool := x509.NewCertPool()
+	found := false
+	for rest := pemBytes; ; {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("%w: btcdsource: the certificate to trust does not parse: %v", chain.ErrInvalidArgument, err)
+		}
+		pool.AddCert(cert)
+		found = true
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: btcdsource: the certificate file holds no PEM certificate", chain.ErrInvalidArgument)
+	}
+	return pool, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

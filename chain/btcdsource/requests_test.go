@@ -1,0 +1,115 @@
+package btcdsource
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"maps"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/addrwatch/addrwatch/chain"
+	"github.com/addrwatch/addrwatch/internal/regtest"
+)
+
+const historyTTL = time.Hour
+
+// countingTransport counts the requests a Source sends, by JSON-RPC
+// method ("batch:" and the method for a batch).
+type countingTransport struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	sent map[string]int
+}
+
+func countRequests(src *Source) *countingTransport {
+	c := &countingTransport{next: src.rpc.http.Transport, sent: map[string]int{}}
+	src.rpc.http.Transport = c
+	return c
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var one struct{ Method string }
+	var batch []struct{ Method string }
+	key := "?"
+	if json.Unmarshal(body, &batch) == nil && len(batch) > 0 {
+		key = "batch:" + batch[0].Method
+	} else if json.Unmarshal(body, &one) == nil {
+		key = one.Method
+	}
+	c.mu.Lock()
+	c.sent[key]++
+	c.mu.Unlock()
+	return c.next.RoundTrip(r)
+}
+
+// since is what was sent since the last call.
+func (c *countingTransport) since() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sent := c.sent
+	c.sent = map[string]int{}
+	return sent
+}
+
+func wantSent(t *testing.T, what string, got, want map[string]int) {
+	t.Helper()
+	if !maps.Equal(got, want) {
+		t.Errorf("%s sent %v, want %v", what, got, want)
+	}
+}
+
+// What each call costs in requests to btcd, as DESIGN.md counts it: an
+// address's index makes its stats, its mempool and a page after a cursor
+// one request each however long the history, and a block's height is
+// asked once.
+func TestRequestsPerCall(t *testing.T) {
+	n := regtest.Shared(t)
+	ctx := context.Background()
+	k := paidKey(t, n, 30, 10)
+	must[string](t)(k.Fund(1))
+	src := open(t, n, Options{})
+	sent := countRequests(src)
+
+	must[chain.AddressStats](t)(src.AddressStats(ctx, k.Address))
+	wantSent(t, "a first AddressStats of 31 transactions", sent.since(), map[string]int{"searchrawtransactions": 1})
+	must[chain.AddressStats](t)(src.AddressStats(ctx, k.Address))
+	wantSent(t, "AddressStats again", sent.since(), map[string]int{"searchrawtransactions": 1})
+	must[[]chain.Tx](t)(src.MempoolTxs(ctx, k.Address))
+	wantSent(t, "MempoolTxs", sent.since(), map[string]int{"searchrawtransactions": 1})
+
+	first := must[[]chain.Tx](t)(src.ChainTxs(ctx, k.Address, ""))
+	wantSent(t, "a first page", sent.since(), map[string]int{"searchrawtransactions": 2, "getblockheader": 1})
+	must[[]chain.Tx](t)(src.ChainTxs(ctx, k.Address, ""))
+	wantSent(t, "the first page again", sent.since(), map[string]int{"searchrawtransactions": 2})
+	second := must[[]chain.Tx](t)(src.ChainTxs(ctx, k.Address, first[len(first)-1].TxID))
+	wantSent(t, "the page after a cursor, in another block", sent.since(), map[string]int{"searchrawtransactions": 1, "getblockheader": 1})
+	if len(first) != chain.ChainPageSize || len(second) != 30-chain.ChainPageSize {
+		t.Fatalf("pages of %d and %d", len(first), len(second))
+	}
+
+	must[chain.Tx](t)(src.Tx(ctx, second[0].TxID))
+	wantSent(t, "Tx of a transaction in a block seen", sent.since(), map[string]int{"getrawtransaction": 1, "batch:getrawtransaction": 1})
+	must[chain.BlockRef](t)(src.Tip(ctx))
+	must[chain.BlockRef](t)(src.Tip(ctx))
+	wantSent(t, "Tip twice, at the block of the first page", sent.since(), map[string]int{"getbestblockhash": 2})
+
+	// A History refresh asks for the stats, the mempool and the first
+	// page at once; they share one read of the index unless one of them
+	// starts after another's read ended.
+	page, err := chain.NewHistoryCache(src, historyTTL, nil, 4).Page(ctx, k.Address, 0, 25, false)
+	if err != nil || page.TotalCount != 31 || len(page.Txs) != 25 {
+		t.Fatalf("a History page: %d of %d, %v", len(page.Txs), page.TotalCount, err)
+	}
+	if got := sent.since(); got["searchrawtransactions"] < 2 || got["searchrawtransactions"] > 3 || len(got) != 1 {
+		t.Errorf("a History page sent %v, want 2 searchrawtransactions (3 if the calls did not overlap)", got)
+	}
+}

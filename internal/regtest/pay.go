@@ -1,0 +1,50 @@
+package regtest
+
+import (
+	"fmt"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// walletFeeRate is what the harness's wallet pays, in satoshis a byte:
+// ten times btcd's minimum relay fee, so that the next block takes every
+// payment.
+const walletFeeRate = 10
+
+// Pay sends sats from the harness's wallet to addr and returns the
+// transaction's ID. The payment waits in the mempool for the next Mine.
+func (n *Node) Pay(addr string, sats int64) (string, error) {
+	script, err := n.script(addr)
+	if err != nil {
+		return "", err
+	}
+	tx, err := n.send(&wire.TxOut{Value: sats, PkScript: script})
+	if err != nil {
+		return "", err
+	}
+	return tx.TxHash().String(), nil
+}
+
+// send has the harness's wallet pay outputs (with change to itself) and
+// broadcasts the transaction.
+func (n *Node) send(outputs ...*wire.TxOut) (*wire.MsgTx, error) {
+	tx, err := n.h.CreateTransaction(outputs, walletFeeRate, true)
+	if err != nil {
+		return nil, fmt.Errorf("regtest: the harness's wallet cannot pay: %w", err)
+	}
+	if _, err := n.h.Client.SendRawTransaction(tx, true); err != nil {
+		n.h.UnlockOutputs(tx.TxIn)
+		return nil, fmt.Errorf("regtest: broadcasting a payment: %w", err)
+	}
+	return tx, nil
+}
+
+func (n *Node) script(addr string) ([]byte, error) {
+	a, err := btcutil.DecodeAddress(addr, n.Params())
+	if err != nil {
+		return nil, fmt.Errorf("regtest: %q is no regtest address: %w", addr, err)
+	}
+	return txscript.PayToAddrScript(a)
+}

@@ -126,7 +126,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	history := chain.NewHistoryCache(source, historyTTL, nil, historyAddressesMax)
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
-	follower := watch.New(source, follow, watch.Options{Logger: logger.With("component", "follower")})
+	follower := watch.New(source, follow, watch.Options{Poll: cfg.ChainPoll, MempoolEvery: chainMempoolPolls * cfg.ChainPoll,
+		Logger: logger.With("component", "follower")})
 	go follower.Run(followCtx)
 
 	store.registerMetrics(metrics)

@@ -87,3 +87,9 @@ func (q AccountSummaryQuery) run(a *Account, who Principal, c Level, now int64) 
 func (q WatchTargetsQuery) run(a *Account, who Principal, c Level, now int64) Result {
 	return answered(q.answer(a, who, c, now))
 }
+func (q AddressRecordQuery) run(a *Account, who Principal, c Level, now int64) Result {
+	return answered(q.answer(a, who, c, now))
+}
+func (q WatchedQuery) run(a *Account, who Principal, c Level, now int64) Result {
+	return answered(q.answer(a, who, c, now))
+}

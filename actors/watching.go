@@ -369,3 +369,89 @@ func (w *WatchedAddress) clone() *WatchedAddress {
 	}
 	return &c
 }
+
+// AddressRecordQuery is what the follower recorded of one address of the
+// account, for its balance. Only the system reads it (the edge, for a
+// card it has already shown the reader may see).
+type AddressRecordQuery struct{ Address string }
+
+// AddressRecordView is an address's recorded totals and the block time of its
+// newest recorded confirmed transaction (Unix seconds, 0 when none);
+// Observed is false when the follower has recorded nothing of it yet.
+type AddressRecordView struct {
+	Observed        bool
+	Confirmed       AddressTotals
+	Mempool         AddressTotals
+	LastConfirmedAt int64
+}
+
+func (q AddressRecordQuery) answer(a *Account, who Principal, _ Level, _ int64) (AddressRecordView, *Error) {
+	if who.Kind != PrincipalSystem {
+		return AddressRecordView{}, errUnauthorized
+	}
+	w := a.watched(q.Address)
+	if w == nil {
+		return AddressRecordView{}, nil
+	}
+	v := AddressRecordView{Observed: true, Confirmed: w.Confirmed, Mempool: w.Mempool}
+	for _, t := range w.Txs {
+		if t.State == TxConfirmed {
+			v.LastConfirmedAt = max(v.LastConfirmedAt, t.BlockTime)
+		}
+	}
+	return v, nil
+}
+
+// WatchedQuery is the owner's GET /owner/v1/watched: what the chain
+// follower recorded of every address the cards hold.
+type WatchedQuery struct{}
+
+// WatchedView is the body of GET /owner/v1/watched, in address order.
+type WatchedView struct {
+	Addresses []WatchedAddressView `json:"addresses"`
+}
+
+// WatchedAddressView is one address's record. An address a card holds
+// that the follower has not observed yet is listed with observed false.
+type WatchedAddressView struct {
+	Address      string          `json:"address"`
+	Observed     bool            `json:"observed"`
+	TipHeight    int64           `json:"tip_height"`
+	TipHash      string          `json:"tip_hash"`
+	Confirmed    AddressTotals   `json:"confirmed"`
+	Mempool      AddressTotals   `json:"mempool"`
+	ObservedAt   *string         `json:"observed_at"`
+	Transactions []WatchedTxView `json:"transactions"`
+}
+
+// WatchedTxView is one recorded transaction, newest change first.
+type WatchedTxView struct {
+	TxObservation
+	FirstSeenAt string `json:"first_seen_at"`
+	ChangedAt   string `json:"changed_at"`
+}
+
+func (WatchedQuery) answer(a *Account, who Principal, _ Level, _ int64) (WatchedView, *Error) {
+	if who.isAgent() {
+		return WatchedView{}, Errorf(CodeForbidden, "API keys cannot read the follower's record")
+	}
+	v := WatchedView{Addresses: []WatchedAddressView{}}
+	targets, _ := WatchTargetsQuery{}.answer(a, Principal{Kind: PrincipalSystem}, LevelWrite, 0)
+	slices.SortFunc(targets, func(x, y WatchTarget) int { return cmp.Compare(x.Address, y.Address) })
+	for _, t := range targets {
+		av := WatchedAddressView{Address: t.Address, Transactions: []WatchedTxView{}}
+		if w := t.Recorded; w != nil {
+			at := formatTime(w.ObservedAt)
+			av.Observed, av.TipHeight, av.TipHash, av.Confirmed, av.Mempool, av.ObservedAt = true, w.TipHeight, w.TipHash, w.Confirmed, w.Mempool, &at
+			txs := slices.Clone(w.Txs)
+			slices.SortStableFunc(txs, func(x, y *WatchedTx) int { return cmp.Compare(y.ChangedAt, x.ChangedAt) })
+			for _, tx := range txs {
+				o := tx.TxObservation
+				o.Spends = nil
+				av.Transactions = append(av.Transactions, WatchedTxView{TxObservation: o, FirstSeenAt: formatTime(tx.FirstSeenAt), ChangedAt: formatTime(tx.ChangedAt)})
+			}
+		}
+		v.Addresses = append(v.Addresses, av)
+	}
+	return v, nil
+}

@@ -202,3 +202,65 @@ func TestWatchTargets(t *testing.T) {
 		t.Error("the owner read the follower's targets")
 	}
 }
+
+// The edge reads an address's recorded totals and its newest confirmed
+// transaction's time for its balance; nothing recorded says so.
+func TestAddressRecord(t *testing.T) {
+	ta := newTestAccount(t, PlanExtended)
+	ta.createCard(ta.owner, addrs[0])
+	system := Credential{Kind: CredentialSystem, AccountID: ta.id, Now: ta.at}
+	read := func() AddressRecordView {
+		t.Helper()
+		v, err := Answer[AddressRecordView](RunQuery(ta.a, system, AddressRecordQuery{Address: addrs[0]}).Outcome())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := read(); v.Observed {
+		t.Errorf("before any observation: %+v", v)
+	}
+	ta.observe(addrs[0], confirmedTx("a1", 5, "b1", 1), confirmedTx("a2", 7, "b2", 1), mempoolTx("a3", 1))
+	v := read()
+	if !v.Observed || v.Confirmed.FundedSat != 50_000 || v.LastConfirmedAt != 1_790_000_007 {
+		t.Errorf("after: %+v", v)
+	}
+	if _, err := Answer[AddressRecordView](RunQuery(ta.a, ta.ownerCred(), AddressRecordQuery{Address: addrs[0]}).Outcome()); err == nil {
+		t.Error("the owner read the record the edge reads")
+	}
+}
+
+// The owner reads every watched address, observed or not, with its
+// transactions newest change first and no spends; an agent cannot.
+func TestTheOwnerReadsTheFollowersRecord(t *testing.T) {
+	ta := newTestAccount(t, PlanExtended)
+	ta.createCard(ta.owner, addrs[1])
+	ta.createCard(ta.owner, addrs[0])
+	ta.observe(addrs[0], mempoolTx("a1", 1, hashN("c0")+":0"))
+	ta.observe(addrs[0], confirmedTx("a2", 7, "b2", 5))
+	v, err := Answer[WatchedView](RunQuery(ta.a, ta.ownerCred(), WatchedQuery{}).Outcome())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Addresses) != 2 || v.Addresses[0].Address > v.Addresses[1].Address {
+		t.Fatalf("addresses %+v", v.Addresses)
+	}
+	var seen, unseen WatchedAddressView
+	for _, a := range v.Addresses {
+		if a.Address == addrs[0] {
+			seen = a
+		} else {
+			unseen = a
+		}
+	}
+	if unseen.Observed || unseen.ObservedAt != nil || len(unseen.Transactions) != 0 {
+		t.Errorf("the address not observed: %+v", unseen)
+	}
+	if !seen.Observed || len(seen.Transactions) != 2 || seen.Transactions[0].TxID != hashN("a2") || seen.Transactions[1].Spends != nil {
+		t.Errorf("the observed address: %+v", seen)
+	}
+	agent := ta.addKey(LevelRead)
+	if _, err := Answer[WatchedView](RunQuery(ta.a, ta.keyCred(agent), WatchedQuery{}).Outcome()); err == nil {
+		t.Error("an API key read the follower's record")
+	}
+}

@@ -72,7 +72,8 @@ func WithAccount(ctx context.Context, account string) context.Context {
 
 type accountKey struct{}
 
-func accountOf(ctx context.Context) string {
+// AccountOf is the account WithAccount named in ctx; empty when none.
+func AccountOf(ctx context.Context) string {
 	account, _ := ctx.Value(accountKey{}).(string)
 	return account
 }
@@ -157,7 +158,7 @@ func (h *health) record(ctx context.Context, subject string, probe bool, err err
 		h.openUntil = now.Add(h.open)
 		return
 	}
-	account := accountOf(ctx)
+	account := AccountOf(ctx)
 	if _, counted := h.downSubjects[subject]; !counted && h.downAccounts[account] < h.accountShare {
 		h.downSubjects[subject] = struct{}{}
 		h.downAccounts[account]++

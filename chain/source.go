@@ -65,8 +65,8 @@ type Change struct {
 // BlockRef names a block: its height and its hash (64 lower-case hex
 // characters, as explorers print it).
 type BlockRef struct {
-	Height int64
-	Hash   string
+	Height int64  `json:"height"`
+	Hash   string `json:"hash"`
 }
 
 // Guard puts src behind the circuit breaker and per-address cooldowns of

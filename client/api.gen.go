@@ -4635,6 +4635,53 @@ func (e UpdatePortfolioCard503JSONResponseBodyCode) Valid() bool {
 	}
 }
 
+// Balance A card's balance in satoshis (1 BTC = 100,000,000 sat). When the block explorer could not say for this card's address, every figure is `null` and `degraded` is `true`: the balance is unknown, never zero; the rest of the answer is unaffected.
+type Balance struct {
+	// ConfirmedSat Balance in blocks: confirmed outputs received less those spent.
+	ConfirmedSat *int `json:"confirmed_sat"`
+
+	// Degraded `true` when the balance is unknown (every figure `null`).
+	Degraded bool `json:"degraded"`
+
+	// LastTxAt Block time of the newest confirmed transaction (RFC 3339, UTC); `null` when there is none. An unconfirmed transaction has no time yet.
+	LastTxAt *time.Time `json:"last_tx_at"`
+
+	// ReceivedSat Satoshis ever paid to the address, confirmed and unconfirmed.
+	ReceivedSat *int `json:"received_sat"`
+
+	// SentSat Satoshis ever spent from the address, confirmed and unconfirmed; `received_sat - sent_sat` is `confirmed_sat + unconfirmed_sat`.
+	SentSat *int `json:"sent_sat"`
+
+	// TxCount Transactions touching the address, confirmed and unconfirmed.
+	TxCount *int `json:"tx_count"`
+
+	// UnconfirmedSat What unconfirmed (mempool) transactions add to the confirmed balance; negative when they spend more than they pay in. `confirmed_sat + unconfirmed_sat` is the balance with the mempool (`balance_sat` of the card).
+	UnconfirmedSat *int `json:"unconfirmed_sat"`
+
+	// UnconfirmedTxCount How many of `tx_count` are still in the mempool.
+	UnconfirmedTxCount *int `json:"unconfirmed_tx_count"`
+}
+
+// BalanceTotal The sum of the balances of a group of readable cards (the Portfolio's, a Space's). A card whose balance is unknown is left out of the figures and `complete` is `false`. A hidden card is in no total.
+type BalanceTotal struct {
+	// CardCount How many cards' balances the figures add up.
+	CardCount int `json:"card_count"`
+
+	// Complete `false` when some card's balance is unknown and left out.
+	Complete     bool `json:"complete"`
+	ConfirmedSat int  `json:"confirmed_sat"`
+
+	// LastTxAt The latest of the cards' `last_tx_at`; `null` when none has a confirmed transaction.
+	LastTxAt    *time.Time `json:"last_tx_at"`
+	ReceivedSat int        `json:"received_sat"`
+	SentSat     int        `json:"sent_sat"`
+
+	// TxCount Sum of the cards' counts: a transaction between two of the cards counts for each.
+	TxCount            int `json:"tx_count"`
+	UnconfirmedSat     int `json:"unconfirmed_sat"`
+	UnconfirmedTxCount int `json:"unconfirmed_tx_count"`
+}
+
 // BookmarkCreateRequest defines model for BookmarkCreateRequest.
 type BookmarkCreateRequest struct {
 	// Address A Bitcoin address in a `bitcoin` Space; in an `altcoin` Space an address of `coin_id`, or safe text for `unknown`.
@@ -4765,12 +4812,23 @@ type CombinedHistory struct {
 
 	// HistoryExport What a History answer covers.
 	HistoryExport HistoryExport `json:"history_export"`
-	Transactions  []Transaction `json:"transactions"`
+
+	// PortfolioTotal The sum of the balances of a group of readable cards (the Portfolio's, a Space's). A card whose balance is unknown is left out of the figures and `complete` is `false`. A hidden card is in no total.
+	PortfolioTotal BalanceTotal `json:"portfolio_total"`
+
+	// Spaces The bitcoin Spaces the key may read, in stored order, each with its cards' balances and their total. Altcoin and Sheet Spaces, and Spaces at `none`, are not listed.
+	Spaces       []SpaceBalances `json:"spaces"`
+	Transactions []Transaction   `json:"transactions"`
 }
 
 // CombinedHistoryCard defines model for CombinedHistoryCard.
 type CombinedHistoryCard struct {
-	Address         string `json:"address"`
+	Address string `json:"address"`
+
+	// Balance A card's balance in satoshis (1 BTC = 100,000,000 sat). When the block explorer could not say for this card's address, every figure is `null` and `degraded` is `true`: the balance is unknown, never zero; the rest of the answer is unaffected.
+	Balance Balance `json:"balance"`
+
+	// BalanceSat Balance with the mempool, from the History's own read of the upstream; `null` when that read failed.
 	BalanceSat      *int   `json:"balance_sat"`
 	CardId          string `json:"card_id"`
 	HistoryDegraded bool   `json:"history_degraded"`
@@ -5092,6 +5150,26 @@ type Space struct {
 
 	// Version The Space's version: `expected_space_version`, `expected_destination_version` and the `expected_version` of a Space delete.
 	Version Version `json:"version"`
+}
+
+// SpaceBalances A bitcoin Space the key may read (its cards inherit its grant), with every card's balance and their total.
+type SpaceBalances struct {
+	Cards   []SpaceCardBalance `json:"cards"`
+	Name    string             `json:"name"`
+	SpaceId string             `json:"space_id"`
+
+	// Total The sum of the balances of a group of readable cards (the Portfolio's, a Space's). A card whose balance is unknown is left out of the figures and `complete` is `false`. A hidden card is in no total.
+	Total BalanceTotal `json:"total"`
+}
+
+// SpaceCardBalance A bookmark card of a bitcoin Space with its balance.
+type SpaceCardBalance struct {
+	Address string `json:"address"`
+
+	// Balance A card's balance in satoshis (1 BTC = 100,000,000 sat). When the block explorer could not say for this card's address, every figure is `null` and `degraded` is `true`: the balance is unknown, never zero; the rest of the answer is unaffected.
+	Balance Balance `json:"balance"`
+	CardId  string  `json:"card_id"`
+	Name    string  `json:"name"`
 }
 
 // SpaceCreateRequest defines model for SpaceCreateRequest.
@@ -6549,9 +6627,9 @@ type ClientInterface interface {
 	// Corresponds with GET /events (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetHistory Read the combined History of the readable Account cards
+	// GetHistory Read the combined History and the balances of the readable cards
 	//
-	// Any other query parameter returns `422`.
+	// A first look over every readable Account card: its History counters and balance, up to 25 of the newest transactions across them, and the Portfolio's total balance; and every readable bitcoin Space with its cards' balances and its total. Balances are in satoshis, confirmed and unconfirmed apart; a card whose balance the block explorer could not give has `balance.degraded: true` and null figures, and the totals then say `complete: false`. Cards and Spaces at `none` appear in no list and no total. Any other query parameter returns `422`.
 	//
 	// Corresponds with GET /history (the `GetHistory` operationId).
 	GetHistory(ctx context.Context, params *GetHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7300,9 +7378,9 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 	return c.Client.Do(req)
 }
 
-// GetHistory Read the combined History of the readable Account cards
+// GetHistory Read the combined History and the balances of the readable cards
 //
-// Any other query parameter returns `422`.
+// A first look over every readable Account card: its History counters and balance, up to 25 of the newest transactions across them, and the Portfolio's total balance; and every readable bitcoin Space with its cards' balances and its total. Balances are in satoshis, confirmed and unconfirmed apart; a card whose balance the block explorer could not give has `balance.degraded: true` and null figures, and the totals then say `complete: false`. Cards and Spaces at `none` appear in no list and no total. Any other query parameter returns `422`.
 //
 // Corresponds with GET /history (the `GetHistory` operationId).
 func (c *Client) GetHistory(ctx context.Context, params *GetHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9623,9 +9701,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /events (the `ListEvents` operationId).
 	ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error)
 
-	// GetHistoryWithResponse Read the combined History of the readable Account cards
+	// GetHistoryWithResponse Read the combined History and the balances of the readable cards
 	//
-	// Any other query parameter returns `422`.
+	// A first look over every readable Account card: its History counters and balance, up to 25 of the newest transactions across them, and the Portfolio's total balance; and every readable bitcoin Space with its cards' balances and its total. Balances are in satoshis, confirmed and unconfirmed apart; a card whose balance the block explorer could not give has `balance.degraded: true` and null figures, and the totals then say `complete: false`. Cards and Spaces at `none` appear in no list and no total. Any other query parameter returns `422`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14316,9 +14394,9 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 	return ParseListEventsResponse(rsp)
 }
 
-// GetHistoryWithResponse Read the combined History of the readable Account cards
+// GetHistoryWithResponse Read the combined History and the balances of the readable cards
 //
-// Any other query parameter returns `422`.
+// A first look over every readable Account card: its History counters and balance, up to 25 of the newest transactions across them, and the Portfolio's total balance; and every readable bitcoin Space with its cards' balances and its total. Balances are in satoshis, confirmed and unconfirmed apart; a card whose balance the block explorer could not give has `balance.degraded: true` and null figures, and the totals then say `complete: false`. Cards and Spaces at `none` appear in no list and no total. Any other query parameter returns `422`.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -179,7 +179,21 @@ func (n *Node) gate(cmd *actors.Command) error {
 			others = append(others, id)
 		}
 	}
-	return n.versions.admit(others, want)
+	return n.versions.admitOver(actors.FeatureVersion(n.fsm.version.Load()), others, want)
+}
+
+// admitOver is admit on a log whose applied entries already rely on
+// version applied: a kind of that version or older is admitted whatever
+// the voters said, since a voter older than applied could not apply the
+// log as it is anyway. It is what lets a new leader go on proposing what
+// the old one did while the old one is down (a voter never heard from
+// counts as version 1: without this, a leader killed in a three-node
+// cluster would hold every newer kind back until it came back).
+func (v *voterVersions) admitOver(applied actors.FeatureVersion, others []raft.ServerID, want actors.FeatureVersion) error {
+	if want <= applied && want <= actors.SupportedFeatureVersion() {
+		return nil
+	}
+	return v.admit(others, want)
 }
 
 // admit returns nil when this node and every one of the other voters

@@ -43,6 +43,24 @@ func TestVoterVersionsAdmitOnlyWhatEveryVoterSupports(t *testing.T) {
 	}
 }
 
+// A kind the applied log already holds is admitted though a voter was
+// never heard from (the old leader, killed): that voter applied it once,
+// or could not apply the log anyway. A newer kind still waits for it.
+func TestTheAppliedLogAdmitsItsOwnKinds(t *testing.T) {
+	v := newVoterVersions()
+	v.set("n3", actors.CurrentFeatureVersion)
+	others := []raft.ServerID{"n2", "n3"} // n2 was the leader, and is down
+	if err := v.admitOver(3, others, 3); err != nil {
+		t.Errorf("a version-3 kind on a log holding version 3: %v", err)
+	}
+	if err := v.admitOver(3, others, 4); !errors.Is(err, clustererr.ErrFeatureNotAdmitted) || !strings.Contains(err.Error(), "n2 (version 1)") {
+		t.Errorf("a version-4 kind on a log holding version 3, n2 never heard from: %v", err)
+	}
+	if err := v.admitOver(actors.CurrentFeatureVersion+1, nil, actors.CurrentFeatureVersion+1); err == nil {
+		t.Error("a version this release lacks was admitted")
+	}
+}
+
 // While a voter runs a release of version 2, RecordKeyActivity is refused
 // before the log with clustererr.ErrFeatureNotAdmitted, which tells the
 // edge to record with RecordActivity instead (httpd/activity_record.go);

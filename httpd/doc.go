@@ -43,4 +43,7 @@
 // The owner's site is package site: httpd mounts its routes (site_backend.go
 // gives it the store, the owner API's operations and the edge's rules it
 // declares it needs), and the History shapes both show are package views.
+// What a card's address holds comes through Balances (history.go), read
+// and summed by package balances for the History summary
+// (history_balances.go) and the site alike.
 package httpd

@@ -19,6 +19,15 @@ type History interface {
 	Tx(ctx context.Context, txid string) (chain.Tx, error)
 }
 
+// Balances is what the History summary and the site's pages need to
+// know of a card's balance: today the History upstream's counters
+// (balances.FromHistory), later the chain follower's observations.
+type Balances interface {
+	// Balance is what a canonical Bitcoin address holds; an error when
+	// the source cannot say (that card's balance is then unknown).
+	Balance(ctx context.Context, address string) (chain.Balance, error)
+}
+
 // History bounds.
 const (
 	historyLimitDefault = views.HistoryPage

@@ -316,6 +316,9 @@ func (s *Server) combinedHistoryView(c context.Context, r *request, force bool, 
 		return combinedView{}, err
 	}
 	annotate(v.Transactions, notes)
+	if err := s.addBalances(c, r, &v, hc.Cards, rc); err != nil {
+		return combinedView{}, err
+	}
 	v.HistoryExport = exportFor(hc.Plan, w, v.Complete, preview && len(v.Transactions) > 0, false)
 	return v, nil
 }

@@ -34,6 +34,9 @@ var ownerOperations = []operation{
 	{id: "listKeys", method: fasthttp.MethodGet, path: "/keys", apis: ownerAPI,
 		response: answerOf(actors.ListKeysQuery{}), status: fasthttp.StatusOK,
 		serve: func(s *Server, r *request) error { return s.read(r, actors.ListKeysQuery{}) }},
+	{id: "listWatched", method: fasthttp.MethodGet, path: "/watched", apis: ownerAPI,
+		response: answerOf(actors.WatchedQuery{}), status: fasthttp.StatusOK,
+		serve: func(s *Server, r *request) error { return s.read(r, actors.WatchedQuery{}) }},
 	{id: "revokeKey", method: fasthttp.MethodDelete, path: "/keys/{key_id}", apis: ownerAPI, status: fasthttp.StatusNoContent,
 		serve: func(s *Server, r *request) error {
 			return s.write(r, writeSpec{payload: noBody(&actors.RevokeKey{KeyID: pathParam(r.ctx, "key_id")})})

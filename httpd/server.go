@@ -18,6 +18,7 @@ import (
 	"github.com/addrwatch/addrwatch/chain"
 	"github.com/addrwatch/addrwatch/httpd/activity"
 	"github.com/addrwatch/addrwatch/httpd/admin"
+	"github.com/addrwatch/addrwatch/httpd/balances"
 	"github.com/addrwatch/addrwatch/httpd/edge"
 	"github.com/addrwatch/addrwatch/httpd/forward"
 	"github.com/addrwatch/addrwatch/httpd/site"
@@ -47,6 +48,9 @@ type Config struct {
 	// accounts it creates and of the addresses a label import reads;
 	// empty means mainnet.
 	Network chain.Network
+	// Balances says what the cards' addresses hold; nil means the History
+	// upstream's counters (balances.FromHistory(History)).
+	Balances Balances
 	// Metrics, when set, receives the request metrics and is served at
 	// /metrics on the admin listener.
 	Metrics *prometheus.Registry
@@ -85,8 +89,9 @@ type Server struct {
 	passwordCost   int
 	sheetBudget    bool
 	history        History
-	network        chain.Network      // --network; the empty Network is mainnet
-	chain          site.ChainSource   // named on the settings page
+	network        chain.Network    // --network; the empty Network is mainnet
+	chain          site.ChainSource // named on the settings page
+	balances       Balances
 	limits         *edge.Limits       // nil when limits are off
 	forward        *forward.Forwarder // nil without a cluster
 	metrics        *edge.RequestMetrics
@@ -116,6 +121,9 @@ func New(cfg Config) *Server {
 	s := &Server{store: cfg.Store, log: cfg.Logger, now: cfg.Now, passwordCost: cfg.PasswordCost, sheetBudget: cfg.SheetBudget, history: cfg.History, network: cfg.Network, chain: cfg.Chain}
 	if s.now == nil {
 		s.now, s.realClock = time.Now, true
+	}
+	if s.balances = cfg.Balances; s.balances == nil && cfg.History != nil {
+		s.balances = balances.FromHistory(cfg.History)
 	}
 	s.use = newCredentialUse(cfg.Store, s.now, cfg.SessionIdle)
 	s.placement, _ = cfg.Store.(AccountPlacement)

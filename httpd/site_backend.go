@@ -16,7 +16,7 @@ import (
 // newSite builds the site on s.
 func (s *Server) newSite() *site.Site {
 	b := siteBackend{s}
-	return site.New(site.Config{Store: b, Owner: b, Edge: b, Log: s.log, Now: s.now, Chain: s.chain})
+	return site.New(site.Config{Store: b, Owner: b, Edge: b, Balances: s.balances, Log: s.log, Now: s.now, Chain: s.chain})
 }
 
 // siteBackend is the Server as the site sees it.

@@ -20,12 +20,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/addrwatch/addrwatch/internal/regtest"
 )
 
 // serverBinary is built once by TestMain.
 var serverBinary string
 
 func TestMain(m *testing.M) {
+	regtest.Supervise() // the copy of this binary that runs btcd for regtest.Shared
 	dir, err := os.MkdirTemp("", "addrwatchd-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -38,7 +41,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build addrwatchd:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := regtest.Run(m)
 	stopSharedBrowser()
 	os.RemoveAll(dir)
 	os.Exit(code)

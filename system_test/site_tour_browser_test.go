@@ -94,6 +94,7 @@ func TestSiteTourInABrowser(t *testing.T) {
 		}
 	}
 	stop("site-portfolio", "/portfolio", nil)
+	stop("site-card", "/portfolio/cards/"+cards[1], nil)
 	stop("site-space", "/spaces/"+first, nil)
 	stop("site-sheet", "/spaces/"+ledger+"/sheet", func() {
 		run(b, "wait for the Sheet", chromedp.Poll[bool](`performance.getEntriesByName("sheet-ready").length > 0`))

@@ -76,12 +76,12 @@ type Follower struct {
 
 // Stats count what the follower did, for logs, metrics and tests.
 type Stats struct {
-	Sweeps       int64          // sweeps finished
-	Addresses    int64          // addresses read by them
-	Tip          chain.BlockRef // the tip of the last sweep
-	Requests     int64          // requests made to the source by sweeps
-	Observations int64          // observations proposed
-	Failures     int64          // addresses whose reads or proposal failed
+	Sweeps       int64          `json:"sweeps"`       // sweeps finished
+	Addresses    int64          `json:"addresses"`    // addresses read by them
+	Tip          chain.BlockRef `json:"tip"`          // the tip of the last sweep
+	Requests     int64          `json:"requests"`     // requests made to the source by sweeps
+	Observations int64          `json:"observations"` // observations proposed
+	Failures     int64          `json:"failures"`     // addresses whose reads or proposal failed
 }
 
 // New returns a follower of src for the accounts of store.

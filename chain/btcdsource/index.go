@@ -40,6 +40,12 @@ func keyOf(txid string) (k txKey, ok bool) {
 	return k, err == nil && len(txid) == 64
 }
 
+// is reports whether t is the confirmed transaction k names.
+func (t rpcTx) is(k txKey) bool {
+	got, ok := keyOf(t.TxID)
+	return ok && got == k && t.confirmed()
+}
+
 // addressIndex is one address's index. lock guards the fields below it
 // and is held across requests, so it is a channel: waiting for it
 // honors the caller's context.
@@ -117,8 +123,14 @@ func (s *Source) fresh(ctx context.Context, op, addr string) (*addressIndex, err
 // last known confirmed transaction on, which must still be there (else
 // a reorg changed the history and it starts over, once), adds what
 // confirmed since, and takes the mempool as it is now. On error ix keeps
-// what it had, or a shorter, still true, confirmed history.
-func (s *Source) read(ctx context.Context, op string, ix *addressIndex) error {
+// a true confirmed history, perhaps longer than its mempool's read knew,
+// so it is stale: no call takes it without reading again.
+func (s *Source) read(ctx context.Context, op string, ix *addressIndex) (err error) {
+	defer func() {
+		if err != nil {
+			ix.stale = true
+		}
+	}()
 	count := s.chunk
 	restarted := false
 	// Each answer but the last adds chunk-1 transactions; a restart
@@ -131,7 +143,7 @@ func (s *Source) read(ctx context.Context, op string, ix *addressIndex) error {
 			return err
 		}
 		if known > 0 {
-			if len(page) == 0 || !page[0].confirmed() || !strings.EqualFold(page[0].TxID, hex.EncodeToString(ix.confirmed[known-1][:])) {
+			if len(page) == 0 || !page[0].is(ix.confirmed[known-1]) {
 				if restarted {
 					return malformed(op, "the history changed twice while it was read")
 				}

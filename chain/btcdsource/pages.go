@@ -120,7 +120,7 @@ func matches(raws []rpcTx, keys []txKey) bool {
 		return false
 	}
 	for i, raw := range raws {
-		if k, ok := keyOf(raw.TxID); !ok || k != keys[i] || !raw.confirmed() {
+		if !raw.is(keys[i]) {
 			return false
 		}
 	}

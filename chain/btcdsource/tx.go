@@ -76,6 +76,7 @@ func (s *Source) Tx(ctx context.Context, txid string) (chain.Tx, error) {
 		if !ok || raw.BlockTime <= 0 {
 			return chain.Tx{}, malformed(op, "confirmed %s without its block and time", id)
 		}
+		tx.BlockHash = hash
 		if tx.BlockHeight, err = s.blockHeight(ctx, op, hash); err != nil {
 			return chain.Tx{}, err
 		}
@@ -132,6 +133,7 @@ func (s *Source) inputs(ctx context.Context, op string, msg *wire.MsgTx) ([]chai
 		if err != nil {
 			return nil, err
 		}
+		io.Spends = chain.Outpoint(in.PreviousOutPoint.Hash.String(), in.PreviousOutPoint.Index)
 		inputs = append(inputs, io)
 	}
 	return inputs, nil

@@ -80,6 +80,7 @@ func (t rpcTx) toTx(op string) (chain.Tx, error) {
 			return chain.Tx{}, malformed(op, "confirmed %s without its block, confirmations and time", txid)
 		}
 		tx.BlockTime = time.Unix(t.BlockTime, 0).UTC()
+		tx.BlockHash = blockOf(t)
 	}
 	var in, out int64
 	tx.Inputs = make([]chain.TxIO, 0, len(t.Vin))
@@ -94,6 +95,11 @@ func (t rpcTx) toTx(op string) (chain.Tx, error) {
 		if err != nil {
 			return chain.Tx{}, err
 		}
+		prev, ok := chain.CanonicalTxID(vin.TxID)
+		if !ok {
+			return chain.Tx{}, malformed(op, "an input of %s spends from a txid that is not 64 hex characters", txid)
+		}
+		io.Spends = chain.Outpoint(prev, vin.Vout)
 		in += io.Value
 		tx.Inputs = append(tx.Inputs, io)
 	}

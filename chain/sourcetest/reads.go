@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/addrwatch/addrwatch/chain"
@@ -183,6 +184,26 @@ func tipAndBlockHashAgree(t *testing.T, src chain.Source, c Chain) {
 	for _, tx := range Walk(t, src, c.Busy) {
 		if tx.BlockHeight > tip.Height {
 			t.Fatalf("%s at height %d, above the tip %d", tx.TxID, tx.BlockHeight, tip.Height)
+		}
+	}
+}
+
+// transactionsNameTheirBlocksAndSpends: a listed confirmed transaction
+// names its block, the one BlockHash gives at its height, and every input
+// names the output it spends (txid:vout), what the follower tells a
+// reorg and a replacement by.
+func transactionsNameTheirBlocksAndSpends(t *testing.T, src chain.Source, c Chain) {
+	ctx := ctxFor(t)
+	for _, tx := range Walk(t, src, c.Busy) {
+		hash, err := src.BlockHash(ctx, tx.BlockHeight)
+		if err != nil || tx.BlockHash != hash {
+			t.Errorf("%s at height %d names block %q; the block there is %q (%v)", tx.TxID, tx.BlockHeight, tx.BlockHash, hash, err)
+		}
+		for _, in := range tx.Inputs {
+			txid, vout, found := strings.Cut(in.Spends, ":")
+			if _, ok := chain.CanonicalTxID(txid); !ok || !found || vout == "" {
+				t.Errorf("an input of %s spends %q, not txid:vout", tx.TxID, in.Spends)
+			}
 		}
 	}
 }

@@ -59,6 +59,7 @@ func Run(t *testing.T, src chain.Source, c Chain) {
 	t.Run("TxHasWhatTheListingsHave", func(t *testing.T) { txHasWhatTheListingsHave(t, src, c) })
 	t.Run("AnUnknownTxIsNotFound", func(t *testing.T) { unknownTxIsNotFound(t, src) })
 	t.Run("TipAndBlockHashAgree", func(t *testing.T) { tipAndBlockHashAgree(t, src, c) })
+	t.Run("TransactionsNameTheirBlocksAndSpends", func(t *testing.T) { transactionsNameTheirBlocksAndSpends(t, src, c) })
 	t.Run("HistoryCachePagesTheSameHistory", func(t *testing.T) { historyCachePagesTheSameHistory(t, src, c) })
 	t.Run("MempoolTxsMoveToTheChain", func(t *testing.T) { mempoolTxsMoveToTheChain(t, src, c) })
 	t.Run("HistoryCacheFollowsNewTransactions", func(t *testing.T) { historyCacheFollowsNewTransactions(t, src, c) })

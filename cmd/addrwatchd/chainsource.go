@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/addrwatch/addrwatch/chain"
+	"github.com/addrwatch/addrwatch/chain/btcdsource"
 )
 
 // networkCheckTimeout bounds the start's question to the chain source:
@@ -38,8 +39,18 @@ func openChain(ctx context.Context, cfg config, logger *slog.Logger) (chain.Sour
 			return nil, fmt.Errorf("--chain: %w", err)
 		}
 		src = c
+	case chain.SourceBtcd:
+		opts := btcdsource.Options{Network: cfg.Network, Cert: reach.CertPEM}
+		if cfg.ChainProxy != nil {
+			opts.Proxy = cfg.ChainProxy.String()
+		}
+		b, err := btcdsource.Open(cfg.Chain, opts)
+		if err != nil {
+			return nil, fmt.Errorf("--chain: %w", err)
+		}
+		src = chain.Guard(b, 0, 0)
 	default:
-		return nil, fmt.Errorf("--chain: this build reads only sim and esplora: sources; %s: is not in it yet", cfg.Chain.Kind)
+		return nil, fmt.Errorf("--chain: this build reads sim, esplora: and btcd: sources; %s: is not in it yet", cfg.Chain.Kind)
 	}
 	if cfg.Chain.ThirdParty() {
 		logger.Warn("the chain source is not on this machine or its network: unless it is your own server, its operator learns every address your owners watch and when they look; run your own node (btcd:, electrum:) or reach it through Tor (--chain-proxy)",

@@ -34,7 +34,10 @@ type config struct {
 	// the chain source goes through; nil for none.
 	ChainProxy *url.URL
 	// Network is the Bitcoin network of the data dir (--network).
-	Network        chain.Network
+	Network chain.Network
+	// ChainPoll is how often the chain follower asks the source's tip
+	// (--chain-poll); it reads the mempool every chainMempoolPolls polls.
+	ChainPoll      time.Duration
 	Limits         string
 	TrustedProxies []*net.IPNet
 	Demo           bool
@@ -58,6 +61,13 @@ type config struct {
 	// is one group, as every release before sharding ran.
 	Groups int
 }
+
+// Bounds of --chain-poll, and how many polls apart the mempool is read.
+const (
+	chainPollMin      = 100 * time.Millisecond
+	chainPollMax      = 10 * time.Minute
+	chainMempoolPolls = 5
+)
 
 // parseChainFlags reads --chain (or --upstream, its old name: one or the
 // other) and --chain-proxy. Its errors never repeat a value, which may
@@ -122,6 +132,11 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	upstreamFlag := fs.String("upstream", env("upstream", ""), "the old name of --chain: sim or an Esplora base URL")
 	fs.StringVar(&c.ChainCert, "chain-cert", env("chain-cert", ""), "PEM file of a certificate to trust for the chain source (btcd's self-signed RPC certificate, an Electrum server's)")
 	chainProxy := fs.String("chain-proxy", env("chain-proxy", ""), "socks5://HOST:PORT: reach the chain source through this SOCKS5 proxy (Tor), for every request")
+	chainPollDefault, err := time.ParseDuration(env("chain-poll", "2s"))
+	if err != nil {
+		return c, fmt.Errorf("ADDRWATCH_CHAIN_POLL: %q is not a duration such as 2s", env("chain-poll", ""))
+	}
+	fs.DurationVar(&c.ChainPoll, "chain-poll", chainPollDefault, fmt.Sprintf("how often the chain follower asks the source for its tip (a new block makes it read every watched address) and, every %d of these, reads the mempool: %s to %s; a public explorer may want it slower", chainMempoolPolls, chainPollMin, chainPollMax))
 	network := fs.String("network", env("network", string(chain.Mainnet)), "the Bitcoin network whose addresses cards hold and whose chain the source follows: mainnet, testnet, signet or regtest; fixed when a data dir is created (another value is then refused at start), and a source on another network is refused at start")
 	fs.StringVar(&c.Limits, "limits", env("limits", "spec"), "spec enforces the spec's rate limits and caps each client address at 64 connections per listener; off disables edge, connection and Sheet-write limits; account keeps only the per-account Sheet-write budget (edge limits left to a proxy in front); the owner credential limits apply whatever this says")
 	fs.StringVar(&proxies, "trusted-proxies", env("trusted-proxies", ""), "CIDRs whose X-Forwarded-For names the client IP for rate limits, and whose X-Forwarded-Proto: https makes a request HTTPS (Secure __Host- cookies only, HSTS); their connections are not capped")
@@ -184,6 +199,9 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	}
 	if c.Network, err = chain.ParseNetwork(*network); err != nil {
 		return c, fmt.Errorf("--network: %w", err)
+	}
+	if c.ChainPoll < chainPollMin || c.ChainPoll > chainPollMax {
+		return c, fmt.Errorf("--chain-poll must be from %s to %s, not %s", chainPollMin, chainPollMax, c.ChainPoll)
 	}
 	if c.Chain.Kind == chain.SourceSim && c.Network != chain.Mainnet {
 		return c, fmt.Errorf("--chain sim is a mainnet chain: give --network %s a source on %s (btcd:, electrum: or esplora:)", c.Network, c.Network)

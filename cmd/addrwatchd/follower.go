@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/chain"
+	"github.com/addrwatch/addrwatch/httpd/admin"
 	"github.com/addrwatch/addrwatch/watch"
 )
 
@@ -51,4 +54,42 @@ func (s followerStore) Observe(ctx context.Context, account string, obs *actors.
 		return nil // the card went between the read and the proposal
 	}
 	return err
+}
+
+// Recorded is what the follower recorded of address in account, for the
+// balances the site and the History summary show (balances.Observed).
+func (s followerStore) Recorded(ctx context.Context, account, address string) (chain.AddressStats, time.Time, bool, error) {
+	cred := actors.Credential{Kind: actors.CredentialSystem, AccountID: account, Now: s.now().UnixNano()}
+	v, err := actors.Answer[actors.AddressRecordView](s.accounts.Query(ctx, cred, actors.AddressRecordQuery{Address: address}))
+	if err != nil || !v.Observed {
+		return chain.AddressStats{}, time.Time{}, false, err
+	}
+	stats := chain.AddressStats{Address: address,
+		Chain:   chain.TxoStats{TxCount: v.Confirmed.TxCount, FundedTxoSum: v.Confirmed.FundedSat, SpentTxoSum: v.Confirmed.SpentSat},
+		Mempool: chain.TxoStats{TxCount: v.Mempool.TxCount, FundedTxoSum: v.Mempool.FundedSat, SpentTxoSum: v.Mempool.SpentSat}}
+	var newest time.Time
+	if v.LastConfirmedAt > 0 {
+		newest = time.Unix(v.LastConfirmedAt, 0)
+	}
+	return stats, newest, true, nil
+}
+
+// followedOperator is the admin API's operator with the chain follower's
+// counts in the status (GET /admin/v1/cluster, "follower"), so that an
+// operator sees it follow: sweeps, addresses read, requests made,
+// observations proposed, failures, and the tip it last swept at.
+type followedOperator struct {
+	admin.Operator
+	follower *watch.Follower
+}
+
+func (o followedOperator) Status() (any, error) {
+	st, err := o.Operator.Status()
+	b, merr := json.Marshal(st)
+	var fields map[string]any
+	if merr != nil || json.Unmarshal(b, &fields) != nil {
+		return st, err // not an object: left as it is
+	}
+	fields["follower"] = o.follower.Stats()
+	return fields, err
 }

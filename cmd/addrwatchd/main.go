@@ -23,6 +23,7 @@ import (
 	"github.com/addrwatch/addrwatch/chain"
 	"github.com/addrwatch/addrwatch/cluster"
 	"github.com/addrwatch/addrwatch/httpd"
+	"github.com/addrwatch/addrwatch/httpd/balances"
 	"github.com/addrwatch/addrwatch/httpd/edge"
 	"github.com/addrwatch/addrwatch/httpd/site"
 	"github.com/addrwatch/addrwatch/watch"
@@ -125,12 +126,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	history := chain.NewHistoryCache(source, historyTTL, nil, historyAddressesMax)
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
-	go watch.New(source, follow, watch.Options{Logger: logger.With("component", "follower")}).Run(followCtx)
+	follower := watch.New(source, follow, watch.Options{Poll: cfg.ChainPoll, MempoolEvery: chainMempoolPolls * cfg.ChainPoll,
+		Logger: logger.With("component", "follower")})
+	go follower.Run(followCtx)
 
 	store.registerMetrics(metrics)
 
-	api := httpd.New(httpd.Config{Store: store, Operator: store, Logger: logger, AdminToken: adminToken,
-		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, TrustedProxies: cfg.TrustedProxies,
+	api := httpd.New(httpd.Config{Store: store, Operator: followedOperator{store, follower}, Logger: logger, AdminToken: adminToken,
+		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, Balances: balances.Observed(follow, balances.FromHistory(history)), TrustedProxies: cfg.TrustedProxies,
 		Cluster: store, Metrics: metrics, SpoolDir: cfg.Data, OpenMetrics: cfg.OpenMetrics, SessionIdle: cfg.SessionIdle,
 		NodesUnauthenticated: cfg.InsecureCluster, Network: cfg.Network,
 		Chain: site.ChainSource{Kind: string(cfg.Chain.Kind), Host: cfg.Chain.Host(), Network: string(cfg.Network),

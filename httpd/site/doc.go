@@ -12,7 +12,9 @@
 //
 // What it depends on: actors (the queries, commands, views and rules it
 // runs for the owner), views (the History shapes and the bounds it shares
-// with the owner API), chain (the coin list) and fasthttp. Everything else
+// with the owner API), balances (the cards' balances and their totals, from
+// the balance source httpd hands to New, as the History summary reads
+// them; balances.go), chain (the coin list) and fasthttp. Everything else
 // it takes through the three interfaces it declares in backend.go, which
 // httpd implements (httpd/site_backend.go) and hands to New:
 //

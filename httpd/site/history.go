@@ -44,7 +44,8 @@ type historyCardLink struct {
 
 // historyData is the History page's, combined or one card's.
 type historyData struct {
-	CardID, CardName string // one card's page
+	CardID, CardName string        // one card's page
+	Balance          *balanceShown // one card's page: the card's balance
 	Cards            []historyCardLink
 	Rows             []historyRow
 	Degraded         bool
@@ -114,7 +115,8 @@ func (s *Site) cardHistoryPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.siteError(ctx, err)
 		return
 	}
-	d := historyData{CardID: id, CardName: cardLabel(card.Name), Degraded: v.HistoryDegraded, NoteMax: noteCharsMaxShown,
+	balance, _ := s.balancesOf(sess, []string{card.Address})
+	d := historyData{CardID: id, CardName: cardLabel(card.Name), Balance: &balance[0], Degraded: v.HistoryDegraded, NoteMax: noteCharsMaxShown,
 		CSV:  DownloadsPrefix + "/history/cards/" + url.PathEscape(id) + "/transactions.csv",
 		Back: "/history/cards/" + url.PathEscape(id) + "?offset=" + strconv.Itoa(offset)}
 	for _, tx := range v.Transactions {

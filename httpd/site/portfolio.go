@@ -41,8 +41,9 @@ func (f cardForm) fields() actors.CardFields {
 
 // portfolioData is the Portfolio page's.
 type portfolioData struct {
-	Cards  []actors.CardView
-	Form   cardForm // the add form, kept when it was refused
+	Cards  []cardRow
+	Total  totalShown // of every card's balance
+	Form   cardForm   // the add form, kept when it was refused
 	Colors []string
 	Full   bool
 	Limit  int
@@ -69,10 +70,10 @@ func (s *Site) renderPortfolio(ctx *fasthttp.RequestCtx, sess *siteSession, stat
 		return
 	}
 	used := me.PortfolioCards
-	cards := res.Cards
+	cards, total := s.cardRows(sess, res.Cards)
 	page.Title, page.Problem = "Portfolio", problem
 	page.Notice = portfolioNotices[string(ctx.QueryArgs().Peek("m"))]
-	page.Data = portfolioData{Cards: cards, Form: form, Colors: actors.ColorKeys, Full: used.Used >= used.Limit, Limit: used.Limit}
+	page.Data = portfolioData{Cards: cards, Total: total, Form: form, Colors: actors.ColorKeys, Full: used.Used >= used.Limit, Limit: used.Limit}
 	s.renderPage(ctx, status, "portfolio", page)
 }
 
@@ -102,10 +103,11 @@ func (s *Site) validateCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 // cardData is the edit page's: the card as stored, and what the owner
 // typed when a save was refused.
 type cardData struct {
-	Card   actors.CardView
-	Form   cardForm
-	Colors []string
-	Stale  bool // the card changed under the owner's edit
+	Card    actors.CardView
+	Balance balanceShown
+	Form    cardForm
+	Colors  []string
+	Stale   bool // the card changed under the owner's edit
 	// Targets are the Spaces the card may be offered to move into (the
 	// move rules, not this list, decide: a refused move says why).
 	Targets []moveTarget
@@ -135,8 +137,9 @@ func (s *Site) renderCard(ctx *fasthttp.RequestCtx, sess *siteSession, status in
 	if r.failed(ctx) {
 		return
 	}
+	balance, _ := s.balancesOf(sess, []string{card.Address})
 	page.Title, page.Problem = "Account card", problem
-	page.Data = cardData{Card: card, Form: form, Colors: actors.ColorKeys, Stale: stale, Targets: moveTargets(spaces, "")}
+	page.Data = cardData{Card: card, Balance: balance[0], Form: form, Colors: actors.ColorKeys, Stale: stale, Targets: moveTargets(spaces, "")}
 	s.renderPage(ctx, status, "card", page)
 }
 

@@ -30,12 +30,13 @@ var (
 	sitePages     map[string]*template.Template
 )
 
-// sitePageTemplates parses each page with the layout, once.
+// sitePageTemplates parses each page with the layout and the balance
+// blocks, once.
 func sitePageTemplates() map[string]*template.Template {
 	sitePagesOnce.Do(func() {
 		sitePages = make(map[string]*template.Template, len(sitePageNames))
 		for _, name := range sitePageNames {
-			sitePages[name] = template.Must(template.ParseFS(siteTemplateFiles, "templates/layout.html", "templates/"+name+".html"))
+			sitePages[name] = template.Must(template.ParseFS(siteTemplateFiles, "templates/layout.html", "templates/balance.html", "templates/"+name+".html"))
 		}
 	})
 	return sitePages

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/balances"
 )
 
 // The owner's site: server-rendered pages on the public listener, beside
@@ -39,12 +40,13 @@ const DownloadsPrefix = "/downloads"
 // Site serves the owner's site. Build it with New and mount its routes
 // with Register.
 type Site struct {
-	store Store
-	owner Owner
-	edge  Edge
-	log   *slog.Logger
-	now   func() time.Time
-	chain ChainSource
+	store    Store
+	owner    Owner
+	edge     Edge
+	balances balances.Source
+	log      *slog.Logger
+	now      func() time.Time
+	chain    ChainSource
 }
 
 // Config wires a Site.
@@ -55,6 +57,9 @@ type Config struct {
 	Owner Owner
 	// Edge is the HTTP edge's rules the site follows.
 	Edge Edge
+	// Balances says what the cards' addresses hold; nil shows every
+	// balance as unknown.
+	Balances balances.Source
 	// Log receives the pages that failed to render (a bug).
 	Log *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -78,7 +83,7 @@ type ChainSource struct {
 
 // New builds a Site.
 func New(cfg Config) *Site {
-	s := &Site{store: cfg.Store, owner: cfg.Owner, edge: cfg.Edge, log: cfg.Log, now: cfg.Now, chain: cfg.Chain}
+	s := &Site{store: cfg.Store, owner: cfg.Owner, edge: cfg.Edge, balances: cfg.Balances, log: cfg.Log, now: cfg.Now, chain: cfg.Chain}
 	if s.now == nil {
 		s.now = time.Now
 	}

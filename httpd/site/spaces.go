@@ -36,8 +36,10 @@ type spacesData struct {
 type spaceData struct {
 	Space     actors.SpaceView
 	Revision  string
-	Cards     []actors.CardView
-	Form      cardForm // the add form, kept when refused
+	Cards     []cardRow
+	Bitcoin   bool       // a bitcoin Space: its cards show balances
+	Total     totalShown // of a bitcoin Space's cards
+	Form      cardForm   // the add form, kept when refused
 	Coin      string
 	Coins     []chain.Coin
 	Colors    []string
@@ -105,9 +107,11 @@ func (s *Site) renderSpace(ctx *fasthttp.RequestCtx, sess *siteSession, status i
 	if r.failed(ctx) {
 		return
 	}
-	d := spaceData{Space: list.Space, Revision: spaces.BookmarkRevision, Cards: list.Cards, Form: form, Coin: coin, Coins: chain.Coins(), Colors: actors.ColorKeys}
+	d := spaceData{Space: list.Space, Revision: spaces.BookmarkRevision, Cards: withoutBalances(list.Cards), Form: form, Coin: coin, Coins: chain.Coins(), Colors: actors.ColorKeys}
 	if list.Space.Type == actors.SpaceBitcoin {
 		d.Targets = append(d.Targets, moveTarget{Value: "portfolio", Label: "Portfolio (as an Account card)"})
+		d.Bitcoin = true
+		d.Cards, d.Total = s.cardRows(sess, list.Cards)
 	}
 	d.Targets = append(d.Targets, moveTargets(spaces, id)...)
 	if list.Space.Type == actors.SpaceSheet {
@@ -163,7 +167,7 @@ func (s *Site) deleteSpacePage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		return
 	}
 	page.Title, page.Narrow = "Delete a Space", true
-	page.Data = spaceData{Space: list.Space, Cards: list.Cards, Revision: all.BookmarkRevision}
+	page.Data = spaceData{Space: list.Space, Cards: withoutBalances(list.Cards), Revision: all.BookmarkRevision}
 	s.renderPage(ctx, fasthttp.StatusOK, "space_delete", page)
 }
 

@@ -1,6 +1,6 @@
 // Package views holds what the owner API and the owner's site both show:
-// the shapes of the History answers (the API's JSON, which the site's
-// pages render), the bounds both enforce on History pages and label files,
+// the shapes of the History answers and of balances (the API's JSON,
+// which the site's pages render), the bounds both enforce on History pages and label files,
 // and the check of a transaction ID. It is pure: it knows no route, no
 // store and no page.
 package views
@@ -78,13 +78,21 @@ type CombinedCard struct {
 	BalanceSat      *int64 `json:"balance_sat"`
 	RecentCount     *int   `json:"recent_count,omitempty"` // base plan: transactions of the first page in the year
 	HistoryDegraded bool   `json:"history_degraded"`
+	// Balance is the card's balance from the balance source, apart from
+	// the History: it may be known while the History is degraded, and the
+	// other way round.
+	Balance Balance `json:"balance"`
 }
 
 // Combined is the body of GET /history.
 type Combined struct {
-	Cards           []CombinedCard `json:"cards"`
-	Transactions    []Tx           `json:"transactions"`
-	HistoryExport   Export         `json:"history_export"`
-	HistoryDegraded bool           `json:"history_degraded"`
-	Complete        bool           `json:"complete"`
+	Cards []CombinedCard `json:"cards"`
+	// PortfolioTotal sums the balances of Cards; Spaces are the bitcoin
+	// Spaces the caller may read, with their cards' balances.
+	PortfolioTotal  BalanceTotal    `json:"portfolio_total"`
+	Spaces          []SpaceBalances `json:"spaces"`
+	Transactions    []Tx            `json:"transactions"`
+	HistoryExport   Export          `json:"history_export"`
+	HistoryDegraded bool            `json:"history_degraded"`
+	Complete        bool            `json:"complete"`
 }

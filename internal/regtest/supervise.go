@@ -40,13 +40,27 @@ var mainCalled bool
 // In the copy of the test binary that supervises btcd, it supervises
 // instead and never runs a test.
 func Main(m *testing.M) {
+	Supervise()
+	os.Exit(Run(m))
+}
+
+// Supervise makes this process the supervisor of btcd, and never
+// returns, when it is the copy of the test binary that the harness
+// started as its btcd. A TestMain that does more than Main calls it
+// first, then Run.
+func Supervise() {
 	if btcd := os.Getenv(superviseEnv); btcd != "" {
 		os.Exit(supervise(btcd, os.Args[1:]))
 	}
+}
+
+// Run runs the package's tests, stops the node Shared started, if any,
+// and returns the tests' exit code.
+func Run(m *testing.M) int {
 	mainCalled = true
 	code := m.Run()
 	stopShared()
-	os.Exit(code)
+	return code
 }
 
 // supervise runs btcd with args until it exits, forwarding interrupts to

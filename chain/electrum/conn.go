@@ -36,6 +36,8 @@ type conn struct {
 	// request that timed out with nothing read since it was sent finds
 	// the connection dead, not just its own answer slow.
 	lastRead atomic.Int64
+	// lastSent is when the last request went out (Unix nanoseconds).
+	lastSent atomic.Int64
 }
 
 // inFlightMax bounds the requests awaiting an answer on one connection.
@@ -156,6 +158,7 @@ func (c *conn) call(ctx context.Context, method string, params []any) (json.RawM
 		return nil, err
 	}
 	sent := time.Now()
+	c.lastSent.Store(sent.UnixNano())
 	c.writeMu.Lock()
 	_ = c.nc.SetWriteDeadline(sent.Add(c.timeout))
 	_, err = c.nc.Write(line)

@@ -20,6 +20,10 @@ const (
 	DefaultWatchMax      = 50_000
 )
 
+// idlePingAfter is how long the connection goes without a request
+// before it is pinged: well within ElectrumX's ten minutes.
+const idlePingAfter = 4 * time.Minute
+
 // Options tune a Source. The zero value is usable: every zero field
 // takes its default.
 type Options struct {
@@ -77,6 +81,9 @@ type Source struct {
 	// lineMax bounds a line from the server: lineBytesMax, less in
 	// tests.
 	lineMax int
+	// pingEvery is how long the connection may go without a request
+	// before it is pinged: idlePingAfter, less in tests.
+	pingEvery time.Duration
 
 	// dialLock is held while a connection is made, so that concurrent
 	// calls share one attempt.
@@ -118,12 +125,13 @@ func Open(spec chain.SourceSpec, reach chain.Reach, opts Options) (*Source, erro
 		return nil, err
 	}
 	s := &Source{
-		spec:     spec,
-		params:   opts.Network.OrMainnet().Params(),
-		opts:     opts.withDefaults(),
-		dial:     dial,
-		dialLock: make(chan struct{}, 1),
-		lineMax:  lineBytesMax,
+		spec:      spec,
+		params:    opts.Network.OrMainnet().Params(),
+		opts:      opts.withDefaults(),
+		dial:      dial,
+		dialLock:  make(chan struct{}, 1),
+		lineMax:   lineBytesMax,
+		pingEvery: idlePingAfter,
 	}
 	if spec.TLS {
 		if s.tls, err = reach.TLSConfig(host); err != nil {

@@ -119,3 +119,28 @@ func TestALateAnswerIsDropped(t *testing.T) {
 		t.Errorf("%d connections, want the one kept", c)
 	}
 }
+
+// A connection that asks nothing for a while pings the server, which
+// would drop a session idle for long.
+func TestAnIdleConnectionPings(t *testing.T) {
+	pinged := make(chan struct{}, 1)
+	f := startFake(t, func(c *fakeConn, r fakeRequest) {
+		if r.Method == "server.ping" {
+			c.result(r, "null")
+			select {
+			case pinged <- struct{}{}:
+			default:
+			}
+		}
+	})
+	src := openFake(t, f, Options{})
+	src.pingEvery = 20 * time.Millisecond
+	if _, err := src.session(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-pinged:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an idle connection never pinged")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/addrwatch/addrwatch/chain"
 )
@@ -109,6 +110,7 @@ func (s *Source) session(ctx context.Context) (*session, error) {
 	s.cur = ss
 	s.watch.sessionStarted(ss)
 	go s.ended(ss)
+	go s.keepAlive(ss)
 	return ss, nil
 }
 
@@ -216,6 +218,29 @@ func decodeCall(ctx context.Context, c *conn, method string, params []any, out a
 func (s *Source) ended(ss *session) {
 	<-ss.done
 	s.watch.sessionEnded(ss)
+}
+
+// keepAlive pings the server (server.ping) whenever the connection went
+// pingEvery without a request, until it ends: servers drop a session
+// idle for long (ElectrumX after ten minutes), and a follower told of
+// changes may ask nothing for longer, only listen. A ping that fails
+// ends the connection as any request would.
+func (s *Source) keepAlive(ss *session) {
+	tick := time.NewTicker(s.pingEvery / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ss.done:
+			return
+		case <-tick.C:
+		}
+		if time.Since(time.Unix(0, ss.lastSent.Load())) < s.pingEvery {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.Timeout)
+		_ = decodeCall(ctx, ss.conn, "server.ping", nil, nil)
+		cancel()
+	}
 }
 
 // call asks method on the live connection and decodes its result into

@@ -58,11 +58,17 @@ func TestNotifiesANewBlockAndAMempoolPayment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if s := sourcetest.Must[chain.AddressStats](t)(src.AddressStats(ctx, watched.Address)); s.TxCount() != 0 {
+		t.Fatalf("a new address has %+v", s) // and its empty history is kept under its status
+	}
 	sourcetest.Must[string](t)(n.Pay(other.Address, 5_000))
-	sourcetest.Must[string](t)(n.Pay(watched.Address, 12_000))
+	txid := sourcetest.Must[string](t)(n.Pay(watched.Address, 12_000))
 	c := next(t, changes, "the payment", names(watched.Address))
 	if slices.Contains(c.Addresses, other.Address) || c.All {
 		t.Errorf("the payment's change %+v names more than the watched address", c)
+	}
+	if pool := sourcetest.Must[[]chain.Tx](t)(src.MempoolTxs(ctx, watched.Address)); len(pool) != 1 || pool[0].TxID != txid {
+		t.Fatalf("after the notification the mempool lists %v, want the payment: the history kept was not dropped", ids(pool))
 	}
 	mined := sourcetest.Must[[]string](t)(n.Mine(1))
 	var sawTip, sawConfirmed bool // told apart or in one change
@@ -71,6 +77,9 @@ func TestNotifiesANewBlockAndAMempoolPayment(t *testing.T) {
 		sawConfirmed = sawConfirmed || names(watched.Address)(c)
 		return sawTip && sawConfirmed
 	})
+	if page := sourcetest.Must[[]chain.Tx](t)(src.ChainTxs(ctx, watched.Address, "")); len(page) != 1 || page[0].BlockHash != mined[0] {
+		t.Fatalf("after the block the first page is %+v, want the payment in it", page)
+	}
 
 	cancel()
 	ends(t, changes)

@@ -20,7 +20,8 @@ import (
 //   - the server answered, but not usably (unusable, rpcError): a
 //     malformed line, an error answer, a history over the bound. These
 //     wrap chain.ErrMalformed, so they count against the address asked
-//     about alone;
+//     about alone; but an error answer saying the server is busy or
+//     limits this client (rpcError.saysBusy) is the server down;
 //   - the caller gave up: its context's error, counted neither way.
 //
 // No message names the address or script hash asked about, nor repeats
@@ -36,9 +37,16 @@ func (e *rpcError) Error() string {
 	return fmt.Sprintf("electrum: the server answered with error %d", e.code)
 }
 
-// Is makes an error answer a chain.ErrMalformed: the server is up and
-// answering.
-func (e *rpcError) Is(target error) bool { return target == chain.ErrMalformed }
+// Is makes an error answer a chain.ErrMalformed, about what was asked:
+// the server is up and answering. But not the codes by which ElectrumX
+// (aiorpcx's) says the server as a whole cannot serve now, as an HTTP
+// 503 or 429 would: unavailable (-100), excessive resource usage
+// (-101), busy (-102).
+func (e *rpcError) Is(target error) bool {
+	return target == chain.ErrMalformed && !e.saysBusy()
+}
+
+func (e *rpcError) saysBusy() bool { return e.code <= -100 && e.code >= -102 }
 
 // rpcErrorOf is the server's error answer inside err, if it is one.
 func rpcErrorOf(err error) (*rpcError, bool) {

@@ -83,7 +83,8 @@ func TestAnAnswerToNoRequestDropsTheConnection(t *testing.T) {
 
 // An error answer is the server's answer about what was asked: an
 // *UpstreamError that does not open the breaker, whose message shows
-// neither the address nor what the server said.
+// neither the address nor what the server said; unless it says the
+// server is busy.
 func TestAnErrorAnswerIsAboutWhatWasAsked(t *testing.T) {
 	const said = "no such address bc1qsecretsecret"
 	src := openFake(t, startFake(t, func(c *fakeConn, r fakeRequest) {
@@ -102,6 +103,12 @@ func TestAnErrorAnswerIsAboutWhatWasAsked(t *testing.T) {
 	}
 	if sourcetest.BreakerOpens(t, src) {
 		t.Error("error answers opened the breaker")
+	}
+	busy := openFake(t, startFake(t, func(c *fakeConn, r fakeRequest) {
+		c.send(`{"jsonrpc":"2.0","id":` + itoa(r.ID) + `,"error":{"code":-101,"message":"excessive resource usage"}}`)
+	}), Options{})
+	if !sourcetest.BreakerOpens(t, busy) {
+		t.Error("a server saying it is busy did not open the breaker")
 	}
 }
 

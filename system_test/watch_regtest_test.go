@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/addrwatch/addrwatch/chain/electrum/electrumtest"
 	"github.com/addrwatch/addrwatch/internal/regtest"
 )
 
@@ -220,4 +221,34 @@ func followerLines(s *server) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A node reading the owner's Electrum server (here one that serves the
+// btcd regtest chain as electrs would) is told of changes by it (Electrum
+// subscriptions, chain.Notifier): a payment to a watched address is
+// recorded in the mempool and then confirmed in its block.
+func TestWatchingThroughAnElectrumServer(t *testing.T) {
+	node := regtest.Shared(t)
+	srv, err := electrumtest.Start(electrumtest.Config{RPC: node.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	s := startServer(t, "--network", "regtest", "--chain", "electrum:"+srv.Addr(), "--chain-poll", "200ms")
+	acct := s.createAccount(t, "extended")
+	payee, err := node.NewKey(regtest.P2WPKH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apOwnerCreateCard(t, s, acct, payee.Address, "payee")
+	txid, err := node.Pay(payee.Address, 40_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRecorded(t, s, acct, payee.Address, txid, "mempool", "")
+	blocks, err := node.Mine(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRecorded(t, s, acct, payee.Address, txid, "confirmed", blocks[0])
 }

@@ -119,10 +119,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		demo = demoNode{bootstrapped: node.Bootstrapped, waitForLeader: node.WaitForLeader}
 	}
 
-	source, err := openChain(ctx, cfg, logger)
+	source, closeSource, err := openChain(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
+	defer closeSource()
 	history := chain.NewHistoryCache(source, historyTTL, nil, historyAddressesMax)
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -24,7 +25,12 @@ type Reach struct {
 }
 
 // TLSConfig is the TLS of a connection to serverName: TLS 1.2 or later,
-// the system's roots and CertPEM's certificates.
+// the system's roots and CertPEM's certificates. A server that presents
+// exactly one of CertPEM's certificates is taken whatever names it
+// carries: an owner's node (btcd's rpc.cert, an Umbrel's electrs) signs
+// its own certificate for names it chose, and the operator pinned that
+// very certificate. Any other certificate must chain to a root and name
+// serverName, as usual.
 func (r Reach) TLSConfig(serverName string) (*tls.Config, error) {
 	cfg := &tls.Config{ServerName: serverName, MinVersion: tls.VersionTLS12}
 	if len(r.CertPEM) == 0 {
@@ -34,11 +40,60 @@ func (r Reach) TLSConfig(serverName string) (*tls.Config, error) {
 	if err != nil || roots == nil {
 		roots = x509.NewCertPool()
 	}
-	if !roots.AppendCertsFromPEM(r.CertPEM) {
-		return nil, fmt.Errorf("%w: the chain source's certificate file holds no PEM certificate", ErrInvalidArgument)
+	pinned, err := parseCertificates(r.CertPEM)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range pinned {
+		roots.AddCert(c)
 	}
 	cfg.RootCAs = roots
+	// Go checks the chain and the name itself unless told not to; the
+	// check is made here instead, so that a pinned certificate passes
+	// without a matching name, and anything else is checked as usual.
+	cfg.InsecureSkipVerify = true
+	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return errors.New("chain: the chain source presented no certificate")
+		}
+		leaf := cs.PeerCertificates[0]
+		for _, c := range pinned {
+			if leaf.Equal(c) {
+				return nil
+			}
+		}
+		opts := x509.VerifyOptions{Roots: roots, DNSName: cs.ServerName, Intermediates: x509.NewCertPool()}
+		for _, c := range cs.PeerCertificates[1:] {
+			opts.Intermediates.AddCert(c)
+		}
+		_, err := leaf.Verify(opts)
+		return err
+	}
 	return cfg, nil
+}
+
+// parseCertificates reads every certificate of a PEM file.
+func parseCertificates(pemBytes []byte) ([]*x509.Certificate, error) {
+	var certs []*x509.Certificate
+	for rest := pemBytes; ; {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the chain source's certificate file: %v", ErrInvalidArgument, err)
+		}
+		certs = append(certs, c)
+	}
+	if len(certs) == 0 {
+		return nil, fmt.Errorf("%w: the chain source's certificate file holds no PEM certificate", ErrInvalidArgument)
+	}
+	return certs, nil
 }
 
 // DialContext dials through the proxy when there is one, directly

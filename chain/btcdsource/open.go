@@ -2,8 +2,6 @@ package btcdsource
 
 import (
 	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"net"
 	"net/http"
@@ -159,11 +157,12 @@ func newTransport(scheme string, opts Options) (*http.Transport, error) {
 		if scheme != "https" {
 			return nil, fmt.Errorf("%w: btcdsource: a certificate to trust is for https", chain.ErrInvalidArgument)
 		}
-		pool, err := certPool(opts.Cert)
+		pinned, err := chain.Reach{CertPEM: opts.Cert}.TLSConfig("")
 		if err != nil {
 			return nil, err
 		}
-		t.TLSClientConfig.RootCAs = pool
+		pinned.ClientSessionCache = t.TLSClientConfig.ClientSessionCache
+		t.TLSClientConfig = pinned
 	}
 	if opts.Proxy != "" {
 		p, err := url.Parse(opts.Proxy)
@@ -173,33 +172,6 @@ func newTransport(scheme string, opts Options) (*http.Transport, error) {
 		t.Proxy = http.ProxyURL(p)
 	}
 	return t, nil
-}
-
-// certPool holds the certificates of a PEM file, which must hold at
-// least one.
-func certPool(pemBytes []byte) (*x509.CertPool, error) {
-	pool := x509.NewCertPool()
-	found := false
-	for rest := pemBytes; ; {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil {
-			break
-		}
-		if block.Type != "CERTIFICATE" {
-			continue
-		}
-		cert, err := x509.ParseCertificate(block.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("%w: btcdsource: the certificate to trust does not parse: %v", chain.ErrInvalidArgument, err)
-		}
-		pool.AddCert(cert)
-		found = true
-	}
-	if !found {
-		return nil, fmt.Errorf("%w: btcdsource: the certificate file holds no PEM certificate", chain.ErrInvalidArgument)
-	}
-	return pool, nil
 }
 
 func isLoopback(host string) bool {

@@ -28,8 +28,9 @@ func (s *Server) newAdmin(cfg Config) *admin.API {
 		DecodeJSON: func(ctx *fasthttp.RequestCtx, dst any) error {
 			return decodeBody(ctx, dst, ownerBodyBytesMax)
 		},
-		WriteError: writeError,
-		WriteJSON:  writeJSON,
+		WriteError:  writeError,
+		WriteJSON:   writeJSON,
+		StatusParts: cfg.StatusParts,
 	}
 	if cfg.Metrics != nil { // a nil *Registry would be a Gatherer that is not nil
 		a.Metrics = cfg.Metrics

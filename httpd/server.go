@@ -42,6 +42,9 @@ type Config struct {
 	SheetBudget bool
 	// History reads address histories and transactions from the upstream.
 	History History
+	// StatusParts are added to the admin GET /admin/v1/cluster, each under
+	// its name (the chain follower's counts).
+	StatusParts map[string]func() any
 	// Chain names the chain source for the owner's settings page.
 	Chain site.ChainSource
 	// Network is the Bitcoin network of the node (--network): of the

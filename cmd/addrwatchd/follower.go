@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/chain"
-	"github.com/addrwatch/addrwatch/httpd/admin"
 	"github.com/addrwatch/addrwatch/watch"
 )
 
@@ -72,24 +70,4 @@ func (s followerStore) Recorded(ctx context.Context, account, address string) (c
 		newest = time.Unix(v.LastConfirmedAt, 0)
 	}
 	return stats, newest, true, nil
-}
-
-// followedOperator is the admin API's operator with the chain follower's
-// counts in the status (GET /admin/v1/cluster, "follower"), so that an
-// operator sees it follow: sweeps, addresses read, requests made,
-// observations proposed, failures, and the tip it last swept at.
-type followedOperator struct {
-	admin.Operator
-	follower *watch.Follower
-}
-
-func (o followedOperator) Status() (any, error) {
-	st, err := o.Operator.Status()
-	b, merr := json.Marshal(st)
-	var fields map[string]any
-	if merr != nil || json.Unmarshal(b, &fields) != nil {
-		return st, err // not an object: left as it is
-	}
-	fields["follower"] = o.follower.Stats()
-	return fields, err
 }

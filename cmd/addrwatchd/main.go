@@ -133,7 +133,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	store.registerMetrics(metrics)
 
-	api := httpd.New(httpd.Config{Store: store, Operator: followedOperator{store, follower}, Logger: logger, AdminToken: adminToken,
+	api := httpd.New(httpd.Config{Store: store, Operator: store, StatusParts: map[string]func() any{"follower": func() any { return follower.Stats() }}, Logger: logger, AdminToken: adminToken,
 		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, Balances: balances.Observed(follow, balances.FromHistory(history)), TrustedProxies: cfg.TrustedProxies,
 		Cluster: store, Metrics: metrics, SpoolDir: cfg.Data, OpenMetrics: cfg.OpenMetrics, SessionIdle: cfg.SessionIdle,
 		NodesUnauthenticated: cfg.InsecureCluster, Network: cfg.Network,

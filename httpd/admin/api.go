@@ -82,6 +82,10 @@ type Config struct {
 	WriteError func(ctx *fasthttp.RequestCtx, err error)
 	// WriteJSON answers with body as JSON.
 	WriteJSON func(ctx *fasthttp.RequestCtx, status int, body any)
+	// StatusParts are added to GET /admin/v1/cluster, each under its
+	// name, beside the operator's status: what else runs on the node (the
+	// chain follower's counts).
+	StatusParts map[string]func() any
 }
 
 // API is the admin API: its routes, the operator token's gate in front of

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bytes"
+	"encoding/json"
 
 	"github.com/valyala/fasthttp"
 
@@ -21,7 +22,7 @@ func (a *API) Register(r Routes) {
 		if err != nil {
 			return err
 		}
-		a.cfg.WriteJSON(ctx, fasthttp.StatusOK, status)
+		a.cfg.WriteJSON(ctx, fasthttp.StatusOK, a.withParts(status))
 		return nil
 	}))
 	r.POST(Prefix+"/cluster/nodes", a.handle(a.addNode))
@@ -175,4 +176,21 @@ func (a *API) backup(ctx *fasthttp.RequestCtx) error {
 	ctx.Response.Header.Set(fasthttp.HeaderContentDisposition, `attachment; filename="addrwatch-backup.snap"`)
 	ctx.SetBody(buf.Bytes())
 	return nil
+}
+
+// withParts is status with the StatusParts added to its object; status as
+// it is when there are none or it is not an object.
+func (a *API) withParts(status any) any {
+	if len(a.cfg.StatusParts) == 0 {
+		return status
+	}
+	b, err := json.Marshal(status)
+	var fields map[string]any
+	if err != nil || json.Unmarshal(b, &fields) != nil || fields == nil {
+		return status
+	}
+	for name, part := range a.cfg.StatusParts {
+		fields[name] = part()
+	}
+	return fields
 }

@@ -58,7 +58,8 @@ type Change struct {
 	Tip       BlockRef
 	Addresses []string
 	// All says the source cannot name the addresses: every one may have
-	// changed (a reorg, a reconnection).
+	// changed (a reorg, a reconnection, more changes than it keeps while
+	// the follower was busy).
 	All bool
 }
 

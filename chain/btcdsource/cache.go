@@ -37,6 +37,18 @@ func (c *indexCache) entry(addr string) *addressIndex {
 	return ix
 }
 
+// forget drops addr's index, so that the next call reads its whole
+// history again. A call still working on it finishes with it alone.
+func (c *indexCache) forget(addr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byAddr[addr]; ok {
+		c.order.Remove(el)
+		delete(c.byAddr, addr)
+		c.txids -= el.Value.(*addressIndex).heldTxids
+	}
+}
+
 // resized records that ix now holds txids transaction IDs, and forgets
 // other indexes while the cache holds too many. An index already
 // forgotten (a call still working on it) is not counted again.

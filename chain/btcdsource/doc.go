@@ -9,7 +9,10 @@
 // position, not after a transaction, so the source keeps a small index
 // per address (the confirmed transaction IDs in btcd's order and the
 // lifetime sums) and reads only what was added since its last read.
-// DESIGN.md explains the mapping onto btcd's methods, what each call
-// costs in requests, the bounds, and where btcd's answers differ from an
-// Esplora's.
+// It is also a chain.Notifier over btcd's websocket notifications
+// (notifyblocks, and loadtxfilter with the watched addresses and their
+// unspent outputs), so the follower reads only what each block or
+// mempool transaction touched. DESIGN.md explains the mapping onto
+// btcd's methods, what each call costs in requests, the bounds, and
+// where btcd's answers differ from an Esplora's.
 package btcdsource

@@ -46,12 +46,11 @@ func (t rpcTx) is(k txKey) bool {
 	return ok && got == k && t.confirmed()
 }
 
-// addressIndex is one address's index. lock guards the fields below it
-// and is held across requests, so it is a channel: waiting for it
-// honors the caller's context.
+// addressIndex is one address's index. Its ctxLock guards the fields
+// below it.
 type addressIndex struct {
-	addr  string
-	lock  chan struct{}
+	addr string
+	ctxLock
 	reads atomic.Uint64 // complete reads so far
 
 	heldTxids int // what indexCache counts for it, under indexCache.mu
@@ -66,19 +65,23 @@ type addressIndex struct {
 }
 
 func newAddressIndex(addr string) *addressIndex {
-	return &addressIndex{addr: addr, lock: make(chan struct{}, 1)}
+	return &addressIndex{addr: addr, ctxLock: make(ctxLock, 1)}
 }
 
-func (ix *addressIndex) acquire(ctx context.Context, op string) error {
+// ctxLock is a lock held across requests, so it is a channel: waiting
+// for it honors the caller's context.
+type ctxLock chan struct{}
+
+func (l ctxLock) acquire(ctx context.Context, op string) error {
 	select {
-	case ix.lock <- struct{}{}:
+	case l <- struct{}{}:
 		return nil
 	case <-ctx.Done():
 		return &chain.UpstreamError{Op: op, Err: ctx.Err()}
 	}
 }
 
-func (ix *addressIndex) release() { <-ix.lock }
+func (l ctxLock) release() { <-l }
 
 // position is where txid sits in the confirmed history, -1 if nowhere.
 func (ix *addressIndex) position(txid string) int {
@@ -122,9 +125,11 @@ func (s *Source) fresh(ctx context.Context, op, addr string) (*addressIndex, err
 // read brings ix up to date: it lists the address's history from its
 // last known confirmed transaction on, which must still be there (else
 // a reorg changed the history and it starts over, once), adds what
-// confirmed since, and takes the mempool as it is now. On error ix keeps
-// a true confirmed history, perhaps longer than its mempool's read knew,
-// so it is stale: no call takes it without reading again.
+// confirmed since, and takes the mempool as it is now. The outputs it
+// finds of a watched address reach btcd's filter before it returns
+// (filter.go). On error ix keeps a true confirmed history, perhaps
+// longer than its mempool's read knew, so it is stale: no call takes it
+// without reading again.
 func (s *Source) read(ctx context.Context, op string, ix *addressIndex) (err error) {
 	defer func() {
 		if err != nil {
@@ -158,9 +163,11 @@ func (s *Source) read(ctx context.Context, op string, ix *addressIndex) (err err
 		if err != nil {
 			return err
 		}
-		if err := ix.addConfirmed(op, confirmed); err != nil {
+		added, err := ix.addConfirmed(op, confirmed)
+		if err != nil {
 			return err
 		}
+		s.notify.filter.learn(ix.addr, added, true)
 		s.indexes.resized(ix, len(ix.confirmed))
 		if len(ix.confirmed)+len(pool) > s.txsPerAddressMax {
 			return tooMany(op, s.txsPerAddressMax)
@@ -168,11 +175,14 @@ func (s *Source) read(ctx context.Context, op string, ix *addressIndex) (err err
 		if len(page)+min(known, 1) < count {
 			// The answer ran out before count: it holds the rest of
 			// the history, the whole mempool included.
-			if err := ix.setMempool(op, pool, confirmed); err != nil {
+			pooled, err := ix.setMempool(op, pool, confirmed)
+			if err != nil {
 				return err
 			}
+			s.notify.filter.learn(ix.addr, pooled, false)
 			ix.stale = false
 			ix.reads.Add(1)
+			s.notify.flush(ctx)
 			return nil
 		}
 		if len(pool) > 0 {
@@ -225,32 +235,34 @@ func splitListing(op string, page []rpcTx) (confirmed, pool []rpcTx, err error) 
 	return page[:n], page[n:], nil
 }
 
-// addConfirmed appends transactions that confirmed, and their sums.
-// Nothing is added unless all of them check out.
-func (ix *addressIndex) addConfirmed(op string, page []rpcTx) error {
+// addConfirmed appends transactions that confirmed, and their sums, and
+// returns them. Nothing is added unless all of them check out.
+func (ix *addressIndex) addConfirmed(op string, page []rpcTx) ([]chain.Tx, error) {
 	keys := make([]txKey, 0, len(page))
+	txs := make([]chain.Tx, 0, len(page))
 	stats := ix.chainStats
 	for _, raw := range page {
 		tx, err := raw.toTx(op)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		k, _ := keyOf(tx.TxID)
 		if slices.Contains(keys, k) {
-			return malformed(op, "%s listed twice", tx.TxID)
+			return nil, malformed(op, "%s listed twice", tx.TxID)
 		}
 		keys = append(keys, k)
+		txs = append(txs, tx)
 		tally(&stats, tx, ix.addr)
 	}
 	ix.confirmed = append(ix.confirmed, keys...)
 	ix.chainStats = stats
-	return nil
+	return txs, nil
 }
 
 // setMempool takes pool as the mempool's transactions of the address,
 // but those that the same answer lists as confirmed (one mined while
-// btcd answered).
-func (ix *addressIndex) setMempool(op string, pool, confirmed []rpcTx) error {
+// btcd answered), and returns them all.
+func (ix *addressIndex) setMempool(op string, pool, confirmed []rpcTx) ([]chain.Tx, error) {
 	txs := make([]chain.Tx, 0, len(pool))
 	var stats chain.TxoStats
 	for _, raw := range pool {
@@ -259,10 +271,10 @@ func (ix *addressIndex) setMempool(op string, pool, confirmed []rpcTx) error {
 		}
 		tx, err := raw.toTx(op)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if slices.ContainsFunc(txs, func(t chain.Tx) bool { return t.TxID == tx.TxID }) {
-			return malformed(op, "%s listed twice", tx.TxID)
+			return nil, malformed(op, "%s listed twice", tx.TxID)
 		}
 		txs = append(txs, tx)
 		tally(&stats, tx, ix.addr)
@@ -270,7 +282,7 @@ func (ix *addressIndex) setMempool(op string, pool, confirmed []rpcTx) error {
 	sortNewestFirst(txs, pool)
 	ix.mempool = txs[:min(len(txs), mempoolTxsMax)]
 	ix.mempoolStats = stats
-	return nil
+	return txs, nil
 }
 
 // sortNewestFirst orders mempool transactions as best btcd lets it

@@ -70,6 +70,7 @@ type Source struct {
 	chunk            int // transactions one search asks for: searchChunk, less in tests
 	indexes          *indexCache
 	heights          *lru.Cache[string, int64] // block hash → height
+	notify           *notifier                 // Notify and Watch (notify.go)
 }
 
 var _ chain.Source = (*Source)(nil)
@@ -91,13 +92,17 @@ func Open(spec chain.SourceSpec, opts Options) (*Source, error) {
 	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
 		return nil, fmt.Errorf("%w: btcdsource: plain http would send the RPC password in the clear; use https", chain.ErrInvalidArgument)
 	}
-	transport, err := newTransport(u.Scheme, opts)
+	proxy, err := proxyURL(opts.Proxy)
+	if err != nil {
+		return nil, err
+	}
+	transport, err := newTransport(u.Scheme, opts, proxy)
 	if err != nil {
 		return nil, err
 	}
 	opts = withDefaults(opts)
 	heights, _ := lru.New[string, int64](blockHeightsMax)
-	return &Source{
+	s := &Source{
 		spec:   spec,
 		params: opts.Network.OrMainnet().Params(),
 		rpc: &rpcClient{
@@ -112,7 +117,13 @@ func Open(spec chain.SourceSpec, opts Options) (*Source, error) {
 		chunk:            searchChunk,
 		indexes:          newIndexCache(opts.IndexTxsMax, indexAddressesMax),
 		heights:          heights,
-	}, nil
+	}
+	dialer, err := wsDialer(transport, proxy, opts.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	s.notify = newNotifier(s, dialer, u)
+	return s, nil
 }
 
 // String is the spec with the password replaced by "xxxxx": the form to
@@ -139,11 +150,11 @@ func withDefaults(opts Options) Options {
 const tlsSessionsMax = 64
 
 // newTransport is the HTTP transport to btcd: TLS trusting opts.Cert when
-// given, through opts.Proxy when given, and a new connection for every
+// given, through proxy when given, and a new connection for every
 // request, since btcd closes each one after its answer. So that a new
 // connection does not cost a full handshake (btcd's own certificate is
 // on P-521, slow to verify), TLS sessions are resumed.
-func newTransport(scheme string, opts Options) (*http.Transport, error) {
+func newTransport(scheme string, opts Options, proxy *url.URL) (*http.Transport, error) {
 	t := &http.Transport{
 		DisableKeepAlives:   true,
 		TLSHandshakeTimeout: DefaultTimeout,
@@ -164,14 +175,22 @@ func newTransport(scheme string, opts Options) (*http.Transport, error) {
 		pinned.ClientSessionCache = t.TLSClientConfig.ClientSessionCache
 		t.TLSClientConfig = pinned
 	}
-	if opts.Proxy != "" {
-		p, err := url.Parse(opts.Proxy)
-		if err != nil || (p.Scheme != "socks5" && p.Scheme != "socks5h") || p.Port() == "" || (p.Path != "" && p.Path != "/") || p.RawQuery != "" {
-			return nil, fmt.Errorf("%w: btcdsource: the proxy must be socks5://HOST:PORT", chain.ErrInvalidArgument)
-		}
-		t.Proxy = http.ProxyURL(p)
+	if proxy != nil {
+		t.Proxy = http.ProxyURL(proxy)
 	}
 	return t, nil
+}
+
+// proxyURL is --chain-proxy parsed: nil for none.
+func proxyURL(proxy string) (*url.URL, error) {
+	if proxy == "" {
+		return nil, nil
+	}
+	p, err := url.Parse(proxy)
+	if err != nil || (p.Scheme != "socks5" && p.Scheme != "socks5h") || p.Port() == "" || (p.Path != "" && p.Path != "/") || p.RawQuery != "" {
+		return nil, fmt.Errorf("%w: btcdsource: the proxy must be socks5://HOST:PORT", chain.ErrInvalidArgument)
+	}
+	return p, nil
 }
 
 func isLoopback(host string) bool {

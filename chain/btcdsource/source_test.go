@@ -13,9 +13,17 @@ func TestMain(m *testing.M) { regtest.Main(m) }
 // open is a Source over the node, TLS trusting the node's certificate.
 func open(t *testing.T, n *regtest.Node, opts Options) *Source {
 	t.Helper()
+	return openVia(t, n, n.RPC().Host, opts)
+}
+
+// openVia is open with the node reached at host (a relay to it).
+func openVia(t *testing.T, n *regtest.Node, host string, opts Options) *Source {
+	t.Helper()
 	r := n.RPC()
+	u := r.URL()
+	u.Host = host
 	opts.Network, opts.Cert = chain.Regtest, r.Cert
-	src, err := Open(chain.SourceSpec{Kind: chain.SourceBtcd, URL: r.URL()}, opts)
+	src, err := Open(chain.SourceSpec{Kind: chain.SourceBtcd, URL: u}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

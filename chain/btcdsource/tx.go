@@ -155,6 +155,18 @@ func (s *Source) txIO(op string, out *wire.TxOut) (chain.TxIO, error) {
 // decodeTx decodes a raw transaction in hex, which must be the one named
 // id.
 func decodeTx(op, rawHex, id string) (*wire.MsgTx, error) {
+	msg, err := decodeRawTx(op, rawHex)
+	if err != nil {
+		return nil, err
+	}
+	if msg.TxHash().String() != id {
+		return nil, malformed(op, "asked for one transaction, got another")
+	}
+	return msg, nil
+}
+
+// decodeRawTx decodes a raw transaction in hex.
+func decodeRawTx(op, rawHex string) (*wire.MsgTx, error) {
 	raw, err := hex.DecodeString(rawHex)
 	if err != nil {
 		return nil, malformed(op, "a transaction that is not hex")
@@ -162,9 +174,6 @@ func decodeTx(op, rawHex, id string) (*wire.MsgTx, error) {
 	var msg wire.MsgTx
 	if err := msg.Deserialize(bytes.NewReader(raw)); err != nil {
 		return nil, malformed(op, "a transaction that does not decode")
-	}
-	if msg.TxHash().String() != id {
-		return nil, malformed(op, "asked for one transaction, got another")
 	}
 	return &msg, nil
 }

@@ -30,9 +30,16 @@ type testStore struct {
 
 func newTestStore(t *testing.T, cards map[string][]string) *testStore {
 	t.Helper()
+	return newTestStoreOn(t, "", cards)
+}
+
+// newTestStoreOn is newTestStore with accounts whose addresses are of
+// network.
+func newTestStoreOn(t *testing.T, network chain.Network, cards map[string][]string) *testStore {
+	t.Helper()
 	s := &testStore{accounts: map[string]*actors.Account{}}
 	for id, addresses := range cards {
-		s.apply(t, id, system, &actors.CreateAccount{Plan: actors.PlanExtended, PasswordHash: "x", FirstSpaceID: "sp-" + id})
+		s.apply(t, id, system, &actors.CreateAccount{Plan: actors.PlanExtended, PasswordHash: "x", FirstSpaceID: "sp-" + id, Network: network})
 		for i, a := range addresses {
 			s.apply(t, id, owner, &actors.CreatePortfolioCard{CardID: fmt.Sprintf("c%d", i), Address: a})
 		}
@@ -259,7 +266,8 @@ func TestANotifiedFollowerReadsOnlyWhatChanged(t *testing.T) {
 	}
 	pay := c.pay(addrA, 3_000, hashOf("p")+":0")
 	c.changes <- chain.Change{Addresses: []string{addrA}}
-	waitFor(t, "the payment recorded", func() bool { return s.tx("acct", addrA, pay.TxID) != nil })
+	// A sweep's addresses count once it ends, after its observations.
+	waitFor(t, "the payment recorded", func() bool { return s.tx("acct", addrA, pay.TxID) != nil && f.Stats().Addresses > 2 })
 	if got := f.Stats().Addresses; got != 3 {
 		t.Errorf("%d addresses read after one change naming one, want 3", got)
 	}

@@ -125,8 +125,9 @@ func TestAMalformedAnswerDoesNotOpenTheBreaker(t *testing.T) {
 	}
 }
 
-// A wrong password is btcd's 401; neither it nor the right one shows in
-// an error or in the source's String.
+// A wrong password is btcd's 401, to the reads and to the
+// notifications; neither it nor the right one shows in an error or in
+// the source's String.
 func TestThePasswordIsNeverShown(t *testing.T) {
 	n := regtest.Shared(t)
 	r := n.RPC()
@@ -141,8 +142,12 @@ func TestThePasswordIsNeverShown(t *testing.T) {
 	if !errors.As(err, &ue) || ue.Status != http.StatusUnauthorized {
 		t.Fatalf("a wrong password: %v, want btcd's 401", err)
 	}
+	_, notifyErr := src.Notify(context.Background())
+	if !errors.As(notifyErr, &ue) || ue.Status != http.StatusUnauthorized || !errors.Is(notifyErr, errRefusedCredentials) {
+		t.Fatalf("notifications with a wrong password: %v, want btcd's 401", notifyErr)
+	}
 	// The harness's own password is "pass", a word errors may well use.
-	for _, shown := range []string{err.Error(), src.String(), open(t, n, Options{}).String()} {
+	for _, shown := range []string{err.Error(), notifyErr.Error(), src.String(), open(t, n, Options{}).String()} {
 		if strings.Contains(shown, secret) || strings.Contains(shown, ":"+r.Password+"@") {
 			t.Errorf("%q shows a password", shown)
 		}

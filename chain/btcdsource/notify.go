@@ -37,8 +37,9 @@ const (
 	// loadtxfilter (about 100 bytes each): a larger filter is sent in
 	// several, the first replacing btcd's, the others adding to it.
 	filterItemsPerRequest = 5_000
-	// pendingAddressesMax bounds the addresses a pending change names
-	// (changeQueue).
+	// pendingAddressesMax bounds the addresses named by the changes the
+	// follower has not taken yet (chain.PendingChange), past which they
+	// are All.
 	pendingAddressesMax = 10_000
 )
 
@@ -99,13 +100,13 @@ func (s *Source) Notify(ctx context.Context) (<-chan chain.Change, error) {
 	if old != nil {
 		old.close(&chain.UpstreamError{Op: opNotify, Err: errors.New("a newer Notify took over")})
 	}
-	changes := newChangeQueue(pendingAddressesMax)
+	pending := chain.NewPendingChange(pendingAddressesMax)
 	out := make(chan chain.Change)
 	go conn.read(func(method string, params []json.RawMessage) error {
-		return n.note(changes, method, params)
+		return n.note(pending, method, params)
 	})
 	go conn.keepAlive()
-	go changes.deliver(out, conn.done)
+	go deliver(pending, out, conn.done)
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -221,11 +222,37 @@ func sendFilter(ctx context.Context, conn *wsConn, reload bool, addresses []stri
 	return nil
 }
 
+// deliver sends what is pending on out, one merged change at a time,
+// until done is closed; then it closes out, and what is pending is
+// dropped (the follower sweeps everything when it notifies again).
+// btcd never waits for its client: it queues notifications without
+// bound, so the connection is read as fast as btcd writes, and what the
+// follower has not taken waits here, merged.
+func deliver(pending *chain.PendingChange, out chan<- chain.Change, done <-chan struct{}) {
+	defer close(out)
+	for {
+		select {
+		case <-done:
+			return
+		case <-pending.Ready():
+		}
+		c, ok := pending.Take()
+		if !ok {
+			continue
+		}
+		select {
+		case <-done:
+			return
+		case out <- c:
+		}
+	}
+}
+
 // note turns one of btcd's notifications into a change for the follower.
 // It runs on the connection's reading goroutine, so it never waits: the
-// change is merged into what is pending (changeQueue). A notification
-// that does not decode ends the connection.
-func (n *notifier) note(q *changeQueue, method string, params []json.RawMessage) error {
+// change is merged into what is pending. A notification that does not
+// decode ends the connection.
+func (n *notifier) note(q *chain.PendingChange, method string, params []json.RawMessage) error {
 	switch method {
 	case btcjson.FilteredBlockConnectedNtfnMethod:
 		var height int32
@@ -246,7 +273,7 @@ func (n *notifier) note(q *changeQueue, method string, params []json.RawMessage)
 		}
 		tip := chain.BlockRef{Height: int64(height), Hash: h.BlockHash().String()}
 		n.src.heights.Add(tip.Hash, tip.Height)
-		q.push(chain.Change{Tip: tip, Addresses: n.filter.touched(txs, true)})
+		q.Add(chain.Change{Tip: tip, Addresses: n.filter.touched(txs, true)})
 	case btcjson.FilteredBlockDisconnectedNtfnMethod:
 		var height int32
 		var header string
@@ -259,7 +286,7 @@ func (n *notifier) note(q *changeQueue, method string, params []json.RawMessage)
 		}
 		// Which addresses the block's transactions touched is not said:
 		// every one may have changed.
-		q.push(chain.Change{All: true, Tip: chain.BlockRef{Height: int64(height) - 1, Hash: h.PrevBlock.String()}})
+		q.Add(chain.Change{All: true, Tip: chain.BlockRef{Height: int64(height) - 1, Hash: h.PrevBlock.String()}})
 	case btcjson.RelevantTxAcceptedNtfnMethod:
 		var raw string
 		if err := unmarshalParams(params, &raw); err != nil {
@@ -272,7 +299,7 @@ func (n *notifier) note(q *changeQueue, method string, params []json.RawMessage)
 		// None named: the filter btcd matched was one Watch has since
 		// replaced, for an address no longer watched.
 		if touched := n.filter.touched([]*wire.MsgTx{tx}, false); len(touched) > 0 {
-			q.push(chain.Change{Addresses: touched})
+			q.Add(chain.Change{Addresses: touched})
 		}
 	}
 	// Anything else (blockconnected and blockdisconnected, which come

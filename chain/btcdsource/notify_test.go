@@ -277,33 +277,6 @@ func TestNotificationsGoThroughTheProxy(t *testing.T) {
 	}
 }
 
-// Changes the follower has not taken merge into one: the newest tip and
-// every address named; past the bound on names, All.
-func TestPendingChangesMerge(t *testing.T) {
-	q := newChangeQueue(3)
-	q.push(chain.Change{Addresses: []string{"b"}})
-	q.push(chain.Change{Tip: chain.BlockRef{Height: 7, Hash: "h7"}, Addresses: []string{"a", "b"}})
-	q.push(chain.Change{Addresses: []string{"c"}})
-	c, ok := q.take()
-	if !ok || c.All || c.Tip.Hash != "h7" || !slices.Equal(c.Addresses, []string{"a", "b", "c"}) {
-		t.Fatalf("merged: %+v", c)
-	}
-	if _, ok := q.take(); ok {
-		t.Fatal("something pending after take")
-	}
-	q.push(chain.Change{Addresses: []string{"a", "b"}})
-	q.push(chain.Change{Addresses: []string{"c", "d"}})
-	q.push(chain.Change{Tip: chain.BlockRef{Height: 8, Hash: "h8"}, Addresses: []string{"e"}})
-	if c, _ := q.take(); !c.All || c.Addresses != nil || c.Tip.Hash != "h8" {
-		t.Fatalf("past the bound: %+v, want All at the newest tip", c)
-	}
-	q.push(chain.Change{All: true, Tip: chain.BlockRef{Height: 8, Hash: "h8"}})
-	q.push(chain.Change{Addresses: []string{"a"}})
-	if c, _ := q.take(); !c.All || c.Addresses != nil {
-		t.Fatalf("after All: %+v, want All", c)
-	}
-}
-
 // What reading an address a block named costs, as the follower reads
 // it (its stats, its mempool and its first page, one after the other):
 // four searches, and no block header (the notification told the block's

@@ -198,9 +198,13 @@ func (n *notifier) flush(ctx context.Context) {
 	if conn == nil {
 		return
 	}
+	outpoints := n.filter.takePending()
+	if len(outpoints) == 0 {
+		return // a reload sent them meanwhile
+	}
 	// Once taken the outpoints must reach btcd, whether or not the
 	// caller waits: the request's own timeout bounds it.
-	if err := sendFilter(context.WithoutCancel(ctx), conn, false, nil, n.filter.takePending()); err != nil {
+	if err := sendFilter(context.WithoutCancel(ctx), conn, false, nil, outpoints); err != nil {
 		conn.close(err)
 	}
 }

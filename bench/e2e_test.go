@@ -11,15 +11,31 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/addrwatch/addrwatch/internal/regtest"
 )
 
-// TestMain lets this test binary be read-ratios' bare server, as the
-// bench binary is (startBareServer runs os.Executable() bare-server).
+// TestMain lets this test binary be read-ratios' bare server and the
+// supervisor of watch's btcd, as the bench binary is (startBareServer
+// runs os.Executable() bare-server; regtest.Start runs it as btcd). The
+// bare server comes first: a read-ratios run after a watch run inherits
+// the environment that makes a copy of this binary btcd's supervisor.
 func TestMain(m *testing.M) {
 	if len(os.Args) == 2 && os.Args[1] == "bare-server" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	regtest.Supervise()
+	os.Exit(regtest.Run(m))
+}
+
+// buildServer builds addrwatchd into dir and returns its path.
+func buildServer(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "addrwatchd")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/addrwatch/addrwatch/cmd/addrwatchd").CombinedOutput(); err != nil {
+		t.Fatalf("build addrwatchd: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // TestEveryScenarioAgainstARealNode builds addrwatchd, starts one node
@@ -36,10 +52,7 @@ func TestEveryScenarioAgainstARealNode(t *testing.T) {
 		t.Skip("starts a server process")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "addrwatchd")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/addrwatch/addrwatch/cmd/addrwatchd").CombinedOutput(); err != nil {
-		t.Fatalf("build addrwatchd: %v\n%s", err, out)
-	}
+	bin := buildServer(t, dir)
 	addrs, err := loopbackAddrs(3)
 	if err != nil {
 		t.Fatal(err)

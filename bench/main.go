@@ -3,8 +3,9 @@
 // one or more scenarios with fasthttp's client, and reports latency
 // percentiles from an HDR histogram, throughput and errors by status and
 // code. `bench compare-etcd` puts the same number of durable writes through
-// a three-node etcd for comparison. README.md beside this file explains
-// every scenario and every column.
+// a three-node etcd for comparison, and `bench watch` times the chain
+// follower against a btcd regtest node of its own. README.md beside this
+// file explains every scenario and every column.
 //
 //	go run ./bench --targets http://127.0.0.1:8080 --duration 10s sheet-put reads
 package main
@@ -23,6 +24,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/addrwatch/addrwatch/internal/regtest"
 )
 
 // Exit codes: 1 when a run could not be carried out (no server, setup
@@ -34,7 +37,7 @@ const (
 
 // config is everything the flags and arguments say.
 type config struct {
-	command     string // "run", "compare-etcd", "read-ratios", "bare-server", "fsync" or "free-ports"
+	command     string // "run", "compare-etcd", "read-ratios", "watch", "bare-server", "fsync" or "free-ports"
 	scenarios   []string
 	targets     []string // public listeners, without a trailing slash
 	admin       string
@@ -52,9 +55,13 @@ type config struct {
 	etcdBin     string
 	rounds      int // compare-etcd, read-ratios: rounds of the reference then addrwatch
 	freePorts   int
+	watch       watchConfig // the watch command's own flags
 }
 
 func main() {
+	// bench watch starts a btcd regtest node, whose harness runs this
+	// program again as btcd's supervisor: that copy stops here.
+	regtest.Program()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
@@ -80,6 +87,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return compareEtcd(ctx, cfg, stdout, stderr)
 	case "read-ratios":
 		return readRatios(ctx, cfg, stdout, stderr)
+	case "watch":
+		return watchCommand(ctx, cfg, stdout, stderr)
 	case "bare-server":
 		return bareServerCommand(ctx, stdout, stderr)
 	default:
@@ -110,6 +119,7 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	fs.StringVar(&cfg.plot, "plot", "", "write an SVG of throughput and p99 latency per second to this file")
 	fs.StringVar(&cfg.etcdBin, "etcd", "etcd", "compare-etcd: the etcd binary")
 	fs.IntVar(&cfg.rounds, "rounds", 1, "compare-etcd and read-ratios: run the reference then addrwatch this many times in turn and report every round's ratio and their median")
+	addWatchFlags(fs, &cfg.watch)
 
 	var positional []string
 	for {
@@ -125,7 +135,7 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 
 	if len(positional) > 0 {
 		switch positional[0] {
-		case "compare-etcd", "read-ratios":
+		case "compare-etcd", "read-ratios", "watch":
 			cfg.command, positional = positional[0], positional[1:]
 			if len(positional) > 0 {
 				return nil, fmt.Errorf("%s takes no scenarios, got %q", cfg.command, positional)
@@ -202,6 +212,9 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	case cfg.rounds > 1 && cfg.command != "compare-etcd" && cfg.command != "read-ratios":
 		return nil, fmt.Errorf("--rounds is for compare-etcd and read-ratios")
 	}
+	if err := checkWatchFlags(cfg, flagsSet(fs)); err != nil {
+		return nil, err
+	}
 	if cfg.accounts == 0 {
 		cfg.accounts = cfg.connections
 	}
@@ -247,6 +260,7 @@ Usage:
   go run ./bench [flags] SCENARIO...       run scenarios in order against --targets
   go run ./bench [flags] compare-etcd      the same durable writes through a 3-node etcd, then addrwatch
   go run ./bench [flags] read-ratios       GET /v1/me and a 10-card list against a bare fasthttp server, in turn (--rounds)
+  go run ./bench [flags] watch             start btcd (regtest) and addrwatchd, watch --addresses, mine --blocks, time the balances
   go run ./bench bare-server               serve {"ok":true} on a free loopback port, printed first (read-ratios starts it)
   go run ./bench --data DIR fsync          time a 4 KiB append + fsync on DIR's disk (--requests, default 2000)
   go run ./bench free-ports N              print N free loopback addresses (used by make bench)
@@ -280,6 +294,16 @@ Flags:
   --etcd PATH          compare-etcd: the etcd binary (default etcd; Debian: apt-get install etcd-server)
   --rounds N           compare-etcd, read-ratios: the reference then addrwatch, N times in turn; every round's ratio and their median
 
+watch starts its own btcd regtest node and one addrwatchd (--targets, --admin
+and --data are not used), and takes these flags:
+  --server PATH        the addrwatchd binary (default bin/addrwatchd, as make build leaves it)
+  --addresses K        watched addresses in all, spread over the accounts' cards (default 1000)
+  --accounts A         accounts holding them, at most 110 addresses each (default 10)
+  --blocks B           blocks to mine and time (default 50)
+  --block-txs M        transactions before each block (default 20)
+  --watched-share F    the share of them paying watched addresses (default 0.25)
+  --chain-poll D       the server's --chain-poll (default 2s, the server's own)
+
 Examples:
   go run ./bench --data /tmp/aw --duration 30s sheet-put sheet-patch
   go run ./bench --data /tmp/aw --rate 2000 --plot run.svg agent-mix
@@ -287,6 +311,7 @@ Examples:
   go run ./bench --targets http://127.0.0.1:8181,http://127.0.0.1:8182,http://127.0.0.1:8183 \
       --admin http://127.0.0.1:8191 --admin-token T -c 64 sheet-put
   go run ./bench --data /tmp/aw --requests 10000 compare-etcd
+  make build && go run ./bench --addresses 1000 --blocks 50 watch
 
 bench/README.md explains each scenario and every column of the output.
 `)

@@ -51,12 +51,19 @@ func processCPU(pid int) (float64, bool) {
 
 // nodeCPU is process_cpu_seconds_total of the node at --admin.
 func nodeCPU(e *env) (float64, bool) {
+	return adminMetric(e.client, e.cfg, "process_cpu_seconds_total")
+}
+
+// adminMetric is the value of an unlabelled metric on the admin /metrics
+// of the node at --admin, read with the admin token; false when it could
+// not be read.
+func adminMetric(c *client, cfg *config, name string) (float64, bool) {
 	var resp response
-	e.client.do(&request{method: "GET", url: e.cfg.admin + "/metrics", bearer: e.cfg.adminToken}, &resp)
+	c.do(&request{method: "GET", url: cfg.admin + "/metrics", bearer: cfg.adminToken}, &resp)
 	if resp.err != nil || resp.status != 200 {
 		return 0, false
 	}
-	return metricValue(resp.body, "process_cpu_seconds_total")
+	return metricValue(resp.body, name)
 }
 
 // metricValue is the value of an unlabelled metric in a Prometheus text

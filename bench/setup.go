@@ -145,19 +145,10 @@ func setupFixture(c *client, cfg *config, sheetsPerAccount int, cards bool, prog
 
 func setupAccount(c *client, cfg *config, target string, sheets int, cards bool) (*account, error) {
 	a := &account{target: target, password: randomHex(16)}
-	var created struct {
-		AccountID   string `json:"account_id"`
-		OwnerSecret string `json:"owner_secret"`
+	var err error
+	if a.id, a.ownerSecret, err = createAccount(c, cfg, a.password); err != nil {
+		return nil, err
 	}
-	body := map[string]string{"plan": "extended", "password": a.password}
-	if err := c.call("POST", cfg.admin+"/admin/v1/accounts", cfg.adminToken, body, 201, &created); err != nil {
-		var se *statusError
-		if errors.As(err, &se) && se.status == 401 {
-			return nil, fmt.Errorf("the admin token was refused by %s: pass the server's --admin-token, or --data of its data dir", cfg.admin)
-		}
-		return nil, fmt.Errorf("create account: %w", err)
-	}
-	a.id, a.ownerSecret = created.AccountID, created.OwnerSecret
 	owner := target + "/owner/v1"
 
 	for _, k := range []struct {
@@ -180,15 +171,9 @@ func setupAccount(c *client, cfg *config, target string, sheets int, cards bool)
 	}
 	a.writer = writer
 
-	var list struct {
-		Spaces []struct {
-			ID   string `json:"id"`
-			Type string `json:"type"`
-		} `json:"spaces"`
-		BookmarkRevision string `json:"bookmark_revision"`
-	}
-	if err := c.call("GET", owner+"/bookmark-spaces", a.ownerSecret, nil, 200, &list); err != nil {
-		return nil, fmt.Errorf("list Spaces: %w", err)
+	list, err := listSpaces(c, owner, a.ownerSecret)
+	if err != nil {
+		return nil, err
 	}
 	for _, s := range list.Spaces {
 		if s.Type == "bitcoin" {
@@ -227,6 +212,42 @@ func setupAccount(c *client, cfg *config, target string, sheets int, cards bool)
 		}
 	}
 	return a, nil
+}
+
+// spaceList is the owner's GET /owner/v1/bookmark-spaces: every Space's
+// ID and type, and the revision of the set.
+type spaceList struct {
+	Spaces []struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"spaces"`
+	BookmarkRevision string `json:"bookmark_revision"`
+}
+
+func listSpaces(c *client, owner, ownerSecret string) (spaceList, error) {
+	var list spaceList
+	if err := c.call("GET", owner+"/bookmark-spaces", ownerSecret, nil, 200, &list); err != nil {
+		return list, fmt.Errorf("list Spaces: %w", err)
+	}
+	return list, nil
+}
+
+// createAccount creates an account on the extended plan through the admin
+// API and returns its ID and owner secret.
+func createAccount(c *client, cfg *config, password string) (id, ownerSecret string, err error) {
+	var created struct {
+		AccountID   string `json:"account_id"`
+		OwnerSecret string `json:"owner_secret"`
+	}
+	body := map[string]string{"plan": "extended", "password": password}
+	if err := c.call("POST", cfg.admin+"/admin/v1/accounts", cfg.adminToken, body, 201, &created); err != nil {
+		var se *statusError
+		if errors.As(err, &se) && se.status == 401 {
+			return "", "", fmt.Errorf("the admin token was refused by %s: pass the server's --admin-token, or --data of its data dir", cfg.admin)
+		}
+		return "", "", fmt.Errorf("create account: %w", err)
+	}
+	return created.AccountID, created.OwnerSecret, nil
 }
 
 // seedCards gives the account's card lists something to return: Account

@@ -51,6 +51,7 @@ func goToolPath(tool string) (string, error) {
 }
 
 // errNoMain: a package started a node without calling Main from its
-// TestMain. The node would then be started through a test binary that
-// runs the package's tests instead of supervising btcd.
-var errNoMain = errors.New("regtest: the test package's TestMain must call regtest.Main(m) before a node can start")
+// TestMain (or a program without calling Program from its main). The
+// node would then be started through a binary that runs the package's
+// tests, or the program, instead of supervising btcd.
+var errNoMain = errors.New("regtest: the test package's TestMain must call regtest.Main(m), or a program's main regtest.Program(), before a node can start")

@@ -17,7 +17,9 @@
 // share it: each test works with addresses of its own (NewKey) and never
 // assumes a tip height. A package that uses Shared calls Main from its
 // TestMain, which also stops the node when the tests are done and makes
-// sure no btcd outlives a test binary that was killed.
+// sure no btcd outlives a test binary that was killed. A program that
+// is no test (bench's watch command) calls Program from its main instead,
+// and stops the node it started itself.
 //
 // The payments a test makes come from two places. The harness's wallet
 // (btcd's integration/rpctest) holds the coinbase coins and pays any

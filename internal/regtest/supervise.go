@@ -29,7 +29,8 @@ const superviseEnv = "ADDRWATCH_REGTEST_BTCD"
 // binary is still there.
 const parentPollInterval = 250 * time.Millisecond
 
-// mainCalled records that Main runs this process's tests.
+// mainCalled records that Main runs this process's tests, or that
+// Program made this process a program that starts nodes.
 var mainCalled bool
 
 // Main runs the package's tests and then stops the node Shared started,
@@ -52,6 +53,17 @@ func Supervise() {
 	if btcd := os.Getenv(superviseEnv); btcd != "" {
 		os.Exit(supervise(btcd, os.Args[1:]))
 	}
+}
+
+// Program is Main for a program that is no test binary (bench's watch
+// command): call it first thing in main. Start gives the harness this
+// program's own executable as its btcd, so, as in a test binary, the copy
+// the harness starts supervises btcd and never returns; in the program
+// itself Program only lets Start start nodes. Shared is for tests, so the
+// program stops the nodes it started itself.
+func Program() {
+	Supervise()
+	mainCalled = true
 }
 
 // Run runs the package's tests, stops the node Shared started, if any,

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/addrwatch/addrwatch/internal/regtest"
+)
+
+// bench watch answers "how soon after btcd announces a block can an owner
+// read its effects, and what does following the chain cost the server?"
+// (issue 31: 10,000 watched addresses, a block's effects readable within
+// 1 s p99 of btcd announcing it, a mempool transaction within 1 s). It is
+// self-contained: it starts a btcd regtest node and one addrwatchd that
+// follows it, gives accounts --addresses watched addresses on their
+// cards, and then mines --blocks blocks, each after --block-txs payments
+// (watch_blocks.go says what one block does and measures).
+
+// watchRun is one run of bench watch: the node, the server, the accounts
+// set up on it, and where the next payment to a watched address goes.
+type watchRun struct {
+	cfg      *config
+	c        *client
+	node     *regtest.Node
+	ann      *announcements
+	srv      *watchServer
+	accounts []*watchAccount
+	targets  []watchTarget // every watched address, interleaved over the accounts
+	next     int           // the index in targets of the next payment
+	// sweepTook is how long the last block's sweep took, from the
+	// block's announcement to its end: part of the follower's cycle.
+	sweepTook time.Duration
+}
+
+func watchCommand(ctx context.Context, cfg *config, stdout, stderr io.Writer) int {
+	res, err := runWatch(ctx, cfg, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "bench: watch:", err)
+		return exitFailed
+	}
+	return reportWatch(cfg, res, stdout, stderr)
+}
+
+// runWatch starts the node and the server, sets up the accounts, runs the
+// blocks and stops everything it started. Interrupted, it returns the
+// blocks measured so far.
+func runWatch(ctx context.Context, cfg *config, stderr io.Writer) (*watchResult, error) {
+	dir, err := os.MkdirTemp("", "bench-watch-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	fmt.Fprintln(stderr, "watch: starting btcd on regtest …")
+	node, err := regtest.Start()
+	if err != nil {
+		return nil, err
+	}
+	defer node.Stop()
+	ann, err := listenBlocks(node.RPC())
+	if err != nil {
+		return nil, err
+	}
+	defer ann.close()
+	c := newClient(max(setupParallelism, cfg.watch.watchedPerBlock()), cfg.timeout)
+	srv, err := startWatchServer(ctx, cfg, c, node.RPC(), dir, stderr)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+
+	w := &watchRun{cfg: cfg, c: c, node: node, ann: ann, srv: srv}
+	res := &watchResult{}
+	if err := w.setup(ctx, res, stderr); err != nil {
+		return nil, fmt.Errorf("setup: %w\n%s", err, srv.logTail())
+	}
+	start, err := readFollower(c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	for b := range cfg.watch.blocks {
+		s, err := w.block(ctx)
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "interrupted: reporting the blocks measured")
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("block %d: %w\n%s", b+1, err, srv.logTail())
+		}
+		res.blocks = append(res.blocks, s)
+		fmt.Fprintf(stderr, "watch: block %d/%d (height %d): readable %s after its announcement, mempool probe %s, %s requests to btcd, %s CPU\n",
+			b+1, cfg.watch.blocks, s.height, fmtLatency(s.latency), fmtLatency(s.mempoolLatency), commas(s.requests), fmtCPU(s.cpuSeconds, s.cpuRead))
+	}
+	if end, err := readFollower(c, cfg); err == nil {
+		res.failures = end.Failures - start.Failures
+	}
+	return res, nil
+}
+
+// setup creates the accounts and their cards, waits until the follower
+// has observed every address once, and notes the server's memory before
+// the cards and after.
+func (w *watchRun) setup(ctx context.Context, res *watchResult, stderr io.Writer) error {
+	cfg := w.cfg
+	started := time.Now()
+	accounts, err := createWatchAccounts(w.c, cfg)
+	if err != nil {
+		return err
+	}
+	w.accounts = accounts
+	res.rssBefore, res.rssBeforeRead = adminMetric(w.c, cfg, "process_resident_memory_bytes")
+	before, err := readFollower(w.c, cfg)
+	if err != nil {
+		return err
+	}
+	if err := addWatchedCards(w.c, w.srv.public, accounts, cfg.watch.addresses); err != nil {
+		return err
+	}
+	added := time.Now()
+	fmt.Fprintf(stderr, "watch: %d accounts with %s watched addresses on their cards in %s; waiting for the follower to observe every one …\n",
+		len(accounts), commas(int64(cfg.watch.addresses)), added.Sub(started).Round(time.Millisecond))
+	// One account at a time: a poll of every account at once would load
+	// the server while it sweeps.
+	for _, a := range accounts {
+		if _, _, err := waitRecord(ctx, w.c, w.srv.public, a, w.waitMax(), "every address observed", observedAll(a.addresses)); err != nil {
+			return err
+		}
+	}
+	res.firstObserved = time.Since(added)
+	if err := w.waitQuiet(ctx); err != nil {
+		return err
+	}
+	after, err := readFollower(w.c, cfg)
+	if err != nil {
+		return err
+	}
+	res.firstRequests = after.Requests - before.Requests
+	res.rssAfter, res.rssAfterRead = adminMetric(w.c, cfg, "process_resident_memory_bytes")
+	w.targets = interleave(accounts)
+	fmt.Fprintf(stderr, "watch: every address observed %s after the last card was added (%s requests to btcd)\n",
+		fmtLatency(res.firstObserved), commas(res.firstRequests))
+	return nil
+}

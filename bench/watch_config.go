@@ -1,0 +1,92 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"time"
+)
+
+// watchConfig is what the watch command's own flags say.
+type watchConfig struct {
+	server       string        // the addrwatchd binary
+	addresses    int           // watched addresses in all
+	blocks       int           // blocks mined and timed
+	blockTxs     int           // transactions sent before each block
+	watchedShare float64       // the share of them that pay watched addresses
+	chainPoll    time.Duration // the server's --chain-poll
+}
+
+// Defaults of the watch command: the 10 accounts and a thousand
+// addresses, and the server's own --chain-poll, so that the figures are
+// those of the server as it ships.
+const (
+	watchAccountsDefault  = 10
+	watchAddressesDefault = 1000
+	watchBlocksDefault    = 50
+	watchBlockTxsDefault  = 20
+	watchShareDefault     = 0.25
+	watchChainPollDefault = 2 * time.Second
+)
+
+// watchOnlyFlags are the flags no other command reads; naming one
+// without watch is a mistake worth saying.
+var watchOnlyFlags = []string{"server", "addresses", "blocks", "block-txs", "watched-share", "chain-poll"}
+
+func addWatchFlags(fs *flag.FlagSet, w *watchConfig) {
+	fs.StringVar(&w.server, "server", "bin/addrwatchd", "watch: the addrwatchd binary to start")
+	fs.IntVar(&w.addresses, "addresses", watchAddressesDefault, "watch: watched addresses in all, spread over the accounts")
+	fs.IntVar(&w.blocks, "blocks", watchBlocksDefault, "watch: blocks to mine and time")
+	fs.IntVar(&w.blockTxs, "block-txs", watchBlockTxsDefault, "watch: transactions sent before each block")
+	fs.Float64Var(&w.watchedShare, "watched-share", watchShareDefault, "watch: the share of each block's transactions that pay watched addresses")
+	fs.DurationVar(&w.chainPoll, "chain-poll", watchChainPollDefault, "watch: the server's --chain-poll")
+}
+
+// flagsSet lists the flags the command line named.
+func flagsSet(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// checkWatchFlags refuses watch's flags on another command and bounds
+// them on watch, where --accounts defaults to watchAccountsDefault.
+func checkWatchFlags(cfg *config, set map[string]bool) error {
+	if cfg.command != "watch" {
+		for _, name := range watchOnlyFlags {
+			if set[name] {
+				return fmt.Errorf("--%s is for watch", name)
+			}
+		}
+		return nil
+	}
+	if cfg.accounts == 0 {
+		cfg.accounts = watchAccountsDefault
+	}
+	w := cfg.watch
+	switch {
+	case w.server == "":
+		return fmt.Errorf("--server names the addrwatchd binary")
+	case w.addresses < cfg.accounts:
+		return fmt.Errorf("--addresses must be at least --accounts (%d), so that every account watches one", cfg.accounts)
+	case w.addresses > cfg.accounts*watchAddressesPerAccountMax:
+		return fmt.Errorf("%d addresses over %d accounts is more than the %d cards an extended account holds: use --accounts %d or more",
+			w.addresses, cfg.accounts, watchAddressesPerAccountMax, (w.addresses+watchAddressesPerAccountMax-1)/watchAddressesPerAccountMax)
+	case w.blocks < 1:
+		return fmt.Errorf("--blocks must be at least 1")
+	case w.blockTxs < 1:
+		return fmt.Errorf("--block-txs must be at least 1")
+	case !(w.watchedShare > 0 && w.watchedShare <= 1): // NaN too
+		return fmt.Errorf("--watched-share must be above 0 and at most 1")
+	case w.chainPoll <= 0:
+		return fmt.Errorf("--chain-poll must be positive")
+	}
+	return nil
+}
+
+// watchedPerBlock is how many of a block's transactions pay watched
+// addresses: the share, rounded, and at least one, since the last of
+// them is also the mempool probe.
+func (w watchConfig) watchedPerBlock() int {
+	return min(w.blockTxs, max(1, int(math.Round(float64(w.blockTxs)*w.watchedShare))))
+}

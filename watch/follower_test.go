@@ -87,7 +87,7 @@ func (s *testStore) Observe(_ context.Context, account string, obs *actors.Obser
 	return nil
 }
 
-// tx is the account's record of txid at address.
+// tx is a copy of the account's record of txid at address.
 func (s *testStore) tx(account, address, txid string) *actors.WatchedTx {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -97,7 +97,8 @@ func (s *testStore) tx(account, address, txid string) *actors.WatchedTx {
 		}
 		for _, t := range w.Txs {
 			if t.TxID == txid {
-				return t
+				c := *t // a copy: the follower goes on changing the record
+				return &c
 			}
 		}
 	}

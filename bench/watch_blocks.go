@@ -48,9 +48,13 @@ type blockSample struct {
 	// mempoolLatency runs from the probe's broadcast to its record in
 	// the mempool.
 	mempoolLatency time.Duration
-	requests       int64   // the follower's requests to btcd for the block
-	cpuSeconds     float64 // the server's CPU for the block
-	cpuRead        bool
+	requests       int64 // the follower's requests to btcd for the block
+	// sweeps is how many sweeps ended in the block's span: one, unless
+	// the span also took in the end of a sweep the block did not cause,
+	// whose requests and CPU then count in the block's.
+	sweeps     int64
+	cpuSeconds float64 // the server's CPU for the block
+	cpuRead    bool
 }
 
 // watchTarget is one watched address and the account whose card holds it.
@@ -121,7 +125,7 @@ func (w *watchRun) block(ctx context.Context) (blockSample, error) {
 	}
 	w.sweepTook = time.Since(announced)
 	cpuAfter, cpuOK2 := adminMetric(w.c, w.cfg, "process_cpu_seconds_total")
-	s.height, s.requests = after.Tip.Height, after.Requests-before.Requests
+	s.height, s.requests, s.sweeps = after.Tip.Height, after.Requests-before.Requests, after.Sweeps-before.Sweeps
 	s.cpuSeconds, s.cpuRead = cpuAfter-cpuBefore, cpuOK && cpuOK2
 	s.touched, s.confirmed = len(distinctAddresses(pays)), len(distinctAddresses(confirmed))
 	return s, nil

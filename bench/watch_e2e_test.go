@@ -46,7 +46,7 @@ func TestWatchAgainstARegtestNode(t *testing.T) {
 		t.Errorf("requests to btcd: %v a block, %d for the first observations (after %v s)", rep.RequestsPerBlock.Mean, rep.FirstRequests, rep.FirstObservedS)
 	}
 	for _, b := range rep.Blocks {
-		if b.Touched < 1 || b.ConfirmedSeen != b.Touched || b.LatencyUS <= 0 || b.MempoolLatencyUS <= 0 || b.Requests <= 0 || b.CPUSeconds == nil || b.Hash == "" || b.Height <= 0 {
+		if b.Touched < 1 || b.ConfirmedSeen != b.Touched || b.LatencyUS <= 0 || b.MempoolLatencyUS <= 0 || b.Requests <= 0 || b.Sweeps < 1 || b.CPUSeconds == nil || b.Hash == "" || b.Height <= 0 {
 			t.Errorf("block %+v", b)
 		}
 	}

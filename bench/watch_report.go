@@ -39,7 +39,10 @@ type watchReport struct {
 	Touched          int               `json:"touched"`
 	ConfirmedSeen    int               `json:"confirmed_seen"`
 	FollowerFailures int64             `json:"follower_failures"`
-	Blocks           []watchBlockJSON  `json:"blocks"`
+	// SharedBlocks counts the blocks whose span took in the end of
+	// another sweep (their sweeps above 1).
+	SharedBlocks int              `json:"blocks_with_another_sweep"`
+	Blocks       []watchBlockJSON `json:"blocks"`
 }
 
 type watchReportConfig struct {
@@ -75,6 +78,7 @@ type watchBlockJSON struct {
 	MempoolLatencyUS float64  `json:"mempool_latency_us"`
 	Requests         int64    `json:"btcd_requests"`
 	CPUSeconds       *float64 `json:"cpu_seconds"`
+	Sweeps           int64    `json:"sweeps"`
 }
 
 // nearestRank is the p-quantile (0 < p ≤ 1) of xs by nearest rank: the
@@ -121,7 +125,10 @@ func buildWatchReport(cfg *config, res *watchResult) watchReport {
 		r.Touched += b.touched
 		r.ConfirmedSeen += b.confirmed
 		jb := watchBlockJSON{Height: b.height, Hash: b.hash, Touched: b.touched, ConfirmedSeen: b.confirmed,
-			LatencyUS: micros(b.latency), MempoolLatencyUS: micros(b.mempoolLatency), Requests: b.requests}
+			LatencyUS: micros(b.latency), MempoolLatencyUS: micros(b.mempoolLatency), Requests: b.requests, Sweeps: b.sweeps}
+		if b.sweeps > 1 {
+			r.SharedBlocks++
+		}
 		if b.cpuRead {
 			jb.CPUSeconds = &b.cpuSeconds
 			cpu = append(cpu, b.cpuSeconds)
@@ -181,6 +188,9 @@ func printWatchReport(w io.Writer, r watchReport) {
 	writeColumns(w, rows, 1)
 	fmt.Fprintf(w, "  requests to btcd per block: mean %s, max %s (%.1f an address)\n",
 		commas(int64(math.Round(r.RequestsPerBlock.Mean))), commas(int64(r.RequestsPerBlock.Max)), r.RequestsPerBlock.Mean/float64(max(1, c.Addresses)))
+	if r.SharedBlocks > 0 {
+		fmt.Fprintf(w, "  of which %d block(s) also took in the end of another sweep, counted in their requests and CPU\n", r.SharedBlocks)
+	}
 	if r.CPUPerBlock != nil {
 		fmt.Fprintf(w, "  server CPU per block: mean %.2f s, max %.2f s\n", r.CPUPerBlock.Mean, r.CPUPerBlock.Max)
 	} else {

@@ -109,12 +109,12 @@ func TestNearestRank(t *testing.T) {
 func TestWatchReportFigures(t *testing.T) {
 	cfg, _ := parseArgs([]string{"watch", "--addresses", "100", "--blocks", "2"}, noEnv)
 	res := &watchResult{rssBefore: 1e6, rssAfter: 1.5e6, rssBeforeRead: true, rssAfterRead: true, blocks: []blockSample{
-		{height: 433, touched: 5, confirmed: 5, latency: time.Second, mempoolLatency: 3 * time.Second, requests: 300, cpuSeconds: 0.5, cpuRead: true},
-		{height: 434, touched: 4, confirmed: 4, latency: 2 * time.Second, mempoolLatency: time.Second, requests: 320, cpuRead: false},
+		{height: 433, touched: 5, confirmed: 5, latency: time.Second, mempoolLatency: 3 * time.Second, requests: 300, cpuSeconds: 0.5, cpuRead: true, sweeps: 1},
+		{height: 434, touched: 4, confirmed: 4, latency: 2 * time.Second, mempoolLatency: time.Second, requests: 320, cpuRead: false, sweeps: 2},
 	}}
 	r := buildWatchReport(cfg, res)
 	if r.BlockLatency.P50 != 1e6 || r.BlockLatency.P99 != 2e6 || r.MempoolLatency.Max != 3e6 || r.RequestsPerBlock.Mean != 310 ||
-		r.Touched != 9 || r.ConfirmedSeen != 9 || r.RSSPerAddress == nil || *r.RSSPerAddress != 5000 {
+		r.Touched != 9 || r.ConfirmedSeen != 9 || r.RSSPerAddress == nil || *r.RSSPerAddress != 5000 || r.SharedBlocks != 1 {
 		t.Errorf("report %+v", r)
 	}
 	if r.CPUPerBlock != nil || r.Blocks[0].CPUSeconds == nil || r.Blocks[1].CPUSeconds != nil {
@@ -122,7 +122,7 @@ func TestWatchReportFigures(t *testing.T) {
 	}
 	var text strings.Builder
 	printWatchReport(&text, r)
-	for _, want := range []string{"block announced → balances readable", "1.00s", "2.00s", "server CPU per block: not read", "5.0 KB a watched address", "seen confirmed in their block: 9"} {
+	for _, want := range []string{"block announced → balances readable", "1.00s", "2.00s", "server CPU per block: not read", "5.0 KB a watched address", "seen confirmed in their block: 9", "of which 1 block(s) also took in the end of another sweep"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, text.String())
 		}

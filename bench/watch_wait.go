@@ -13,9 +13,11 @@ import (
 // Bounds of the waits.
 const (
 	// followerQuietMax is how long the follower's counts must stand
-	// still for it to be at rest (less with a --chain-poll below it):
-	// within a sweep an address is finished every few milliseconds.
-	followerQuietMax = 500 * time.Millisecond
+	// still for it to be at rest (less with a --chain-poll below it).
+	// Within a sweep an address is finished every few milliseconds, but
+	// on a loaded machine a 10,000-address sweep once stood still for
+	// over 500 ms, and the block after it was timed behind its end.
+	followerQuietMax = 2 * time.Second
 	// followerReadInterval is how often the follower's counts are read
 	// while waiting on them.
 	followerReadInterval = 50 * time.Millisecond

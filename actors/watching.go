@@ -318,7 +318,13 @@ func (a *Account) forgetUnwatched() {
 // WatchTargetsQuery is the follower's read of an account: every Bitcoin
 // address its cards hold, with what the account recorded of each. Only
 // the system reads it.
-type WatchTargetsQuery struct{}
+type WatchTargetsQuery struct {
+	// RecordsOf picks the addresses whose records are copied into the
+	// answer (nil: every one). The follower asks every few seconds
+	// whether a card brought a new address, and copying every record
+	// for that would cost more than the question.
+	RecordsOf func(address string) bool
+}
 
 // WatchTarget is one watched address and its record (nil: nothing yet).
 // The record is a copy: the follower may keep it while the account
@@ -328,7 +334,7 @@ type WatchTarget struct {
 	Recorded *WatchedAddress
 }
 
-func (WatchTargetsQuery) answer(a *Account, who Principal, _ Level, _ int64) ([]WatchTarget, *Error) {
+func (q WatchTargetsQuery) answer(a *Account, who Principal, _ Level, _ int64) ([]WatchTarget, *Error) {
 	if who.Kind != PrincipalSystem {
 		return nil, errUnauthorized
 	}
@@ -340,8 +346,10 @@ func (WatchTargetsQuery) answer(a *Account, who Principal, _ Level, _ int64) ([]
 		}
 		seen[address] = true
 		t := WatchTarget{Address: address}
-		if w := a.watched(address); w != nil {
-			t.Recorded = w.clone()
+		if q.RecordsOf == nil || q.RecordsOf(address) {
+			if w := a.watched(address); w != nil {
+				t.Recorded = w.clone()
+			}
 		}
 		out = append(out, t)
 	}

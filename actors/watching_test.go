@@ -201,6 +201,16 @@ func TestWatchTargets(t *testing.T) {
 	if _, err := Answer[[]WatchTarget](RunQuery(ta.a, ta.ownerCred(), WatchTargetsQuery{}).Outcome()); err == nil {
 		t.Error("the owner read the follower's targets")
 	}
+
+	// Asked for only some records, it still lists every address.
+	ta.observe(addrs[1], mempoolTx("a2", 1, hashN("c1")+":0"))
+	picked, err := Answer[[]WatchTarget](RunQuery(ta.a, system, WatchTargetsQuery{RecordsOf: func(a string) bool { return a == addrs[1] }}).Outcome())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(picked) != 2 || picked[0].Address != addrs[0] || picked[0].Recorded != nil || picked[1].Address != addrs[1] || picked[1].Recorded == nil {
+		t.Fatalf("with only %s's record picked: %+v", addrs[1], picked)
+	}
 }
 
 // The edge reads an address's recorded totals and its newest confirmed

@@ -235,7 +235,7 @@ func (s *Sim) handleTx(w http.ResponseWriter, r *http.Request) {
 // one every simBlockSeconds since its genesis (the hashes its
 // transactions' statuses name).
 func (s *Sim) handleBlocks(w http.ResponseWriter, _ *http.Request) {
-	tip := (s.now().Unix() - simGenesisUnix) / simBlockSeconds
+	tip := s.tipHeight()
 	blocks := make([]esploraBlock, 0, 10)
 	for h := tip; h >= 0 && h > tip-10; h-- {
 		blocks = append(blocks, esploraBlock{ID: simBlockHash(h), Height: h})
@@ -251,7 +251,7 @@ func (s *Sim) handleBlockHeight(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Invalid block height", http.StatusBadRequest)
 		return
 	}
-	if height > (s.now().Unix()-simGenesisUnix)/simBlockSeconds {
+	if height > s.tipHeight() {
 		http.Error(w, "Block not found", http.StatusNotFound)
 		return
 	}

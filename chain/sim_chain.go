@@ -124,7 +124,7 @@ type simOwnTx struct {
 	spent     int64 // sent only: the input taken from the address
 }
 
-// ownTimeline lists the address's own confirmed transactions up to now,
+// ownTimeline lists the address's own confirmed transactions in the blocks up to now,
 // oldest first. The balance is carried along, so the address never spends
 // more than it received.
 func (p *simProfile) ownTimeline(now int64) []simOwnTx {
@@ -136,11 +136,15 @@ func (p *simProfile) ownTimeline(now int64) []simOwnTx {
 	for i := range simOwnTxsMax {
 		d := simDraws(p.seed, "tx", i)
 		t += p.meanGap * int64(25+d[0]%151) / 100
-		if t > now || (p.dormant && t > p.end) {
+		height := (t - simGenesisUnix) / simBlockSeconds
+		blockTime := simGenesisUnix + height*simBlockSeconds
+		// A transaction is shown once its block is the tip, as the hub
+		// transactions are: the world changes only when the tip moves,
+		// which is what lets the sim notify (SimSource).
+		if blockTime > now || (p.dormant && t > p.end) {
 			break
 		}
-		height := (t - simGenesisUnix) / simBlockSeconds
-		tx := simOwnTx{index: i, height: height, blockTime: simGenesisUnix + height*simBlockSeconds}
+		tx := simOwnTx{index: i, height: height, blockTime: blockTime}
 		tx.fee = int64(200 + d[3]%5000)
 		if i == 0 || balance <= 2*tx.fee || d[1]%10 < 6 {
 			tx.received = true

@@ -28,7 +28,9 @@ type Store interface {
 	// Leading reports whether this node leads any accounts: only then
 	// does the follower ask the source anything.
 	Leading() bool
-	Watched(ctx context.Context) ([]Target, error)
+	// Watched lists every watched address, with the records of those
+	// recordsOf picks (nil: all); the others' Recorded is nil.
+	Watched(ctx context.Context, recordsOf func(address string) bool) ([]Target, error)
 	Observe(ctx context.Context, account string, obs *actors.ObserveAddress) error
 }
 
@@ -215,7 +217,11 @@ func (f *Follower) runNotified(ctx context.Context, n chain.Notifier, poll <-cha
 // one) and, when the set changed, tells the source to watch it. It
 // returns the set watched.
 func (f *Follower) sweepAndWatch(ctx context.Context, n chain.Notifier, tip chain.BlockRef, known map[string]bool) (map[string]bool, error) {
-	targets, err := f.store.Watched(ctx)
+	var unknown func(string) bool // the records of the addresses to sweep
+	if known != nil {
+		unknown = func(address string) bool { return !known[address] }
+	}
+	targets, err := f.store.Watched(ctx, unknown)
 	if err != nil {
 		return known, err
 	}
@@ -254,7 +260,11 @@ func (f *Follower) Sweep(ctx context.Context, tip chain.BlockRef) error {
 
 // sweep is Sweep of the addresses in only (nil: all).
 func (f *Follower) sweep(ctx context.Context, tip chain.BlockRef, only map[string]bool) error {
-	targets, err := f.store.Watched(ctx)
+	var picked func(string) bool
+	if only != nil {
+		picked = func(address string) bool { return only[address] }
+	}
+	targets, err := f.store.Watched(ctx, picked)
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ type testStore struct {
 	accounts map[string]*actors.Account
 	at       int64
 	proposed []*actors.ObserveAddress
+	copied   int // records handed to the follower
 }
 
 func newTestStore(t *testing.T, cards map[string][]string) *testStore {
@@ -59,17 +60,20 @@ func (s *testStore) apply(t *testing.T, account string, p actors.Principal, payl
 
 func (s *testStore) Leading() bool { return true }
 
-func (s *testStore) Watched(context.Context) ([]Target, error) {
+func (s *testStore) Watched(_ context.Context, recordsOf func(string) bool) ([]Target, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Target
 	for id, a := range s.accounts {
-		targets, err := actors.Answer[[]actors.WatchTarget](actors.RunQuery(a, actors.Credential{Kind: actors.CredentialSystem, AccountID: id}, actors.WatchTargetsQuery{}).Outcome())
+		targets, err := actors.Answer[[]actors.WatchTarget](actors.RunQuery(a, actors.Credential{Kind: actors.CredentialSystem, AccountID: id}, actors.WatchTargetsQuery{RecordsOf: recordsOf}).Outcome())
 		if err != nil {
 			return nil, err
 		}
 		for _, t := range targets {
 			out = append(out, Target{Account: id, Address: t.Address, Recorded: t.Recorded})
+			if t.Recorded != nil {
+				s.copied++
+			}
 		}
 	}
 	return out, nil
@@ -272,6 +276,17 @@ func TestANotifiedFollowerReadsOnlyWhatChanged(t *testing.T) {
 	if got := f.Stats().Addresses; got != 3 {
 		t.Errorf("%d addresses read after one change naming one, want 3", got)
 	}
+	// Asking every poll whether a card brought a new address copies no
+	// record of the addresses already watched.
+	s.mu.Lock()
+	copied := s.copied
+	s.mu.Unlock()
+	time.Sleep(50 * time.Millisecond)
+	s.mu.Lock()
+	if s.copied != copied {
+		t.Errorf("polls with no new address copied %d records", s.copied-copied)
+	}
+	s.mu.Unlock()
 
 	addrC := "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy"
 	s.mu.Lock()

@@ -33,7 +33,7 @@ func openChain(ctx context.Context, cfg config, logger *slog.Logger) (src chain.
 	closeSource = func() {}
 	switch cfg.Chain.Kind {
 	case chain.SourceSim:
-		return chain.NewHandlerClient(chain.NewSim(nil), chain.ClientOptions{}), closeSource, nil
+		return chain.NewSimSource(chain.NewSim(nil), chain.ClientOptions{}), closeSource, nil
 	case chain.SourceEsplora:
 		c, err := chain.NewClient(cfg.Chain.URL.String(), chain.ClientOptions{Reach: reach})
 		if err != nil {

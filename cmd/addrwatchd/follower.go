@@ -25,14 +25,14 @@ func (s followerStore) Leading() bool { return s.leading() }
 // Watched reads every account this node leads; an account it does not
 // lead (another group's leader has it, or leadership just moved) or one
 // deleted since its ID was listed is skipped.
-func (s followerStore) Watched(ctx context.Context) ([]watch.Target, error) {
+func (s followerStore) Watched(ctx context.Context, recordsOf func(string) bool) ([]watch.Target, error) {
 	var out []watch.Target
 	for _, id := range s.ids() {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		cred := actors.Credential{Kind: actors.CredentialSystem, AccountID: id, Now: s.now().UnixNano()}
-		targets, err := actors.Answer[[]actors.WatchTarget](s.accounts.Query(ctx, cred, actors.WatchTargetsQuery{}))
+		targets, err := actors.Answer[[]actors.WatchTarget](s.accounts.Query(ctx, cred, actors.WatchTargetsQuery{RecordsOf: recordsOf}))
 		if err != nil {
 			continue
 		}

@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"github.com/addrwatch/addrwatch/httpd/edge"
 )
 
 // publicTLSFiles are --tls-cert and --tls-key: the public listener's own
@@ -78,12 +80,14 @@ var publicCipherSuites = []uint16{
 
 // listen listens on addr, speaking TLS when tlsConfig is set. The TLS
 // layer goes under the edge's listener (edge.Server.Serve wraps it), so the
-// edge's line-ending check sees the decrypted bytes.
+// edge's line-ending check sees the decrypted bytes, and over the lazy
+// deadlines (edge.LazyDeadlines), which must carry on below it.
 func listen(addr string, tlsConfig *tls.Config) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", addr, err)
 	}
+	ln = edge.LazyDeadlines(ln)
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
 	}

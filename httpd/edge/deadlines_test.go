@@ -14,7 +14,6 @@ import (
 	"os"
 	"testing"
 	"time"
-
 )
 
 // lazyPair is a served connection behind LazyDeadlines (server) and its
@@ -94,6 +93,13 @@ func TestLazyDeadlinesArmTheSocketOncePerPeriod(t *testing.T) {
 // carries on.
 func TestALazilyMovedReadDeadlineStillWaits(t *testing.T) {
 	server, client := lazyPair(t)
+	readLate(t, server, client)
+}
+
+// readLate arms server's read deadline 100 ms ahead, asks for a later
+// one, and reads what client writes 400 ms later.
+func readLate(t *testing.T, server, client net.Conn) {
+	t.Helper()
 	start := time.Now()
 	server.SetReadDeadline(start.Add(100 * time.Millisecond))
 	server.SetReadDeadline(start.Add(3 * time.Second)) // later: not armed yet
@@ -194,18 +200,7 @@ func TestLazyDeadlinesUnderTLS(t *testing.T) {
 	defer client.Close()
 	server := <-accepted
 	defer server.Close()
-	start := time.Now()
-	server.SetReadDeadline(start.Add(100 * time.Millisecond))
-	server.SetReadDeadline(start.Add(3 * time.Second))
-	go func() {
-		time.Sleep(400 * time.Millisecond)
-		client.Write([]byte("late"))
-	}()
-	buf := make([]byte, 8)
-	n, err := server.Read(buf)
-	if err != nil || string(buf[:n]) != "late" {
-		t.Fatalf("read %q, %v", buf[:n], err)
-	}
+	readLate(t, server, client)
 	if _, err := server.Write([]byte("answer")); err != nil {
 		t.Fatalf("the connection broke after a lazy deadline fired: %v", err)
 	}

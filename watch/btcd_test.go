@@ -33,6 +33,7 @@ func TestAFollowerOverBtcdReadsOnlyTheTouchedAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer src.Close()
 	s := newTestStoreOn(t, chain.Regtest, map[string][]string{"acct": watched})
 	f := New(chain.Guard(src, 0, 0), s, Options{Poll: 20 * time.Millisecond, FullEvery: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -9,6 +9,8 @@
 // position, not after a transaction, so the source keeps a small index
 // per address (the confirmed transaction IDs in btcd's order and the
 // lifetime sums) and reads only what was added since its last read.
+// Its requests share one websocket connection to btcd, answered by ID,
+// rather than each paying for a connection of its own.
 // It is also a chain.Notifier over btcd's websocket notifications
 // (notifyblocks, and loadtxfilter with the watched addresses and their
 // unspent outputs), so the follower reads only what each block or

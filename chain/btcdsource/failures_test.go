@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +17,7 @@ import (
 	"github.com/addrwatch/addrwatch/chain/sourcetest"
 	"github.com/addrwatch/addrwatch/internal/regtest"
 	"github.com/addrwatch/addrwatch/internal/testaddr"
+	"github.com/gorilla/websocket"
 )
 
 const secret = "hunter2-not-for-logs"
@@ -33,29 +33,45 @@ func openAt(t *testing.T, rawURL string, opts Options) *Source {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { src.Close() })
 	return src
 }
 
-// fakeBtcd answers every JSON-RPC request with result, and counts them.
+// fakeBtcd answers every JSON-RPC request on its websocket with result,
+// and counts them.
 func fakeBtcd(t *testing.T, result string) (*httptest.Server, *atomic.Int64) {
 	var hits atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := wsServer(t, func(ws *websocket.Conn, msg []byte) {
 		hits.Add(1)
 		var req struct{ ID json.RawMessage }
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		_, _ = w.Write([]byte(`{"result":` + result + `,"error":null,"id":` + string(req.ID) + `}`))
-	}))
-	t.Cleanup(srv.Close)
+		_ = json.Unmarshal(msg, &req)
+		_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"result":`+result+`,"error":null,"id":`+string(req.ID)+`}`))
+	})
 	return srv, &hits
 }
 
-// silentBtcd takes requests and never answers them. It reads each whole
-// first, which is what lets the server see the client go and end the
-// handler.
+// silentBtcd takes the websocket and every request on it, and answers
+// none.
 func silentBtcd(t *testing.T) *httptest.Server {
+	return wsServer(t, func(*websocket.Conn, []byte) {})
+}
+
+// wsServer is a websocket server at /ws that hands each message to
+// serve, on the connection's one reading goroutine.
+func wsServer(t *testing.T, serve func(ws *websocket.Conn, msg []byte)) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		<-r.Context().Done()
+		ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		for {
+			_, msg, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			serve(ws, msg)
+		}
 	}))
 	t.Cleanup(srv.Close)
 	return srv

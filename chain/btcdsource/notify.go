@@ -3,19 +3,14 @@ package btcdsource
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
-	"sync"
 
 	"github.com/addrwatch/addrwatch/chain"
 	"github.com/btcsuite/btcd/btcjson"
 	"github.com/btcsuite/btcd/wire"
-	"github.com/gorilla/websocket"
 )
 
 // Notify and Watch make the source a chain.Notifier over btcd's
@@ -49,8 +44,7 @@ var _ chain.Notifier = (*Source)(nil)
 // asks btcd to hold, and the one connection they come by.
 type notifier struct {
 	src      *Source
-	dialer   *websocket.Dialer
-	endpoint string // wss://HOST:PORT/ws, without the user and password
+	endpoint *wsEndpoint
 	// messageBytesMax bounds a message from btcd: wsMessageBytesMax, less
 	// in tests.
 	messageBytesMax int64
@@ -60,18 +54,12 @@ type notifier struct {
 	// requests say in the order their snapshots were taken.
 	sending ctxLock
 
-	mu   sync.Mutex
-	conn *wsConn // the newest connection; nil before the first
+	held heldConn
 }
 
-func newNotifier(s *Source, dialer *websocket.Dialer, u *url.URL) *notifier {
-	scheme := "wss"
-	if u.Scheme == "http" {
-		scheme = "ws"
-	}
+func newNotifier(s *Source, endpoint *wsEndpoint) *notifier {
 	return &notifier{
-		src: s, dialer: dialer,
-		endpoint:        (&url.URL{Scheme: scheme, Host: u.Host, Path: "/ws"}).String(),
+		src: s, endpoint: endpoint,
 		messageBytesMax: wsMessageBytesMax,
 		filter:          newFilterSet(s.params, watchOutpointsMax),
 		sending:         make(ctxLock, 1),
@@ -89,16 +77,16 @@ func newNotifier(s *Source, dialer *websocket.Dialer, u *url.URL) *notifier {
 // connection an earlier one made.
 func (s *Source) Notify(ctx context.Context) (<-chan chain.Change, error) {
 	n := s.notify
-	conn, err := dialWS(ctx, n.dialer, n.endpoint, n.header(), s.rpc.timeout, n.messageBytesMax)
+	conn, err := n.endpoint.dial(ctx, opNotify, n.messageBytesMax)
 	if err != nil {
 		return nil, err
 	}
-	n.mu.Lock()
-	old := n.conn
-	n.conn = conn
-	n.mu.Unlock()
+	old, ok := n.held.replace(conn)
+	if !ok {
+		return nil, &chain.UpstreamError{Op: opNotify, Err: errClosed}
+	}
 	if old != nil {
-		old.close(&chain.UpstreamError{Op: opNotify, Err: errors.New("a newer Notify took over")})
+		old.close(errors.New("a newer Notify took over"))
 	}
 	pending := chain.NewPendingChange(pendingAddressesMax)
 	out := make(chan chain.Change)
@@ -110,11 +98,11 @@ func (s *Source) Notify(ctx context.Context) (<-chan chain.Change, error) {
 	go func() {
 		select {
 		case <-ctx.Done():
-			conn.close(&chain.UpstreamError{Op: opNotify, Err: ctx.Err()})
+			conn.close(ctx.Err())
 		case <-conn.done:
 		}
 	}()
-	if err := conn.call(ctx, btcjson.NewNotifyBlocksCmd()); err != nil {
+	if err := conn.call(ctx, opNotify, btcjson.NewNotifyBlocksCmd(), nil); err != nil {
 		conn.close(err)
 		return nil, err
 	}
@@ -147,23 +135,6 @@ func (s *Source) Watch(ctx context.Context, addresses []string) error {
 	return s.notify.reload(ctx)
 }
 
-// header is the basic authorization btcd's websocket wants.
-func (n *notifier) header() http.Header {
-	rpc := n.src.rpc
-	auth := base64.StdEncoding.EncodeToString([]byte(rpc.user + ":" + rpc.password))
-	return http.Header{"Authorization": {"Basic " + auth}}
-}
-
-// live is the connection if it has not ended.
-func (n *notifier) live() *wsConn {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.conn == nil || !n.conn.live() {
-		return nil
-	}
-	return n.conn
-}
-
 // reload replaces btcd's filter with the whole filterSet. Without a live
 // connection there is nothing to do: the next Notify loads it. A failure
 // ends the connection, since btcd's filter is then unknown.
@@ -172,7 +143,7 @@ func (n *notifier) reload(ctx context.Context) error {
 		return err
 	}
 	defer n.sending.release()
-	conn := n.live()
+	conn, _ := n.held.current()
 	if conn == nil {
 		return nil
 	}
@@ -194,7 +165,7 @@ func (n *notifier) flush(ctx context.Context) {
 		return
 	}
 	defer n.sending.release()
-	conn := n.live()
+	conn, _ := n.held.current()
 	if conn == nil {
 		return
 	}
@@ -219,7 +190,7 @@ func sendFilter(ctx context.Context, conn *wsConn, reload bool, addresses []stri
 		no := min(len(outpoints), filterItemsPerRequest-na)
 		cmd := btcjson.NewLoadTxFilterCmd(reload && first, append([]string{}, addresses[:na]...), append([]btcjson.OutPoint{}, outpoints[:no]...))
 		addresses, outpoints = addresses[na:], outpoints[no:]
-		if err := conn.call(ctx, cmd); err != nil {
+		if err := conn.call(ctx, opNotify, cmd, nil); err != nil {
 			return err
 		}
 	}

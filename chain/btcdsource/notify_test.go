@@ -2,9 +2,7 @@ package btcdsource
 
 import (
 	"context"
-	"net"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -189,50 +187,6 @@ func TestAReorgIsAll(t *testing.T) {
 	if c.Tip.Hash != branch[len(branch)-1] {
 		awaitChange(t, changes, "with the new branch's tip", func(c chain.Change) bool { return c.Tip.Hash == branch[len(branch)-1] })
 	}
-}
-
-// relayServer forwards connections to target until cut, which drops every one
-// of them, as btcd dropping its clients would look to the source.
-type relayServer struct {
-	addr  string
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func relayTo(t *testing.T, target string) *relayServer {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	r := &relayServer{addr: l.Addr().String()}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			to, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			r.mu.Lock()
-			r.conns = append(r.conns, c, to)
-			r.mu.Unlock()
-			go relay(c, to)
-		}
-	}()
-	return r
-}
-
-func (r *relayServer) cut() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, c := range r.conns {
-		c.Close()
-	}
-	r.conns = nil
 }
 
 // The connection dropped, the channel closes; a new Notify loads the

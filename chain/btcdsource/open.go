@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"time"
 
@@ -43,8 +42,9 @@ type Options struct {
 	// Proxy is socks5://HOST:PORT (--chain-proxy, Tor): every request
 	// goes through it, with the host name resolved by the proxy.
 	Proxy string
-	// Timeout bounds one request, the answer read whole included. The
-	// caller's context bounds a call of several requests.
+	// Timeout bounds one request: the connection's dial when it needs
+	// one, and the answer read whole. The caller's context bounds a call
+	// of several requests.
 	Timeout time.Duration
 	// MaxConcurrent bounds the requests in flight to btcd at once.
 	MaxConcurrent int
@@ -85,7 +85,7 @@ func Open(spec chain.SourceSpec, opts Options) (*Source, error) {
 	if spec.Kind != chain.SourceBtcd || u == nil || (u.Scheme != "https" && u.Scheme != "http") || u.Port() == "" {
 		return nil, fmt.Errorf("%w: btcdsource: wants a btcd spec, btcd:https://USER:PASS@HOST:PORT", chain.ErrInvalidArgument)
 	}
-	password, hasPassword := u.User.Password()
+	_, hasPassword := u.User.Password()
 	if !hasPassword || u.User.Username() == "" {
 		return nil, fmt.Errorf("%w: btcdsource: the URL lacks btcd's RPC user and password", chain.ErrInvalidArgument)
 	}
@@ -96,34 +96,40 @@ func Open(spec chain.SourceSpec, opts Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	transport, err := newTransport(u.Scheme, opts, proxy)
+	tlsConfig, err := newTLSConfig(u.Scheme, opts)
 	if err != nil {
 		return nil, err
 	}
 	opts = withDefaults(opts)
+	endpoint, err := newWSEndpoint(u, tlsConfig, proxy, opts.Timeout)
+	if err != nil {
+		return nil, err
+	}
 	heights, _ := lru.New[string, int64](blockHeightsMax)
 	s := &Source{
 		spec:   spec,
 		params: opts.Network.OrMainnet().Params(),
 		rpc: &rpcClient{
-			endpoint: (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}).String(),
-			user:     u.User.Username(),
-			password: password,
-			http:     &http.Client{Transport: transport},
-			timeout:  opts.Timeout,
-			slots:    make(chan struct{}, opts.MaxConcurrent),
+			endpoint:       endpoint,
+			timeout:        opts.Timeout,
+			slots:          make(chan struct{}, opts.MaxConcurrent),
+			answerBytesMax: responseBytesMax,
 		},
 		txsPerAddressMax: opts.TxsPerAddressMax,
 		chunk:            searchChunk,
 		indexes:          newIndexCache(opts.IndexTxsMax, indexAddressesMax),
 		heights:          heights,
 	}
-	dialer, err := wsDialer(transport, proxy, opts.Timeout)
-	if err != nil {
-		return nil, err
-	}
-	s.notify = newNotifier(s, dialer, u)
+	s.notify = newNotifier(s, endpoint)
 	return s, nil
+}
+
+// Close ends the source's connections to btcd: the reads' and the
+// notifications' (their channel closes). Every later call fails.
+func (s *Source) Close() error {
+	s.rpc.held.close()
+	s.notify.held.close()
+	return nil
 }
 
 // String is the spec with the password replaced by "xxxxx": the form to
@@ -149,21 +155,13 @@ func withDefaults(opts Options) Options {
 // tlsSessionsMax bounds the TLS sessions kept for resumption.
 const tlsSessionsMax = 64
 
-// newTransport is the HTTP transport to btcd: TLS trusting opts.Cert when
-// given, through proxy when given, and a new connection for every
-// request, since btcd closes each one after its answer. So that a new
-// connection does not cost a full handshake (btcd's own certificate is
-// on P-521, slow to verify), TLS sessions are resumed.
-func newTransport(scheme string, opts Options, proxy *url.URL) (*http.Transport, error) {
-	t := &http.Transport{
-		DisableKeepAlives:   true,
-		TLSHandshakeTimeout: DefaultTimeout,
-		DialContext:         (&net.Dialer{Timeout: DefaultTimeout}).DialContext,
-		TLSClientConfig: &tls.Config{
-			MinVersion:         tls.VersionTLS12,
-			ClientSessionCache: tls.NewLRUClientSessionCache(tlsSessionsMax),
-		},
-	}
+// newTLSConfig is TLS to btcd: trusting opts.Cert when given, else the
+// system's roots. TLS sessions are resumed, so that a new connection
+// (one for the reads and one for the notifications, and again after
+// each drop) does not cost a full handshake: btcd's own certificate is
+// on P-521, slow to verify.
+func newTLSConfig(scheme string, opts Options) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if len(opts.Cert) > 0 {
 		if scheme != "https" {
 			return nil, fmt.Errorf("%w: btcdsource: a certificate to trust is for https", chain.ErrInvalidArgument)
@@ -172,13 +170,10 @@ func newTransport(scheme string, opts Options, proxy *url.URL) (*http.Transport,
 		if err != nil {
 			return nil, err
 		}
-		pinned.ClientSessionCache = t.TLSClientConfig.ClientSessionCache
-		t.TLSClientConfig = pinned
+		cfg = pinned
 	}
-	if proxy != nil {
-		t.Proxy = http.ProxyURL(proxy)
-	}
-	return t, nil
+	cfg.ClientSessionCache = tls.NewLRUClientSessionCache(tlsSessionsMax)
+	return cfg, nil
 }
 
 // proxyURL is --chain-proxy parsed: nil for none.

@@ -1,12 +1,8 @@
 package btcdsource
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"maps"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -18,47 +14,41 @@ import (
 
 const historyTTL = time.Hour
 
-// countingTransport counts the requests a Source sends, by JSON-RPC
+// requestCounter counts the requests a Source sends to btcd, by JSON-RPC
 // method ("batch:" and the method for a batch).
-type countingTransport struct {
-	next http.RoundTripper
+type requestCounter struct {
 	mu   sync.Mutex
 	sent map[string]int
 }
 
-func countRequests(src *Source) *countingTransport {
-	c := &countingTransport{next: src.rpc.http.Transport, sent: map[string]int{}}
-	src.rpc.http.Transport = c
+func countRequests(src *Source) *requestCounter {
+	c := &requestCounter{sent: map[string]int{}}
+	src.rpc.sent = func(method string) {
+		c.mu.Lock()
+		c.sent[method]++
+		c.mu.Unlock()
+	}
 	return c
 }
 
-func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return nil, err
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	var one struct{ Method string }
-	var batch []struct{ Method string }
-	key := "?"
-	if json.Unmarshal(body, &batch) == nil && len(batch) > 0 {
-		key = "batch:" + batch[0].Method
-	} else if json.Unmarshal(body, &one) == nil {
-		key = one.Method
-	}
-	c.mu.Lock()
-	c.sent[key]++
-	c.mu.Unlock()
-	return c.next.RoundTrip(r)
-}
-
 // since is what was sent since the last call.
-func (c *countingTransport) since() map[string]int {
+func (c *requestCounter) since() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sent := c.sent
 	c.sent = map[string]int{}
 	return sent
+}
+
+// total is every request sent since the last since.
+func (c *requestCounter) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, k := range c.sent {
+		n += k
+	}
+	return n
 }
 
 func wantSent(t *testing.T, what string, got, want map[string]int) {

@@ -27,6 +27,7 @@ func openVia(t *testing.T, n *regtest.Node, host string, opts Options) *Source {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { src.Close() }) // btcd serves 25 websockets at most
 	return src
 }
 

@@ -5,26 +5,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/addrwatch/addrwatch/chain"
-	"github.com/btcsuite/btcd/btcjson"
 	"github.com/gorilla/websocket"
 )
 
-// The websocket transport of Notify (notify.go): btcd's RPC server at
-// wss://HOST:PORT/ws, reached as the HTTP reads reach it (the same user
-// and password, the same certificate trusted, the same proxy). btcd's
-// rpcclient is not used for it either; DESIGN.md says why.
+// The websocket transport: btcd's RPC server at wss://HOST:PORT/ws, which
+// takes every RPC command, serves several at once and names in each
+// answer the ID of its request. The reads (rpc.go) and the
+// notifications (notify.go) each hold a connection of their own to it.
+// btcd's rpcclient is not used; DESIGN.md says why.
 
 const (
-	// wsMessageBytesMax caps one message from btcd. The largest is a
-	// filteredblockconnected naming every transaction of a full block: 4
-	// MB of transactions, twice that in hex.
+	// wsMessageBytesMax caps one message on the notifications'
+	// connection. The largest is a filteredblockconnected naming every
+	// transaction of a full block: 4 MB of transactions, twice that in
+	// hex.
 	wsMessageBytesMax = 16 << 20
 	// pingEvery is how often btcd is asked whether it is still there,
 	// and pongWait how long the connection may go without a word from it
@@ -34,98 +33,71 @@ const (
 	pongWait  = 60 * time.Second
 )
 
-// wsDialer dials btcd's websocket as the HTTP transport t dials its
-// requests: TLS as t's (the certificate pinned, sessions resumed), and
-// through the SOCKS5 proxy when there is one (chain.Reach), which
-// resolves the host name itself.
-func wsDialer(t *http.Transport, proxy *url.URL, timeout time.Duration) (*websocket.Dialer, error) {
-	dial, err := chain.Reach{Proxy: proxy}.DialContext()
-	if err != nil {
-		return nil, err
-	}
-	return &websocket.Dialer{NetDialContext: dial, TLSClientConfig: t.TLSClientConfig.Clone(), HandshakeTimeout: timeout}, nil
-}
-
-// wsConn is one websocket connection to btcd: JSON-RPC requests answered
-// by ID, and notifications handed on in the order btcd sent them.
+// wsConn is one websocket connection to btcd: requests answered by ID,
+// several in flight at once, and notifications handed on in the order
+// btcd sent them.
 type wsConn struct {
 	ws      *websocket.Conn
 	timeout time.Duration
+	max     int64      // a message's bound
 	writing sync.Mutex // gorilla's Conn takes one writer at a time
 	lastID  atomic.Uint64
+	heard   atomic.Int64 // when btcd last said anything (a message, a pong), in Unix nanoseconds
 
 	mu      sync.Mutex
-	waiting map[uint64]chan *btcjson.RPCError // nil once closed
-	done    chan struct{}                     // closed when the connection ended
-	err     error                             // why it ended, set before done is closed
+	waiting map[uint64]chan rpcAnswer // by request ID; nil once closed
+	done    chan struct{}             // closed when the connection ended
+	err     error                     // why it ended, set before done is closed
 }
 
-// wsMessage is a message from btcd: a notification (Method, Params) or
-// an answer (ID, Error; the requests sent here answer a null result).
-type wsMessage struct {
-	Method string            `json:"method"`
-	Params []json.RawMessage `json:"params"`
-	ID     json.RawMessage   `json:"id"`
-	Error  *btcjson.RPCError `json:"error"`
-}
-
-// dialWS opens a connection to endpoint (wss://HOST:PORT/ws) with
-// header (the basic authorization btcd wants), within timeout, that
-// takes messages of messageBytesMax at most.
-func dialWS(ctx context.Context, d *websocket.Dialer, endpoint string, header http.Header, timeout time.Duration, messageBytesMax int64) (*wsConn, error) {
-	ws, resp, err := d.DialContext(ctx, endpoint, header)
-	if resp != nil && resp.Body != nil {
-		_ = resp.Body.Close()
-	}
-	if err != nil {
-		ue := &chain.UpstreamError{Op: opNotify, Err: err}
-		switch {
-		case ctx.Err() != nil:
-			ue.Err = ctx.Err()
-		case errors.Is(err, websocket.ErrBadHandshake) && resp != nil:
-			ue.Status = resp.StatusCode
-			if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-				ue.Err = errRefusedCredentials
-			}
-		}
-		return nil, ue
-	}
-	ws.SetReadLimit(messageBytesMax)
-	return &wsConn{ws: ws, timeout: timeout, waiting: map[uint64]chan *btcjson.RPCError{}, done: make(chan struct{})}, nil
-}
-
-// read hands each notification to note and each answer to the request
-// waiting for it, until the connection ends: btcd closed it, it went
-// silent past pongWait, a message was over its bound or malformed, or
-// note failed.
+// read hands each notification to note (none expected when nil) and
+// each answer to the request waiting for it, until the connection ends:
+// btcd closed it, it went silent past pongWait, a message made no sense
+// or was over the bound without naming its request, or note failed.
 func (c *wsConn) read(note func(method string, params []json.RawMessage) error) {
-	alive := func(string) error { return c.ws.SetReadDeadline(time.Now().Add(pongWait)) }
-	c.ws.SetPongHandler(alive)
+	waitFor := func() error { return c.ws.SetReadDeadline(time.Now().Add(pongWait)) }
+	c.ws.SetPongHandler(func(string) error {
+		c.heard.Store(time.Now().UnixNano())
+		return waitFor()
+	})
 	for {
-		_ = alive("")
-		_, data, err := c.ws.ReadMessage()
+		_ = waitFor()
+		data, tail, err := readMessage(c.ws, c.max)
 		if err != nil {
-			c.close(&chain.UpstreamError{Op: opNotify, Err: fmt.Errorf("btcd's notifications ended: %w", err)})
+			c.close(fmt.Errorf("reading from btcd: %w", err))
 			return
+		}
+		c.heard.Store(time.Now().UnixNano())
+		if data == nil {
+			id, ok := trailingID(tail)
+			if !ok {
+				c.close(fmt.Errorf("btcd sent a message over %d bytes that answers no request", c.max))
+				return
+			}
+			c.answer(id, rpcAnswer{over: true})
+			continue
+		}
+		if id, ok := trailingID(data); ok {
+			c.answer(id, rpcAnswer{data: data})
+			continue
 		}
 		var m wsMessage
-		if err := json.Unmarshal(data, &m); err != nil {
-			c.close(malformed(opNotify, "no JSON-RPC message: %v", err))
-			return
-		}
-		if m.Method != "" {
+		if json.Unmarshal(data, &m) == nil && m.Method != "" {
+			if note == nil {
+				continue
+			}
 			if err := note(m.Method, m.Params); err != nil {
 				c.close(err)
 				return
 			}
 			continue
 		}
-		var id uint64
-		if err := json.Unmarshal(m.ID, &id); err != nil {
-			c.close(malformed(opNotify, "an answer without its request's ID"))
+		id, ok := leadingID(data)
+		if !ok {
+			c.close(errors.New("btcd sent a message that is neither an answer nor a notification"))
 			return
 		}
-		c.answer(id, m.Error)
+		c.answer(id, rpcAnswer{data: data})
 	}
 }
 
@@ -140,53 +112,68 @@ func (c *wsConn) keepAlive() {
 			return
 		case <-tick.C:
 			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(c.timeout)); err != nil {
-				c.close(&chain.UpstreamError{Op: opNotify, Err: fmt.Errorf("pinging btcd: %w", err)})
+				c.close(fmt.Errorf("pinging btcd: %w", err))
 				return
 			}
 		}
 	}
 }
 
-// call sends cmd and waits, at most the timeout, for btcd's answer.
-func (c *wsConn) call(ctx context.Context, cmd any) error {
-	id := c.lastID.Add(1)
-	body, err := btcjson.MarshalCmd(btcjson.RpcVersion1, id, cmd)
-	if err != nil {
-		return fmt.Errorf("%w: %v", chain.ErrInvalidArgument, err)
-	}
-	answer := make(chan *btcjson.RPCError, 1)
+// exchange sends body, a request (or a batch) of the given IDs, and
+// waits for its answer within the connection's timeout and ctx. It
+// returns as soon as the connection ends, ctx ends, or the timeout
+// passes; a timeout with no word at all from btcd since the request was
+// sent ends the connection too, as lost, so that the next call dials
+// afresh rather than wait on a dead one.
+func (c *wsConn) exchange(ctx context.Context, op, method string, ids []uint64, body []byte) (rpcAnswer, error) {
+	ctx, cancel := requestContext(ctx, c.timeout)
+	defer cancel()
+	answer := make(chan rpcAnswer, 1)
 	c.mu.Lock()
 	if c.waiting == nil {
 		c.mu.Unlock()
-		return c.err
+		return rpcAnswer{}, c.lost(op, method)
 	}
-	c.waiting[id] = answer
+	for _, id := range ids {
+		c.waiting[id] = answer
+	}
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
-		delete(c.waiting, id)
+		for _, id := range ids {
+			delete(c.waiting, id)
+		}
 		c.mu.Unlock()
 	}()
-	if err := c.write(body); err != nil {
-		return &chain.UpstreamError{Op: opNotify, Err: err}
+	if ctx.Err() != nil {
+		return rpcAnswer{}, &chain.UpstreamError{Op: op, Err: context.Cause(ctx)}
 	}
-	timer := time.NewTimer(c.timeout)
-	defer timer.Stop()
+	sent := time.Now().UnixNano()
+	if err := c.write(body); err != nil {
+		// gorilla's Conn (and TLS's) is of no more use after a failed
+		// write.
+		c.close(fmt.Errorf("writing to btcd: %w", err))
+		return rpcAnswer{}, c.lost(op, method)
+	}
 	select {
-	case rpcErr := <-answer:
-		if rpcErr != nil {
-			return &chain.UpstreamError{Op: opNotify, Status: http.StatusOK, Err: &rpcError{method: methodOf(cmd), code: rpcErr.Code, message: rpcErr.Message}}
-		}
-		return nil
+	case a := <-answer:
+		return a, nil
 	case <-c.done:
-		return c.err
+		return rpcAnswer{}, c.lost(op, method)
 	case <-ctx.Done():
-		return &chain.UpstreamError{Op: opNotify, Err: ctx.Err()}
-	case <-timer.C:
-		return &chain.UpstreamError{Op: opNotify, Err: timeoutError{c.timeout}}
+		cause := context.Cause(ctx)
+		if errors.As(cause, new(timeoutError)) && c.heard.Load() < sent {
+			c.close(fmt.Errorf("btcd said nothing for %s", c.timeout))
+		}
+		return rpcAnswer{}, &chain.UpstreamError{Op: op, Err: cause}
 	}
 }
 
+// write sends one message within the connection's timeout. The
+// caller's context does not cut it short: a message written in part
+// would break the connection for every request on it. A request is a
+// few hundred bytes (a filter a few hundred kilobytes) that the
+// socket's buffer takes at once unless btcd stopped reading.
 func (c *wsConn) write(body []byte) error {
 	c.writing.Lock()
 	defer c.writing.Unlock()
@@ -196,16 +183,22 @@ func (c *wsConn) write(body []byte) error {
 
 // answer hands btcd's answer to request id to its caller, if it still
 // waits.
-func (c *wsConn) answer(id uint64, rpcErr *btcjson.RPCError) {
+func (c *wsConn) answer(id uint64, a rpcAnswer) {
 	c.mu.Lock()
 	waiting := c.waiting[id]
 	c.mu.Unlock()
 	if waiting != nil {
 		select {
-		case waiting <- rpcErr:
+		case waiting <- a:
 		default: // a second answer to one request
 		}
 	}
+}
+
+// lost is the error of a request on a connection that ended.
+func (c *wsConn) lost(op, method string) error {
+	<-c.done
+	return &chain.UpstreamError{Op: op, Err: &lostError{method: method, cause: c.err}}
 }
 
 // live reports whether the connection has not ended.
@@ -218,7 +211,8 @@ func (c *wsConn) live() bool {
 	}
 }
 
-// close ends the connection for err; the first reason given stays.
+// close ends the connection for err; the first reason given stays. Every
+// request waiting fails at once.
 func (c *wsConn) close(err error) {
 	c.mu.Lock()
 	if c.waiting == nil {
@@ -229,4 +223,11 @@ func (c *wsConn) close(err error) {
 	close(c.done)
 	c.mu.Unlock()
 	_ = c.ws.Close()
+}
+
+// requestContext bounds one request by timeout within ctx; when the
+// timeout is what ends it, its cause is a timeoutError, which the
+// breaker takes for btcd down, unlike the caller's own deadline.
+func requestContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, timeout, timeoutError{timeout})
 }

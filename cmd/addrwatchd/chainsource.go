@@ -49,7 +49,7 @@ func openChain(ctx context.Context, cfg config, logger *slog.Logger) (src chain.
 		if err != nil {
 			return nil, nil, fmt.Errorf("--chain: %w", err)
 		}
-		src = chain.Guard(b, 0, 0)
+		src, closeSource = chain.Guard(b, 0, 0), func() { b.Close() }
 	case chain.SourceElectrum:
 		e, err := electrum.Open(cfg.Chain, reach, electrum.Options{Network: cfg.Network})
 		if err != nil {

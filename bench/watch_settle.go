@@ -39,12 +39,21 @@ func (a auditResult) worst() auditCounts {
 	return w
 }
 
-// audit mines a last block, so that what the reorgs left in the mempool
-// confirms, waits for the follower to be at rest, and then compares what
+// audit mines a last block with one more payment, so that what the
+// reorgs left in the mempool confirms, waits for the follower to be at rest, and then compares what
 // btcd says of every payment with every node's record, again while it
 // finds faults, until auditSettleMax after that block.
 func (w *watchRun) audit(ctx context.Context, stderr io.Writer) (auditResult, error) {
 	var res auditResult
+	// The block pays a watched address: a block that touches none is
+	// not read until the next full sweep (minutes), and the follower's
+	// tip, which the wait below watches, stays where it was until then.
+	t := w.nextTarget()
+	txid, err := w.node.Pay(t.address, paymentSats)
+	if err != nil {
+		return res, err
+	}
+	w.note(payment{account: t.account, address: t.address, txid: txid})
 	hashes, err := w.node.Mine(1)
 	if err != nil {
 		return res, err

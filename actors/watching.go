@@ -244,7 +244,7 @@ func (w *WatchedAddress) record(o TxObservation, at int64) txRecorded {
 		if t.TxID != o.TxID {
 			continue
 		}
-		if t.sameAs(o) {
+		if t.SameAs(o) {
 			return txAlready
 		}
 		t.TxObservation, t.ChangedAt = o, at
@@ -254,9 +254,10 @@ func (w *WatchedAddress) record(o TxObservation, at int64) txRecorded {
 	return txNew
 }
 
-// sameAs reports whether o says nothing t does not: the same state, block
-// and replacement (amounts do not change while the txid stays).
-func (t *WatchedTx) sameAs(o TxObservation) bool {
+// SameAs reports whether o says nothing t does not: the same state, block
+// and replacement (amounts do not change while the txid stays). The
+// follower asks it too, to propose only what apply would record.
+func (t *WatchedTx) SameAs(o TxObservation) bool {
 	return t.State == o.State && t.Height == o.Height && t.BlockHash == o.BlockHash && t.ReplacedBy == o.ReplacedBy
 }
 

@@ -294,8 +294,8 @@ Flags:
   --etcd PATH          compare-etcd: the etcd binary (default etcd; Debian: apt-get install etcd-server)
   --rounds N           compare-etcd, read-ratios: the reference then addrwatch, N times in turn; every round's ratio and their median
 
-watch starts its own btcd regtest node and one addrwatchd (--targets, --admin
-and --data are not used), and takes these flags:
+watch starts its own btcd regtest node and --nodes addrwatchd (--targets,
+--admin and --data are not used), and takes these flags:
   --server PATH        the addrwatchd binary (default bin/addrwatchd, as make build leaves it)
   --addresses K        watched addresses in all, spread over the accounts' cards (default 1000)
   --accounts A         accounts holding them, at most 110 addresses each (default 10)
@@ -303,6 +303,11 @@ and --data are not used), and takes these flags:
   --block-txs M        transactions before each block (default 20)
   --watched-share F    the share of them paying watched addresses (default 0.25)
   --chain-poll D       the server's --chain-poll (default 2s, the server's own)
+  --nodes N            addrwatchd nodes in one raft cluster: 1, 3 or 5 (default 1)
+  --reorgs N           reorgs of the newest block or two, after N of the blocks (default 0)
+  --leader-kills N     SIGKILLs of the raft leader, in N of the blocks, each restarted (default 0)
+The run ends with an audit of every payment to a watched address against
+btcd on every node, and fails when a record misses or double-counts one.
 
 Examples:
   go run ./bench --data /tmp/aw --duration 30s sheet-put sheet-patch

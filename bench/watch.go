@@ -19,17 +19,21 @@ import (
 // cards, and then mines --blocks blocks, each after --block-txs payments
 // (watch_blocks.go says what one block does and measures).
 
-// watchRun is one run of bench watch: the node, the server, the accounts
-// set up on it, and where the next payment to a watched address goes.
+// watchRun is one run of bench watch: the node, the servers, the
+// accounts set up on them, and where the next payment to a watched
+// address goes.
 type watchRun struct {
-	cfg      *config
-	c        *client
-	node     *regtest.Node
-	ann      *announcements
-	srv      *watchServer
-	accounts []*watchAccount
-	targets  []watchTarget // every watched address, interleaved over the accounts
-	next     int           // the index in targets of the next payment
+	cfg        *config
+	c          *client
+	node       *regtest.Node
+	ann        *announcements
+	cluster    *watchCluster
+	leaderNode *watchNode // the node whose follower runs, as last found
+	accounts   []*watchAccount
+	targets    []watchTarget // every watched address, interleaved over the accounts
+	next       int           // the index in targets of the next payment
+	keys       []*regtest.Key
+	paid       []*paidTx // every payment to a watched address, for the audit
 	// sweepTook is how long the last block's sweep took, from the
 	// block's announcement to its end: part of the follower's cycle.
 	sweepTook time.Duration
@@ -44,9 +48,10 @@ func watchCommand(ctx context.Context, cfg *config, stdout, stderr io.Writer) in
 	return reportWatch(cfg, res, stdout, stderr)
 }
 
-// runWatch starts the node and the server, sets up the accounts, runs the
-// blocks and stops everything it started. Interrupted, it returns the
-// blocks measured so far.
+// runWatch starts the node and the servers, sets up the accounts, runs
+// the blocks with their faults, audits every payment and stops
+// everything it started. Interrupted, it returns the blocks measured so
+// far, unaudited.
 func runWatch(ctx context.Context, cfg *config, stderr io.Writer) (*watchResult, error) {
 	dir, err := os.MkdirTemp("", "bench-watch-")
 	if err != nil {
@@ -65,43 +70,81 @@ func runWatch(ctx context.Context, cfg *config, stderr io.Writer) (*watchResult,
 	}
 	defer ann.close()
 	c := newClient(max(setupParallelism, cfg.watch.watchedPerBlock()), cfg.timeout)
-	srv, err := startWatchServer(ctx, cfg, c, node.RPC(), dir, stderr)
+	wc, err := startWatchCluster(ctx, cfg, c, node.RPC(), dir, stderr)
 	if err != nil {
 		return nil, err
 	}
-	defer srv.stop()
+	defer wc.stop()
 
-	w := &watchRun{cfg: cfg, c: c, node: node, ann: ann, srv: srv}
+	w := &watchRun{cfg: cfg, c: c, node: node, ann: ann, cluster: wc}
 	res := &watchResult{}
 	if err := w.setup(ctx, res, stderr); err != nil {
-		return nil, fmt.Errorf("setup: %w\n%s", err, srv.logTail())
+		return nil, fmt.Errorf("setup: %w\n%s", err, wc.logTail())
 	}
-	start, err := readFollower(c, cfg)
+	if err := w.runBlocks(ctx, res, stderr); err != nil {
+		return nil, fmt.Errorf("%w\n%s", err, wc.logTail())
+	}
+	if ctx.Err() != nil {
+		return res, nil
+	}
+	fmt.Fprintf(stderr, "watch: auditing %d payments to watched addresses on every node …\n", len(w.paid))
+	audit, err := w.audit(ctx, stderr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("audit: %w\n%s", err, wc.logTail())
 	}
-	for b := range cfg.watch.blocks {
-		s, err := w.block(ctx)
-		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "interrupted: reporting the blocks measured")
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("block %d: %w\n%s", b+1, err, srv.logTail())
-		}
-		res.blocks = append(res.blocks, s)
-		fmt.Fprintf(stderr, "watch: block %d/%d (height %d): readable %s after its announcement, mempool probe %s, %s requests to btcd, %s CPU\n",
-			b+1, cfg.watch.blocks, s.height, fmtLatency(s.latency), fmtLatency(s.mempoolLatency), commas(s.requests), fmtCPU(s.cpuSeconds, s.cpuRead))
-	}
-	if end, err := readFollower(c, cfg); err == nil {
-		res.failures = end.Failures - start.Failures
+	res.audit = &audit
+	if audit.worst().faults() > 0 || len(res.reorgs) > 0 && res.reorgsUnseen() > 0 {
+		res.logTail = wc.logTail()
 	}
 	return res, nil
 }
 
-// setup creates the accounts and their cards, waits until the follower
-// has observed every address once, and notes the server's memory before
-// the cards and after.
+// runBlocks mines and measures the blocks, killing the leader in some
+// and reorging after others. Interrupted, it keeps what it measured.
+func (w *watchRun) runBlocks(ctx context.Context, res *watchResult, stderr io.Writer) error {
+	cfg := w.cfg
+	kills := faultAt(cfg.watch.blocks, cfg.watch.leaderKills, killPhase)
+	reorgs := faultAt(cfg.watch.blocks, cfg.watch.reorgs, reorgPhase)
+	start, err := w.follower(ctx)
+	if err != nil {
+		return err
+	}
+	for b := range cfg.watch.blocks {
+		s, err := w.block(ctx, kills[b], stderr)
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "interrupted: reporting the blocks measured")
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("block %d: %w", b+1, err)
+		}
+		res.blocks = append(res.blocks, s)
+		fmt.Fprintf(stderr, "watch: block %d/%d (height %d%s): readable %s after its announcement, mempool probe %s, %s requests to btcd, %s CPU\n",
+			b+1, cfg.watch.blocks, s.height, s.faultNote(), fmtLatency(s.latency), fmtLatency(s.mempoolLatency), commas(s.requests), fmtCPU(s.cpuSeconds, s.cpuRead))
+		if !reorgs[b] {
+			continue
+		}
+		r, err := w.reorg(ctx, len(res.reorgs), stderr)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reorg %d: %w", len(res.reorgs)+1, err)
+		}
+		res.reorgs = append(res.reorgs, r)
+		fmt.Fprintf(stderr, "watch: reorg %d/%d of %d block(s): records showed it %s after the branch\n",
+			len(res.reorgs), cfg.watch.reorgs, r.depth, fmtLatencyIf(r.latency, r.seen))
+	}
+	if end, err := w.follower(ctx); err == nil && len(res.blocks) > 0 && cfg.watch.leaderKills == 0 {
+		// Across a leader kill the counts are of another follower.
+		res.failures = end.Failures - start.Failures
+	}
+	return nil
+}
+
+// setup creates the accounts and their cards, funds the keys the reorgs
+// pay from, waits until the follower has observed every address once,
+// and notes each node's memory before the cards and after.
 func (w *watchRun) setup(ctx context.Context, res *watchResult, stderr io.Writer) error {
 	cfg := w.cfg
 	started := time.Now()
@@ -110,12 +153,15 @@ func (w *watchRun) setup(ctx context.Context, res *watchResult, stderr io.Writer
 		return err
 	}
 	w.accounts = accounts
-	res.rssBefore, res.rssBeforeRead = adminMetric(w.c, cfg, "process_resident_memory_bytes")
-	before, err := readFollower(w.c, cfg)
+	if err := w.fundReorgKeys(); err != nil {
+		return err
+	}
+	res.rssBefore = w.cluster.metric(w.c, cfg, "process_resident_memory_bytes")
+	before, err := w.follower(ctx)
 	if err != nil {
 		return err
 	}
-	if err := addWatchedCards(w.c, w.srv.public, accounts, cfg.watch.addresses); err != nil {
+	if err := addWatchedCards(w.c, w.cluster.public(), accounts, cfg.watch.addresses); err != nil {
 		return err
 	}
 	added := time.Now()
@@ -124,7 +170,7 @@ func (w *watchRun) setup(ctx context.Context, res *watchResult, stderr io.Writer
 	// One account at a time: a poll of every account at once would load
 	// the server while it sweeps.
 	for _, a := range accounts {
-		if _, _, err := waitRecord(ctx, w.c, w.srv.public, a, w.waitMax(), "every address observed", observedAll(a.addresses)); err != nil {
+		if _, _, err := waitRecord(ctx, w.c, w.cluster.public, a, w.waitMax(), "every address observed", observedAll(a.addresses)); err != nil {
 			return err
 		}
 	}
@@ -132,14 +178,21 @@ func (w *watchRun) setup(ctx context.Context, res *watchResult, stderr io.Writer
 	if err := w.waitQuiet(ctx); err != nil {
 		return err
 	}
-	after, err := readFollower(w.c, cfg)
+	after, err := w.follower(ctx)
 	if err != nil {
 		return err
 	}
 	res.firstRequests = after.Requests - before.Requests
-	res.rssAfter, res.rssAfterRead = adminMetric(w.c, cfg, "process_resident_memory_bytes")
+	res.rssAfter = w.cluster.metric(w.c, cfg, "process_resident_memory_bytes")
 	w.targets = interleave(accounts)
 	fmt.Fprintf(stderr, "watch: every address observed %s after the last card was added (%s requests to btcd)\n",
 		fmtLatency(res.firstObserved), commas(res.firstRequests))
 	return nil
+}
+
+// note records a payment to a watched address for the audit.
+func (w *watchRun) note(p payment) *paidTx {
+	t := &paidTx{payment: p, sats: paymentSats}
+	w.paid = append(w.paid, t)
+	return t
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -25,6 +26,11 @@ import (
 //  4. A wait until the follower has finished its sweep at that block. The
 //     follower's requests to btcd and the server's CPU from just before
 //     the block to here are the block's.
+//
+// A block with a leader kill (--leader-kills) has the leader killed
+// right after it is mined, and started again once the records show the
+// block: its latency takes in an election and the new leader's first
+// sweep, and its requests and CPU, another process's, are not read.
 
 // paymentSats is what each payment pays.
 const paymentSats = 25_000
@@ -55,6 +61,15 @@ type blockSample struct {
 	sweeps     int64
 	cpuSeconds float64 // the server's CPU for the block
 	cpuRead    bool
+	killed     string // the node killed in the block, if one was
+}
+
+// faultNote says what fault the block had, for its progress line.
+func (s blockSample) faultNote() string {
+	if s.killed == "" {
+		return ""
+	}
+	return ", leader " + s.killed + " killed"
 }
 
 // watchTarget is one watched address and the account whose card holds it.
@@ -82,8 +97,9 @@ func interleave(accounts []*watchAccount) []watchTarget {
 	}
 }
 
-// block runs and measures one block (the steps above).
-func (w *watchRun) block(ctx context.Context) (blockSample, error) {
+// block runs and measures one block (the steps above), killing the
+// leader just after mining it when kill says so.
+func (w *watchRun) block(ctx context.Context, kill bool, stderr io.Writer) (blockSample, error) {
 	var s blockSample
 	if err := sleepCtx(ctx, rand.N(w.mempoolPeriod()+w.sweepTook)); err != nil {
 		return s, err
@@ -93,17 +109,18 @@ func (w *watchRun) block(ctx context.Context) (blockSample, error) {
 		return s, err
 	}
 	probe := pays[len(pays)-1]
-	seen, _, err := waitRecord(ctx, w.c, w.srv.public, probe.account, w.waitMax(), "the mempool probe "+probe.txid+" in the mempool",
-		showsAll([]payment{probe}, "mempool", ""))
+	seen, _, err := waitRecord(ctx, w.c, w.cluster.public, probe.account, w.waitMax(), "the mempool probe "+probe.txid+" in the mempool",
+		showsAll([]payment{probe.payment}, "mempool", ""))
 	if err != nil {
 		return s, err
 	}
 	s.mempoolLatency = seen.Sub(sent)
+	probe.sawMempool = true
 	if err := w.waitQuiet(ctx); err != nil {
 		return s, err
 	}
 
-	before, err := readFollower(w.c, w.cfg)
+	before, err := w.follower(ctx)
 	if err != nil {
 		return s, err
 	}
@@ -114,43 +131,61 @@ func (w *watchRun) block(ctx context.Context) (blockSample, error) {
 	}
 	s.hash = hashes[0]
 	announced := w.ann.announced(s.hash, time.Now())
-	done, confirmed, err := w.waitConfirmed(ctx, pays, s.hash)
+	var killed *watchNode
+	if kill {
+		if killed, err = w.killLeader(ctx, stderr); err != nil {
+			return s, err
+		}
+		s.killed = killed.id
+	}
+	done, confirmed, err := w.waitConfirmed(ctx, paymentsOf(pays), s.hash)
 	if err != nil {
 		return s, err
 	}
 	s.latency = done.Sub(announced)
+	for _, p := range pays {
+		p.sawConfirmed = slices.ContainsFunc(confirmed, func(c payment) bool { return c.txid == p.txid })
+	}
+	if killed != nil {
+		if err := w.restart(ctx, killed, stderr); err != nil {
+			return s, err
+		}
+	}
 	after, err := w.waitTip(ctx, s.hash)
 	if err != nil {
 		return s, err
 	}
 	w.sweepTook = time.Since(announced)
 	cpuAfter, cpuOK2 := adminMetric(w.c, w.cfg, "process_cpu_seconds_total")
-	s.height, s.requests, s.sweeps = after.Tip.Height, after.Requests-before.Requests, after.Sweeps-before.Sweeps
-	s.cpuSeconds, s.cpuRead = cpuAfter-cpuBefore, cpuOK && cpuOK2
-	s.touched, s.confirmed = len(distinctAddresses(pays)), len(distinctAddresses(confirmed))
+	s.height = after.Tip.Height
+	if killed == nil {
+		s.requests, s.sweeps = after.Requests-before.Requests, after.Sweeps-before.Sweeps
+		s.cpuSeconds, s.cpuRead = cpuAfter-cpuBefore, cpuOK && cpuOK2
+	}
+	s.touched, s.confirmed = len(distinctAddresses(paymentsOf(pays))), len(distinctAddresses(confirmed))
 	return s, nil
 }
 
 // pay sends the block's payments, the watched ones last, and returns
-// those and when the last (the probe) was broadcast.
-func (w *watchRun) pay() ([]payment, time.Time, error) {
+// those (noted for the audit) and when the last (the probe) was
+// broadcast.
+func (w *watchRun) pay() ([]*paidTx, time.Time, error) {
 	watched := w.cfg.watch.watchedPerBlock()
 	for range w.cfg.watch.blockTxs - watched {
 		if _, err := w.node.Pay(randomRegtestAddress(), paymentSats); err != nil {
 			return nil, time.Time{}, err
 		}
 	}
-	pays := make([]payment, watched)
+	pays := make([]*paidTx, watched)
 	var sent time.Time
 	for i := range pays {
-		t := w.targets[w.next%len(w.targets)]
-		w.next++
+		t := w.nextTarget()
 		txid, err := w.node.Pay(t.address, paymentSats)
 		if err != nil {
 			return nil, time.Time{}, err
 		}
 		sent = time.Now()
-		pays[i] = payment{account: t.account, address: t.address, txid: txid}
+		pays[i] = w.note(payment{account: t.account, address: t.address, txid: txid})
 	}
 	return pays, sent, nil
 }
@@ -172,7 +207,7 @@ func (w *watchRun) waitConfirmed(ctx context.Context, pays []payment, block stri
 	confirmed := make([][]payment, len(accounts))
 	err := forEachWorker(len(accounts), func(i int) error {
 		a := accounts[i]
-		at, r, err := waitRecord(ctx, w.c, w.srv.public, a, w.waitMax(), fmt.Sprintf("%d payments confirmed in %s", len(byAccount[a]), block),
+		at, r, err := waitRecord(ctx, w.c, w.cluster.public, a, w.waitMax(), fmt.Sprintf("%d payments confirmed in %s", len(byAccount[a]), block),
 			showsAll(byAccount[a], "confirmed", block))
 		shown[i], confirmed[i] = at, r.showing(byAccount[a], "confirmed", block)
 		return err
@@ -181,6 +216,14 @@ func (w *watchRun) waitConfirmed(ctx context.Context, pays []payment, block stri
 		return time.Time{}, nil, err
 	}
 	return slices.MaxFunc(shown, time.Time.Compare), slices.Concat(confirmed...), nil
+}
+
+func paymentsOf(pays []*paidTx) []payment {
+	out := make([]payment, len(pays))
+	for i, p := range pays {
+		out[i] = p.payment
+	}
+	return out
 }
 
 func distinctAddresses(pays []payment) map[string]bool {

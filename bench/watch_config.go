@@ -15,6 +15,9 @@ type watchConfig struct {
 	blockTxs     int           // transactions sent before each block
 	watchedShare float64       // the share of them that pay watched addresses
 	chainPoll    time.Duration // the server's --chain-poll
+	nodes        int           // addrwatchd processes, one raft cluster
+	reorgs       int           // reorgs made during the blocks
+	leaderKills  int           // times the raft leader is killed during the blocks
 }
 
 // Defaults of the watch command: the 10 accounts and a thousand
@@ -27,11 +30,14 @@ const (
 	watchBlockTxsDefault  = 20
 	watchShareDefault     = 0.25
 	watchChainPollDefault = 2 * time.Second
+	// watchNodesMax bounds --nodes: each node is a process with its own
+	// copy of every account on the same machine.
+	watchNodesMax = 5
 )
 
 // watchOnlyFlags are the flags no other command reads; naming one
 // without watch is a mistake worth saying.
-var watchOnlyFlags = []string{"server", "addresses", "blocks", "block-txs", "watched-share", "chain-poll"}
+var watchOnlyFlags = []string{"server", "addresses", "blocks", "block-txs", "watched-share", "chain-poll", "nodes", "reorgs", "leader-kills"}
 
 func addWatchFlags(fs *flag.FlagSet, w *watchConfig) {
 	fs.StringVar(&w.server, "server", "bin/addrwatchd", "watch: the addrwatchd binary to start")
@@ -40,6 +46,9 @@ func addWatchFlags(fs *flag.FlagSet, w *watchConfig) {
 	fs.IntVar(&w.blockTxs, "block-txs", watchBlockTxsDefault, "watch: transactions sent before each block")
 	fs.Float64Var(&w.watchedShare, "watched-share", watchShareDefault, "watch: the share of each block's transactions that pay watched addresses")
 	fs.DurationVar(&w.chainPoll, "chain-poll", watchChainPollDefault, "watch: the server's --chain-poll")
+	fs.IntVar(&w.nodes, "nodes", 1, "watch: addrwatchd nodes in one raft cluster, all following the same btcd")
+	fs.IntVar(&w.reorgs, "reorgs", 0, "watch: reorgs of the newest block or two during the blocks, then an audit of every payment")
+	fs.IntVar(&w.leaderKills, "leader-kills", 0, "watch: times the raft leader is killed (SIGKILL) and restarted during the blocks (needs --nodes 3 or more)")
 }
 
 // flagsSet lists the flags the command line named.
@@ -80,6 +89,14 @@ func checkWatchFlags(cfg *config, set map[string]bool) error {
 		return fmt.Errorf("--watched-share must be above 0 and at most 1")
 	case w.chainPoll <= 0:
 		return fmt.Errorf("--chain-poll must be positive")
+	case w.nodes < 1 || w.nodes > watchNodesMax || w.nodes%2 == 0:
+		return fmt.Errorf("--nodes must be 1, 3 or 5: a raft cluster of an even size tolerates no more failures than one node fewer")
+	case w.reorgs < 0 || w.reorgs > w.blocks:
+		return fmt.Errorf("--reorgs must be from 0 to --blocks (%d): each follows a block", w.blocks)
+	case w.leaderKills < 0 || w.leaderKills > w.blocks:
+		return fmt.Errorf("--leader-kills must be from 0 to --blocks (%d): each happens in a block", w.blocks)
+	case w.leaderKills > 0 && w.nodes < 3:
+		return fmt.Errorf("--leader-kills needs --nodes 3 or more: a one-node cluster has no other node to lead")
 	}
 	return nil
 }

@@ -54,3 +54,42 @@ func TestWatchAgainstARegtestNode(t *testing.T) {
 		t.Errorf("%d watched addresses paid, %d seen confirmed", rep.Touched, rep.ConfirmedSeen)
 	}
 }
+
+// TestWatchFaultsThroughACluster runs bench watch over three nodes with
+// a reorg and a leader kill, small: every payment must come out of the
+// audit as btcd has it on every node, the reorg shown in the records and
+// the killed block measured apart.
+func TestWatchFaultsThroughACluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd and three server processes")
+	}
+	bin := buildServer(t, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	args := []string{"watch", "--server", bin, "--nodes", "3", "--addresses", "20", "--accounts", "2", "--blocks", "4", "--block-txs", "4",
+		"--reorgs", "2", "--leader-kills", "1", "--chain-poll", "100ms", "--json"}
+	if code := run(ctx, args, noEnv, &stdout, &stderr); code != 0 {
+		t.Fatalf("bench watch exited %d\n%s", code, stderr.String())
+	}
+	var rep watchReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, stdout.String())
+	}
+	if rep.KilledBlockLatency.Samples != 1 || rep.BlockLatency.Samples != 3 || rep.Reorgs.Count != 2 || rep.Reorgs.Unseen != 0 {
+		t.Errorf("killed blocks %d, others %d, reorgs %+v", rep.KilledBlockLatency.Samples, rep.BlockLatency.Samples, rep.Reorgs)
+	}
+	if rep.Audit == nil || len(rep.Audit.Nodes) != 3 {
+		t.Fatalf("audit %+v", rep.Audit)
+	}
+	for _, n := range rep.Audit.Nodes {
+		// Per reorg: one payment on no chain after confirming, one
+		// dropped from the mempool; the rest confirmed.
+		if n.faults() != 0 || n.NotOnChain != 4 || n.Confirmed != n.Payments-4 {
+			t.Errorf("node %s's audit: %+v", n.Node, n.auditCounts)
+		}
+	}
+	if len(rep.NodesRSS) != 3 {
+		t.Errorf("memory of %d nodes", len(rep.NodesRSS))
+	}
+}

@@ -95,22 +95,35 @@ func (r watchedRecord) showing(pays []payment, state, block string) []payment {
 	return out
 }
 
-// waitRecord reads a's record until done says it shows what is awaited,
-// and returns that record and when the answer that showed it arrived:
-// the moment it was readable, give or take pollInterval.
-func waitRecord(ctx context.Context, c *client, public string, a *watchAccount, limit time.Duration, what string, done func(watchedRecord) bool) (time.Time, watchedRecord, error) {
+// readErrorsMax is how long reads of a record may fail in a row before
+// a wait gives up: long enough for a cluster to elect a leader after a
+// kill (reads answer 503 meanwhile), short enough that a dead server
+// fails the run soon.
+const readErrorsMax = time.Minute
+
+// waitRecord reads a's record, through a node public names, until done
+// says it shows what is awaited, and returns that record and when the
+// answer that showed it arrived: the moment it was readable, give or
+// take pollInterval.
+func waitRecord(ctx context.Context, c *client, public func() string, a *watchAccount, limit time.Duration, what string, done func(watchedRecord) bool) (time.Time, watchedRecord, error) {
 	start := time.Now()
 	deadline := start.Add(limit)
+	var failing time.Time // since when reads fail, zero while they do not
 	for {
-		r, err := readWatched(c, public, a)
-		if err != nil {
+		r, err := readWatched(c, public(), a)
+		switch {
+		case err != nil && failing.IsZero():
+			failing = time.Now()
+		case err != nil && time.Since(failing) > readErrorsMax:
 			return time.Time{}, r, err
-		}
-		if done(r) {
+		case err != nil:
+		case done(r):
 			return time.Now(), r, nil
+		default:
+			failing = time.Time{}
 		}
 		if time.Now().After(deadline) {
-			return time.Time{}, r, fmt.Errorf("account %s never showed %s within %s", a.id, what, limit)
+			return time.Time{}, r, fmt.Errorf("account %s never showed %s within %s (last read: %v)", a.id, what, limit, err)
 		}
 		if err := sleepCtx(ctx, pollInterval(time.Since(start))); err != nil {
 			return time.Time{}, r, err

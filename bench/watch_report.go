@@ -12,37 +12,74 @@ import (
 // watchResult is what a bench watch run measured.
 type watchResult struct {
 	blocks []blockSample
-	// The server's resident memory with the accounts but no cards, and
+	reorgs []reorgSample
+	// Each node's resident memory with the accounts but no cards, and
 	// with every card observed once.
-	rssBefore, rssAfter         float64
-	rssBeforeRead, rssAfterRead bool
+	rssBefore, rssAfter []metricReading
 	// From the last card added until every address was observed, and the
 	// follower's requests to btcd meanwhile.
 	firstObserved time.Duration
 	firstRequests int64
 	failures      int64 // addresses the follower failed to read during the blocks
+	audit         *auditResult
+	logTail       string // the servers' logs' ends, when the audit failed
+}
+
+// reorgsUnseen counts the reorgs the records did not show in time.
+func (r *watchResult) reorgsUnseen() int {
+	n := 0
+	for _, s := range r.reorgs {
+		if !s.seen {
+			n++
+		}
+	}
+	return n
 }
 
 // watchReport is the --json document of bench watch. Latencies are in
 // microseconds; a figure that could not be read is null.
 type watchReport struct {
-	Config           watchReportConfig `json:"config"`
-	BlockLatency     latencyFigures    `json:"block_latency"`
-	MempoolLatency   latencyFigures    `json:"mempool_latency"`
-	RequestsPerBlock perBlockFigures   `json:"btcd_requests_per_block"`
-	CPUPerBlock      *perBlockFigures  `json:"cpu_seconds_per_block"`
-	RSSBefore        *float64          `json:"rss_before_cards_bytes"`
-	RSSAfter         *float64          `json:"rss_after_cards_bytes"`
-	RSSPerAddress    *float64          `json:"rss_bytes_per_address"`
-	FirstObservedS   float64           `json:"first_observed_s"`
-	FirstRequests    int64             `json:"first_observed_btcd_requests"`
-	Touched          int               `json:"touched"`
-	ConfirmedSeen    int               `json:"confirmed_seen"`
-	FollowerFailures int64             `json:"follower_failures"`
+	Config       watchReportConfig `json:"config"`
+	BlockLatency latencyFigures    `json:"block_latency"`
+	// KilledBlockLatency is over the blocks in which the leader was
+	// killed, which BlockLatency leaves out.
+	KilledBlockLatency latencyFigures   `json:"killed_block_latency"`
+	MempoolLatency     latencyFigures   `json:"mempool_latency"`
+	RequestsPerBlock   perBlockFigures  `json:"btcd_requests_per_block"`
+	CPUPerBlock        *perBlockFigures `json:"cpu_seconds_per_block"`
+	// The RSS figures are the largest node's per address; NodesRSS has
+	// every node's.
+	RSSBefore        *float64        `json:"rss_before_cards_bytes"`
+	RSSAfter         *float64        `json:"rss_after_cards_bytes"`
+	RSSPerAddress    *float64        `json:"rss_bytes_per_address"`
+	NodesRSS         []nodeRSSReport `json:"nodes_rss"`
+	FirstObservedS   float64         `json:"first_observed_s"`
+	FirstRequests    int64           `json:"first_observed_btcd_requests"`
+	Touched          int             `json:"touched"`
+	ConfirmedSeen    int             `json:"confirmed_seen"`
+	FollowerFailures int64           `json:"follower_failures"`
 	// SharedBlocks counts the blocks whose span took in the end of
 	// another sweep (their sweeps above 1).
 	SharedBlocks int              `json:"blocks_with_another_sweep"`
 	Blocks       []watchBlockJSON `json:"blocks"`
+	Reorgs       reorgReport      `json:"reorgs"`
+	Audit        *auditResult     `json:"audit"` // null when the run was interrupted
+}
+
+type nodeRSSReport struct {
+	Node          string   `json:"node"`
+	Before        *float64 `json:"before_cards_bytes"`
+	After         *float64 `json:"after_cards_bytes"`
+	PerAddressRSS *float64 `json:"bytes_per_address"`
+}
+
+// reorgReport is what the reorgs measured: how soon after a branch's
+// last block the records showed it, over those they showed within
+// reorgCheckMax, and how many they did not.
+type reorgReport struct {
+	Count   int            `json:"count"`
+	Unseen  int            `json:"unseen"`
+	Latency latencyFigures `json:"latency"`
 }
 
 type watchReportConfig struct {
@@ -53,6 +90,9 @@ type watchReportConfig struct {
 	BlockTxs        int     `json:"block_txs"`
 	WatchedPerBlock int     `json:"watched_per_block"`
 	ChainPollS      float64 `json:"chain_poll_s"`
+	Nodes           int     `json:"nodes"`
+	Reorgs          int     `json:"reorgs"`
+	LeaderKills     int     `json:"leader_kills"`
 }
 
 // latencyFigures are nearest-rank percentiles over the blocks: with 50
@@ -79,6 +119,7 @@ type watchBlockJSON struct {
 	Requests         int64    `json:"btcd_requests"`
 	CPUSeconds       *float64 `json:"cpu_seconds"`
 	Sweeps           int64    `json:"sweeps"`
+	Killed           string   `json:"leader_killed,omitempty"`
 }
 
 // nearestRank is the p-quantile (0 < p ≤ 1) of xs by nearest rank: the
@@ -112,20 +153,27 @@ func perBlockOf(xs []float64) perBlockFigures {
 func buildWatchReport(cfg *config, res *watchResult) watchReport {
 	r := watchReport{
 		Config: watchReportConfig{Server: cfg.watch.server, Addresses: cfg.watch.addresses, Accounts: cfg.accounts, Blocks: cfg.watch.blocks,
-			BlockTxs: cfg.watch.blockTxs, WatchedPerBlock: cfg.watch.watchedPerBlock(), ChainPollS: cfg.watch.chainPoll.Seconds()},
+			BlockTxs: cfg.watch.blockTxs, WatchedPerBlock: cfg.watch.watchedPerBlock(), ChainPollS: cfg.watch.chainPoll.Seconds(),
+			Nodes: cfg.watch.nodes, Reorgs: cfg.watch.reorgs, LeaderKills: cfg.watch.leaderKills},
 		FirstObservedS: res.firstObserved.Seconds(), FirstRequests: res.firstRequests, FollowerFailures: res.failures,
-		Blocks: []watchBlockJSON{},
+		Blocks: []watchBlockJSON{}, Audit: res.audit,
 	}
-	var latencies, mempool []time.Duration
+	var latencies, killedLatencies, mempool []time.Duration
 	var requests, cpu []float64
-	cpuRead := len(res.blocks) > 0
+	cpuRead := false
 	for _, b := range res.blocks {
-		latencies, mempool = append(latencies, b.latency), append(mempool, b.mempoolLatency)
-		requests = append(requests, float64(b.requests))
+		mempool = append(mempool, b.mempoolLatency)
+		if b.killed != "" {
+			killedLatencies = append(killedLatencies, b.latency)
+		} else {
+			latencies = append(latencies, b.latency)
+			requests = append(requests, float64(b.requests))
+			cpuRead = true
+		}
 		r.Touched += b.touched
 		r.ConfirmedSeen += b.confirmed
 		jb := watchBlockJSON{Height: b.height, Hash: b.hash, Touched: b.touched, ConfirmedSeen: b.confirmed,
-			LatencyUS: micros(b.latency), MempoolLatencyUS: micros(b.mempoolLatency), Requests: b.requests, Sweeps: b.sweeps}
+			LatencyUS: micros(b.latency), MempoolLatencyUS: micros(b.mempoolLatency), Requests: b.requests, Sweeps: b.sweeps, Killed: b.killed}
 		if b.sweeps > 1 {
 			r.SharedBlocks++
 		}
@@ -133,25 +181,47 @@ func buildWatchReport(cfg *config, res *watchResult) watchReport {
 			jb.CPUSeconds = &b.cpuSeconds
 			cpu = append(cpu, b.cpuSeconds)
 		}
-		cpuRead = cpuRead && b.cpuRead
+		cpuRead = cpuRead && (b.cpuRead || b.killed != "")
 		r.Blocks = append(r.Blocks, jb)
 	}
-	r.BlockLatency, r.MempoolLatency, r.RequestsPerBlock = latencyOf(latencies), latencyOf(mempool), perBlockOf(requests)
+	r.BlockLatency, r.KilledBlockLatency = latencyOf(latencies), latencyOf(killedLatencies)
+	r.MempoolLatency, r.RequestsPerBlock = latencyOf(mempool), perBlockOf(requests)
 	if cpuRead {
 		c := perBlockOf(cpu)
 		r.CPUPerBlock = &c
 	}
-	if res.rssBeforeRead {
-		r.RSSBefore = &res.rssBefore
+	r.NodesRSS, r.RSSBefore, r.RSSAfter, r.RSSPerAddress = rssReport(res.rssBefore, res.rssAfter, cfg.watch.addresses)
+	var reorgLatencies []time.Duration
+	for _, s := range res.reorgs {
+		if s.seen {
+			reorgLatencies = append(reorgLatencies, s.latency)
+		}
 	}
-	if res.rssAfterRead {
-		r.RSSAfter = &res.rssAfter
-	}
-	if res.rssBeforeRead && res.rssAfterRead {
-		per := (res.rssAfter - res.rssBefore) / float64(cfg.watch.addresses)
-		r.RSSPerAddress = &per
-	}
+	r.Reorgs = reorgReport{Count: len(res.reorgs), Unseen: res.reorgsUnseen(), Latency: latencyOf(reorgLatencies)}
 	return r
+}
+
+// rssReport is every node's memory per watched address, and the
+// figures of the node that grew most.
+func rssReport(before, after []metricReading, addresses int) (nodes []nodeRSSReport, worstBefore, worstAfter, worstPer *float64) {
+	for i := range min(len(before), len(after)) {
+		n := nodeRSSReport{Node: fmt.Sprintf("n%d", i+1)}
+		if before[i].read {
+			n.Before = &before[i].value
+		}
+		if after[i].read {
+			n.After = &after[i].value
+		}
+		if before[i].read && after[i].read {
+			per := (after[i].value - before[i].value) / float64(addresses)
+			n.PerAddressRSS = &per
+			if worstPer == nil || per > *worstPer {
+				worstBefore, worstAfter, worstPer = n.Before, n.After, n.PerAddressRSS
+			}
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes, worstBefore, worstAfter, worstPer
 }
 
 // reportWatch prints the figures (stdout, or stderr under --json) and the
@@ -169,6 +239,10 @@ func reportWatch(cfg *config, res *watchResult, stdout, stderr io.Writer) int {
 	}
 	if len(res.blocks) == 0 {
 		fmt.Fprintln(stderr, "bench: watch measured no block")
+		return exitFailed
+	}
+	if a := res.audit; a != nil && a.worst().faults() > 0 || res.reorgsUnseen() > 0 {
+		fmt.Fprintf(stderr, "bench: watch FAILED: the records disagree with btcd (missed, double-counted, phantom or wrong-state payments, or reorgs never shown)\n%s\n", res.logTail)
 		return exitFailed
 	}
 	return 0
@@ -196,15 +270,18 @@ func printWatchReport(w io.Writer, r watchReport) {
 	} else {
 		fmt.Fprintln(w, "  server CPU per block: not read (no /metrics with the admin token)")
 	}
-	if r.RSSPerAddress != nil {
-		fmt.Fprintf(w, "  server resident memory: %s before the cards, %s with every address observed: %s a watched address\n",
-			fmtBytes(*r.RSSBefore), fmtBytes(*r.RSSAfter), fmtBytes(*r.RSSPerAddress))
-	} else {
-		fmt.Fprintln(w, "  server resident memory: not read (no /metrics with the admin token)")
+	for _, n := range r.NodesRSS {
+		if n.PerAddressRSS == nil {
+			fmt.Fprintf(w, "  %s resident memory: not read (no /metrics with the admin token)\n", n.Node)
+			continue
+		}
+		fmt.Fprintf(w, "  %s resident memory: %s before the cards, %s with every address observed: %s a watched address\n",
+			n.Node, fmtBytes(*n.Before), fmtBytes(*n.After), fmtBytes(*n.PerAddressRSS))
 	}
 	fmt.Fprintf(w, "  every address first observed %.1f s after the last card was added (%s requests to btcd)\n", r.FirstObservedS, commas(r.FirstRequests))
 	fmt.Fprintf(w, "  watched addresses paid: %d, seen confirmed in their block: %d; addresses the follower failed to read: %d\n",
 		r.Touched, r.ConfirmedSeen, r.FollowerFailures)
+	printFaults(w, r)
 }
 
 func fmtMicros(us float64) string { return fmtLatency(time.Duration(us * float64(time.Microsecond))) }
@@ -228,4 +305,12 @@ func fmtBytes(b float64) string {
 	default:
 		return fmt.Sprintf("%.0f B", b)
 	}
+}
+
+// fmtLatencyIf prints a latency, or says it was not seen.
+func fmtLatencyIf(d time.Duration, seen bool) string {
+	if !seen {
+		return "never (within " + reorgCheckMax.String() + ")"
+	}
+	return fmtLatency(d)
 }

@@ -42,6 +42,10 @@ func TestParseWatchErrors(t *testing.T) {
 		{[]string{"watch", "--watched-share", "0"}, "--watched-share"},
 		{[]string{"watch", "--watched-share", "1.5"}, "--watched-share"},
 		{[]string{"watch", "--chain-poll", "0s"}, "--chain-poll"},
+		{[]string{"watch", "--nodes", "2"}, "--nodes must be 1, 3 or 5"},
+		{[]string{"watch", "--leader-kills", "1"}, "--leader-kills needs --nodes 3"},
+		{[]string{"watch", "--blocks", "3", "--reorgs", "4"}, "--reorgs must be from 0 to --blocks"},
+		{[]string{"reads", "--nodes", "3"}, "--nodes is for watch"},
 	} {
 		_, err := parseArgs(c.args, noEnv)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -108,7 +112,7 @@ func TestNearestRank(t *testing.T) {
 // zero that passes for a measurement.
 func TestWatchReportFigures(t *testing.T) {
 	cfg, _ := parseArgs([]string{"watch", "--addresses", "100", "--blocks", "2"}, noEnv)
-	res := &watchResult{rssBefore: 1e6, rssAfter: 1.5e6, rssBeforeRead: true, rssAfterRead: true, blocks: []blockSample{
+	res := &watchResult{rssBefore: []metricReading{{1e6, true}}, rssAfter: []metricReading{{1.5e6, true}}, blocks: []blockSample{
 		{height: 433, touched: 5, confirmed: 5, latency: time.Second, mempoolLatency: 3 * time.Second, requests: 300, cpuSeconds: 0.5, cpuRead: true, sweeps: 1},
 		{height: 434, touched: 4, confirmed: 4, latency: 2 * time.Second, mempoolLatency: time.Second, requests: 320, cpuRead: false, sweeps: 2},
 	}}

@@ -43,18 +43,41 @@ type followerStats struct {
 	} `json:"tip"`
 }
 
-// readFollower reads the follower's counts from the admin API.
-func readFollower(c *client, cfg *config) (followerStats, error) {
+// readFollower reads the follower's counts from the admin API at
+// cfg.admin, and the id of the leader that node knows.
+func readFollower(c *client, cfg *config) (followerStats, string, error) {
 	var status struct {
+		Leader   string         `json:"leader"`
 		Follower *followerStats `json:"follower"`
 	}
 	if err := c.call("GET", cfg.admin+"/admin/v1/cluster", cfg.adminToken, nil, 200, &status); err != nil {
-		return followerStats{}, err
+		return followerStats{}, "", err
 	}
 	if status.Follower == nil {
-		return followerStats{}, fmt.Errorf("GET /admin/v1/cluster has no follower")
+		return followerStats{}, "", fmt.Errorf("GET /admin/v1/cluster has no follower")
 	}
-	return *status.Follower, nil
+	return *status.Follower, status.Leader, nil
+}
+
+// follower reads the counts of the follower that runs: the leader's.
+// When the node read is not (or no longer) the leader, or does not
+// answer, it finds the leader and reads again, through an election.
+func (w *watchRun) follower(ctx context.Context) (followerStats, error) {
+	deadline := time.Now().Add(nodeReadyWait)
+	for {
+		st, leader, err := readFollower(w.c, w.cfg)
+		if err == nil && w.leaderNode != nil && leader == w.leaderNode.id && w.leaderNode.isUp() {
+			return st, nil
+		}
+		if time.Now().After(deadline) {
+			return st, fmt.Errorf("the leader's follower could not be read within %s (last: %v)", nodeReadyWait, err)
+		}
+		l, err := w.cluster.leader(ctx, w.c, w.cfg)
+		if err != nil {
+			return st, err
+		}
+		w.leaderNode = l
+	}
 }
 
 // mempoolPeriod is how often the server's follower reads the mempool
@@ -83,7 +106,7 @@ func (w *watchRun) followerQuiet() time.Duration {
 func (w *watchRun) waitQuiet(ctx context.Context) error {
 	quiet := w.followerQuiet()
 	deadline := time.Now().Add(w.waitMax())
-	last, err := readFollower(w.c, w.cfg)
+	last, err := w.follower(ctx)
 	if err != nil {
 		return err
 	}
@@ -95,7 +118,7 @@ func (w *watchRun) waitQuiet(ctx context.Context) error {
 		if err := sleepCtx(ctx, min(followerReadInterval, quiet/4)); err != nil {
 			return err
 		}
-		now, err := readFollower(w.c, w.cfg)
+		now, err := w.follower(ctx)
 		if err != nil {
 			return err
 		}
@@ -111,7 +134,7 @@ func (w *watchRun) waitQuiet(ctx context.Context) error {
 func (w *watchRun) waitTip(ctx context.Context, block string) (followerStats, error) {
 	deadline := time.Now().Add(w.waitMax())
 	for {
-		st, err := readFollower(w.c, w.cfg)
+		st, err := w.follower(ctx)
 		if err != nil || st.Tip.Hash == block {
 			return st, err
 		}

@@ -51,11 +51,15 @@ func (b *browserTab) attr(selector, name string) string {
 	return run(b, "attribute "+name+" of "+selector, chromedp.Evaluate[string](js))
 }
 
+// hubName is the hub card's name: markup that must show as text on the
+// card's page, above its balance.
+const hubName = `Hub </h2><script>alert("hub")</script>`
+
 func TestSiteBalancesInABrowser(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
 	o := siteSetUp(t, s, "balances.owner") // two Account cards with hostile names
-	hub := owString(t, owOwnerCard(t, s, o.OwnerSecret, hiHubQ, "Hub"), "id")
+	hub := owString(t, owOwnerCard(t, s, o.OwnerSecret, hiHubQ, hubName), "id")
 	addresses := []string{owAddress(900), owAddress(901), hiHubQ}
 	e := spEnv{s: s, acct: o.account}
 	first := spID(e.owner().list(t).spaces[0])
@@ -109,6 +113,9 @@ func TestSiteBalancesInABrowser(t *testing.T) {
 		t.Fatalf("the card's page: %d", status)
 	}
 	b.assertNoConsoleErrors()
+	if got := b.text("#card-heading"); got != hubName {
+		t.Errorf("the card's heading is %q, want its name as text, %q", got, hubName)
+	}
 	w := want[hiHubQ]
 	for field, text := range map[string]string{
 		"confirmed": hbBTC(*w.ConfirmedSat, false), "unconfirmed": hbBTC(*w.UnconfirmedSat, true), "received": hbBTC(*w.ReceivedSat, false),

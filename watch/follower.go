@@ -48,6 +48,11 @@ type Options struct {
 	// FullEvery is how often a follower told of changes (chain.Notifier)
 	// sweeps every address anyway. 0 means DefaultFullEvery.
 	FullEvery time.Duration
+	// RereadChunk is how many addresses of such a sweep (and of the one
+	// when it starts, or after a change it cannot name) are read before
+	// the follower looks for news again, so that a block waits for at most
+	// one chunk, not for the whole sweep. 0 means DefaultRereadChunk.
+	RereadChunk int
 	// AddressTimeout bounds the reads of one address, so that one slow
 	// address holds one worker for at most that long. 0 means
 	// DefaultAddressTimeout.
@@ -62,6 +67,7 @@ const (
 	DefaultWorkers        = 8
 	DefaultAddressTimeout = 20 * time.Second
 	DefaultFullEvery      = 5 * time.Minute
+	DefaultRereadChunk    = 256
 )
 
 // Follower follows the chain for every watched address: it asks the
@@ -99,6 +105,9 @@ func New(src chain.Source, store Store, opts Options) *Follower {
 	}
 	if opts.FullEvery <= 0 {
 		opts.FullEvery = DefaultFullEvery
+	}
+	if opts.RereadChunk <= 0 {
+		opts.RereadChunk = DefaultRereadChunk
 	}
 	if opts.AddressTimeout <= 0 {
 		opts.AddressTimeout = DefaultAddressTimeout
@@ -164,12 +173,14 @@ func (f *Follower) runPolling(ctx context.Context, poll <-chan time.Time) {
 	}
 }
 
-// runNotified sweeps every address once (whatever happened while nobody
+// runNotified reads every address once (whatever happened while nobody
 // listened), then reads what each notification names, until ctx ends,
 // this node stops leading or the notifications stop. Every Poll it looks
 // for addresses new since (a card added), reads them and watches them;
-// every FullEvery it sweeps everything again, in case a notification was
-// lost.
+// every FullEvery it reads everything again, in case a notification was
+// lost. The reads of everything go RereadChunk addresses at a time, and
+// a notification is taken between two chunks: at 100,000 addresses a
+// whole re-read takes minutes, and a block must not wait for it.
 func (f *Follower) runNotified(ctx context.Context, n chain.Notifier, poll <-chan time.Time) error {
 	changes, err := n.Notify(ctx)
 	if err != nil {
@@ -179,48 +190,107 @@ func (f *Follower) runNotified(ctx context.Context, n chain.Notifier, poll <-cha
 	if err != nil {
 		return err
 	}
-	watched, err := f.sweepAndWatch(ctx, n, tip, nil)
+	// rereads are the addresses still to read again, in order.
+	watched, rereads, err := f.watchAll(ctx, n, nil)
 	if err != nil {
 		return err
+	}
+	take := func(c chain.Change) error {
+		if c.Tip.Hash != "" {
+			tip = c.Tip
+		}
+		if c.All {
+			watched, rereads, err = f.watchAll(ctx, n, watched)
+			return err
+		}
+		if len(c.Addresses) > 0 {
+			return f.sweep(ctx, tip, setOf(c.Addresses))
+		}
+		return nil
 	}
 	full := time.NewTicker(f.opts.FullEvery)
 	defer full.Stop()
 	for f.store.Leading() {
+		// With re-reads to do, a change goes first and nothing is waited
+		// for: the next chunk is read at once.
+		var idle <-chan time.Time
+		if len(rereads) > 0 {
+			idle = closedTime
+			select {
+			case c, open := <-changes:
+				if !open {
+					return errNotificationsEnded
+				}
+				f.report(ctx, take(c))
+				continue
+			default:
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case c, open := <-changes:
 			if !open {
-				return errors.New("the notifications ended")
+				return errNotificationsEnded
 			}
-			if c.Tip.Hash != "" {
-				tip = c.Tip
-			}
-			if c.All {
-				watched, err = f.sweepAndWatch(ctx, n, tip, nil)
-			} else if len(c.Addresses) > 0 {
-				err = f.sweep(ctx, tip, setOf(c.Addresses))
-			}
+			err = take(c)
 		case <-full.C:
-			watched, err = f.sweepAndWatch(ctx, n, tip, nil)
+			watched, rereads, err = f.watchAll(ctx, n, watched)
 		case <-poll:
 			watched, err = f.sweepAndWatch(ctx, n, tip, watched)
+		case <-idle:
+			chunk := rereads[:min(len(rereads), f.opts.RereadChunk)]
+			rereads = rereads[len(chunk):]
+			err = f.sweep(ctx, tip, setOf(chunk))
 		}
-		if err != nil && ctx.Err() == nil {
-			f.opts.Logger.Warn("a sweep failed", "err", err)
-		}
+		f.report(ctx, err)
 	}
 	return nil
 }
 
-// sweepAndWatch sweeps the watched addresses not in known (nil: every
-// one) and, when the set changed, tells the source to watch it. It
-// returns the set watched.
-func (f *Follower) sweepAndWatch(ctx context.Context, n chain.Notifier, tip chain.BlockRef, known map[string]bool) (map[string]bool, error) {
-	var unknown func(string) bool // the records of the addresses to sweep
-	if known != nil {
-		unknown = func(address string) bool { return !known[address] }
+var errNotificationsEnded = errors.New("the notifications ended")
+
+// report logs a sweep's failure, unless the follower is stopping.
+func (f *Follower) report(ctx context.Context, err error) {
+	if err != nil && ctx.Err() == nil {
+		f.opts.Logger.Warn("a sweep failed", "err", err)
 	}
+}
+
+// closedTime is a channel that is always ready.
+var closedTime = func() <-chan time.Time {
+	c := make(chan time.Time)
+	close(c)
+	return c
+}()
+
+// watchAll tells the source to watch every watched address (when the set
+// differs from known) and returns the set and every address to read
+// again, in order.
+func (f *Follower) watchAll(ctx context.Context, n chain.Notifier, known map[string]bool) (map[string]bool, []string, error) {
+	targets, err := f.store.Watched(ctx, none)
+	if err != nil {
+		return known, nil, err
+	}
+	all := map[string]bool{}
+	for _, t := range targets {
+		all[t.Address] = true
+	}
+	if !maps.Equal(all, known) {
+		if err := n.Watch(ctx, slices.Sorted(maps.Keys(all))); err != nil {
+			return known, nil, err
+		}
+	}
+	return all, slices.Sorted(maps.Keys(all)), nil
+}
+
+// none picks no record: the listing is for the addresses alone.
+func none(string) bool { return false }
+
+// sweepAndWatch sweeps the watched addresses not in known and, when the
+// set changed, tells the source to watch it. It returns the set watched.
+func (f *Follower) sweepAndWatch(ctx context.Context, n chain.Notifier, tip chain.BlockRef, known map[string]bool) (map[string]bool, error) {
+	unknown := func(address string) bool { return !known[address] } // the records of the addresses to sweep
 	targets, err := f.store.Watched(ctx, unknown)
 	if err != nil {
 		return known, err
@@ -229,11 +299,11 @@ func (f *Follower) sweepAndWatch(ctx context.Context, n chain.Notifier, tip chai
 	fresh := map[string]bool{}
 	for _, t := range targets {
 		all[t.Address] = true
-		if known == nil || !known[t.Address] {
+		if !known[t.Address] {
 			fresh[t.Address] = true
 		}
 	}
-	if known != nil && len(fresh) == 0 && len(all) == len(known) {
+	if len(fresh) == 0 && len(all) == len(known) {
 		return known, nil
 	}
 	if err := n.Watch(ctx, slices.Sorted(maps.Keys(all))); err != nil {

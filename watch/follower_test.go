@@ -304,3 +304,55 @@ func TestANotifiedFollowerReadsOnlyWhatChanged(t *testing.T) {
 		t.Errorf("%d addresses read after a card was added, want 4 (only the new one read)", got)
 	}
 }
+
+// gatedChain is a notifyingChain that records the order in which
+// addresses are read and holds the read of one address until released.
+type gatedChain struct {
+	*notifyingChain
+	hold    string
+	held    chan struct{} // closed when the held read starts
+	release chan struct{}
+	mu      sync.Mutex
+	order   []string
+}
+
+func (g *gatedChain) AddressStats(ctx context.Context, address string) (chain.AddressStats, error) {
+	g.mu.Lock()
+	g.order = append(g.order, address)
+	g.mu.Unlock()
+	if address == g.hold {
+		close(g.held)
+		<-g.release
+	}
+	return g.notifyingChain.AddressStats(ctx, address)
+}
+
+func (g *gatedChain) read() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.order)
+}
+
+// A re-read of every address goes a chunk at a time, and a change told
+// meanwhile is read before the next chunk: a block does not wait for a
+// whole re-read, which takes minutes at 100,000 addresses.
+func TestAChangeGoesBeforeTheRestOfARereadOfEverything(t *testing.T) {
+	addrC := "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy"
+	c := &gatedChain{notifyingChain: &notifyingChain{testChain: newTestChain(), changes: make(chan chain.Change, 1)},
+		hold: addrB, held: make(chan struct{}), release: make(chan struct{})}
+	s := newTestStore(t, map[string][]string{"acct": {addrA, addrB, addrC}})
+	f := New(c, s, Options{Poll: time.Hour, FullEvery: time.Hour, RereadChunk: 1, Workers: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { f.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	<-c.held // the re-read, in address order (addrB, addrC, addrA), holds at addrB
+	c.changes <- chain.Change{Addresses: []string{addrA}}
+	close(c.release)
+	waitFor(t, "every address read and the change taken", func() bool { return len(c.read()) == 4 })
+	// Read as one sweep, the change would come last: B, C, A, A.
+	if got, want := c.read(), []string{addrB, addrA, addrC, addrA}; !slices.Equal(got, want) {
+		t.Fatalf("reads in order %v, want %v: the change told while %s was read goes before the rest of the re-read", got, want, addrB)
+	}
+}

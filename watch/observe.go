@@ -43,7 +43,7 @@ func observation(ctx context.Context, address string, s sight, rec *actors.Watch
 	}
 	shown := map[string]bool{}
 	add := func(o actors.TxObservation) {
-		if t := recorded[o.TxID]; t != nil && sameState(t, o) {
+		if t := recorded[o.TxID]; t != nil && t.SameAs(o) {
 			return
 		}
 		obs.Txs = append(obs.Txs, o)
@@ -178,12 +178,6 @@ func seen(address string, tx chain.Tx) actors.TxObservation {
 		o.State, o.Height, o.BlockHash, o.BlockTime, o.Spends = actors.TxConfirmed, tx.BlockHeight, tx.BlockHash, tx.BlockTime.Unix(), nil
 	}
 	return o
-}
-
-// sameState reports whether o says nothing t does not (as the rules judge
-// it: the same state, block and replacement).
-func sameState(t *actors.WatchedTx, o actors.TxObservation) bool {
-	return t.State == o.State && t.Height == o.Height && t.BlockHash == o.BlockHash && t.ReplacedBy == o.ReplacedBy
 }
 
 func totals(s chain.TxoStats) actors.AddressTotals {

@@ -143,6 +143,29 @@ func (k *Key) Send(addr string, sats, fee int64) (string, error) {
 // btcd takes it when fee is above the old fee by at least its minimum
 // relay fee for the new transaction's size, and the fee rate is higher.
 func (k *Key) Replace(txid string, fee int64) (string, error) {
+	return k.rebroadcast(txid, func(s spend) spend {
+		s.fee = fee
+		return s
+	})
+}
+
+// Cancel replaces the unconfirmed Send txid with a transaction that pays
+// its coin back to the key, less fee, as a wallet cancels a payment: the
+// payee is paid nothing, so to a follower of the payee's address the
+// payment was dropped (or, if a block had confirmed it and then left the
+// chain, reorged out for good). It returns the cancelling transaction's
+// ID; the same bounds on fee apply as for Replace. The coin it pays
+// back is not among those the key spends later.
+func (k *Key) Cancel(txid string, fee int64) (string, error) {
+	return k.rebroadcast(txid, func(s spend) spend {
+		s.to, s.sats, s.fee = k.script, s.value-fee, fee
+		return s
+	})
+}
+
+// rebroadcast spends the coin of the unconfirmed Send txid again, as
+// change says, and forgets txid's change (it went with txid).
+func (k *Key) rebroadcast(txid string, change func(spend) spend) (string, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	s, ok := k.spends[txid]
@@ -153,12 +176,10 @@ func (k *Key) Replace(txid string, fee int64) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.fee = fee
-	newID, err := k.broadcast(s)
+	newID, err := k.broadcast(change(s))
 	if err != nil {
 		return "", err
 	}
-	// The replaced transaction's change went with it.
 	k.coins = slices.DeleteFunc(k.coins, func(c coin) bool { return c.outpoint == wire.OutPoint{Hash: *oldHash, Index: 1} })
 	delete(k.spends, txid)
 	return newID, nil

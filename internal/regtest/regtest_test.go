@@ -113,3 +113,70 @@ func TestKeyReplacesItsSpend(t *testing.T) {
 		}
 	}
 }
+
+// A reorg's branch may leave a payment out (MineWithout: it stays in the
+// mempool) and a key may cancel its reorged payment (Cancel: it is on
+// no chain and in no mempool after); Status tells the three apart.
+func TestABranchLeavesOutAndCancels(t *testing.T) {
+	n := Shared(t)
+	payee, err := n.NewKey(P2WPKH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payer, err := n.NewKey(P2WPKH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := payer.Fund(100_000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Mine(1); err != nil {
+		t.Fatal(err)
+	}
+	left, err := n.Pay(payee.Address, 30_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled, err := payer.Send(payee.Address, 20_000, 1_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mined, err := n.Mine(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := n.Status(cancelled); err != nil || st.Block != mined[0] {
+		t.Fatalf("Status of a payment just mined: %+v, %v; want in %s", st, err, mined[0])
+	}
+	if err := n.Invalidate(mined[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := payer.Cancel(cancelled, 5_000); err != nil {
+		t.Fatal(err)
+	}
+	branch, err := n.MineWithout([]string{left})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.MineEmpty(1); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := n.Status(left); err != nil || !st.Mempool || st.Block != "" {
+		t.Errorf("the payment left out: %+v, %v; want in the mempool", st, err)
+	}
+	if st, err := n.Status(cancelled); err != nil || st.Known() {
+		t.Errorf("the payment cancelled: %+v, %v; want on no chain and in no mempool", st, err)
+	}
+	if hash, err := n.BlockHash(mustHeight(t, n) - 1); err != nil || hash != branch {
+		t.Errorf("the branch's first block is %s, %v; want %s", hash, err, branch)
+	}
+}
+
+func mustHeight(t *testing.T, n *Node) int64 {
+	t.Helper()
+	h, _, err := n.Tip()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}

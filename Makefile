@@ -22,7 +22,7 @@ vet: ## static checks: go vet, staticcheck (pinned in go.mod's tool directive), 
 	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy (the diff above is what it changes)"; exit 1; }
 
 test: vet test-tools ## every test: unit, fuzz seeds, end-to-end over loopback HTTP, restart and crash, MCP conformance
-	$(GO) test -race -count=1 -timeout 15m ./...
+	$(GO) test -race -count=1 -parallel 4 -timeout 15m ./...
 
 INSPECTOR := system_test/testdata/mcp-inspector
 test-tools: ## install the test tools beside Go: Chromium, Node.js and npm when missing (scripts/test-deps.sh), then the MCP inspector (npm ci, pinned in $(INSPECTOR))

@@ -264,9 +264,9 @@ var closedTime = func() <-chan time.Time {
 	return c
 }()
 
-// watchAll tells the source to watch every watched address (when the set
-// differs from known) and returns the set and every address to read
-// again, in order.
+// watchAll tells the source to watch every watched address and returns
+// the set and every address to read again, in order (known is the set
+// watched so far, kept when the listing fails).
 func (f *Follower) watchAll(ctx context.Context, n chain.Notifier, known map[string]bool) (map[string]bool, []string, error) {
 	targets, err := f.store.Watched(ctx, none)
 	if err != nil {
@@ -276,12 +276,14 @@ func (f *Follower) watchAll(ctx context.Context, n chain.Notifier, known map[str
 	for _, t := range targets {
 		all[t.Address] = true
 	}
-	if !maps.Equal(all, known) {
-		if err := n.Watch(ctx, slices.Sorted(maps.Keys(all))); err != nil {
-			return known, nil, err
-		}
+	// Watched again even when the set is the same: after a reorg or a
+	// reconnection the source's filter may need building anew (btcd's
+	// holds the outpoints the addresses own).
+	order := slices.Sorted(maps.Keys(all))
+	if err := n.Watch(ctx, order); err != nil {
+		return known, nil, err
 	}
-	return all, slices.Sorted(maps.Keys(all)), nil
+	return all, order, nil
 }
 
 // none picks no record: the listing is for the addresses alone.

@@ -25,6 +25,15 @@ import (
 // from the transactions btcd names. The same outpoints name, when btcd
 // sends a transaction that spends one, the watched address it spent
 // from: btcd's notification carries the transaction alone.
+//
+// A payment to a watched address still in the mempool can also leave it
+// through a conflict that touches no watched address: its sender spends
+// the same coin again, elsewhere (a replacement, a cancellation, a reorg
+// that confirms another spend). Nothing btcd would match pays or spends
+// from the address then. So the coins a pending payment spends are kept
+// too, each naming the watched addresses the payment touches, and the
+// conflict is matched by its inputs: the follower reads the address and
+// finds the payment gone at once, not at its next full sweep.
 
 // filterSet is the filter btcd is asked to hold: the watched addresses
 // and their unspent outputs, with the address each pays.
@@ -35,12 +44,16 @@ type filterSet struct {
 	mu      sync.Mutex
 	watched map[string]bool
 	owners  map[wire.OutPoint]string // an unspent output of a watched address → the address
-	pending map[wire.OutPoint]bool   // owners btcd was not sent since its last reload
+	// spentBy: a coin a mempool transaction touching watched addresses
+	// spends → those addresses, so that a conflict spending it names them.
+	spentBy map[wire.OutPoint][]string
+	pending map[wire.OutPoint]bool // outpoints of owners or spentBy btcd was not sent since its last reload
 }
 
 func newFilterSet(params *chaincfg.Params, outpointsMax int) *filterSet {
 	return &filterSet{params: params, outpointsMax: outpointsMax,
-		watched: map[string]bool{}, owners: map[wire.OutPoint]string{}, pending: map[wire.OutPoint]bool{}}
+		watched: map[string]bool{}, owners: map[wire.OutPoint]string{},
+		spentBy: map[wire.OutPoint][]string{}, pending: map[wire.OutPoint]bool{}}
 }
 
 // set makes addresses the watched ones and returns those not watched
@@ -61,6 +74,17 @@ func (f *filterSet) set(addresses []string) (added []string) {
 			delete(f.pending, op)
 		}
 	}
+	for op, as := range f.spentBy {
+		as = slices.DeleteFunc(as, func(a string) bool { return !watched[a] })
+		if len(as) > 0 {
+			f.spentBy[op] = as
+			continue
+		}
+		delete(f.spentBy, op)
+		if _, owned := f.owners[op]; !owned {
+			delete(f.pending, op)
+		}
+	}
 	f.watched = watched
 	return added
 }
@@ -75,9 +99,14 @@ func (f *filterSet) snapshot() (addresses []string, outpoints []btcjson.OutPoint
 		addresses = append(addresses, a)
 	}
 	slices.Sort(addresses)
-	outpoints = make([]btcjson.OutPoint, 0, len(f.owners))
+	outpoints = make([]btcjson.OutPoint, 0, len(f.owners)+len(f.spentBy))
 	for op := range f.owners {
 		outpoints = append(outpoints, btcjson.OutPoint{Hash: op.Hash.String(), Index: op.Index})
+	}
+	for op := range f.spentBy {
+		if _, owned := f.owners[op]; !owned {
+			outpoints = append(outpoints, btcjson.OutPoint{Hash: op.Hash.String(), Index: op.Index})
+		}
 	}
 	clear(f.pending)
 	return addresses, outpoints
@@ -102,8 +131,9 @@ func (f *filterSet) hasPending() bool {
 }
 
 // learn takes what a read of addr's history found, in btcd's order: the
-// outputs paying addr, and, for confirmed transactions, the outputs of
-// addr they spend, which no longer need matching. An output spent only
+// outputs paying addr; for mempool transactions, every coin they spend
+// (a conflict would spend one again); for confirmed transactions, the
+// coins they spend, which no longer need matching. An output spent only
 // in the mempool is kept, so that a replacement spending it again is
 // matched too.
 func (f *filterSet) learn(addr string, txs []chain.Tx, confirmed bool) {
@@ -113,12 +143,14 @@ func (f *filterSet) learn(addr string, txs []chain.Tx, confirmed bool) {
 		return
 	}
 	for _, tx := range txs {
-		if confirmed {
-			for _, in := range tx.Inputs {
-				if op, ok := parseOutpoint(in.Spends); ok && in.Address == addr {
-					delete(f.owners, op)
-					delete(f.pending, op)
-				}
+		for _, in := range tx.Inputs {
+			op, ok := parseOutpoint(in.Spends)
+			switch {
+			case !ok:
+			case confirmed:
+				f.spent(op)
+			case f.owners[op] != addr: // addr's own coin names it already
+				f.addSpentBy(op, addr)
 			}
 		}
 		hash, err := chainhash.NewHashFromStr(tx.TxID)
@@ -143,12 +175,15 @@ func (f *filterSet) touched(txs []*wire.MsgTx, inBlock bool) []string {
 	named := map[string]bool{}
 	for _, tx := range txs {
 		for _, in := range tx.TxIn {
-			if a, ok := f.owners[in.PreviousOutPoint]; ok {
+			op := in.PreviousOutPoint
+			if a, ok := f.owners[op]; ok {
 				named[a] = true
-				if inBlock {
-					delete(f.owners, in.PreviousOutPoint)
-					delete(f.pending, in.PreviousOutPoint)
-				}
+			}
+			for _, a := range f.spentBy[op] {
+				named[a] = true
+			}
+			if inBlock {
+				f.spent(op)
 			}
 		}
 		hash := tx.TxHash()
@@ -180,12 +215,37 @@ func (f *filterSet) touched(txs []*wire.MsgTx, inBlock bool) []string {
 // something else names the address, or by the follower's full sweeps).
 // f.mu is held.
 func (f *filterSet) add(op wire.OutPoint, addr string) {
-	if _, held := f.owners[op]; held || len(f.owners) >= f.outpointsMax {
+	if _, held := f.owners[op]; held || f.full() {
 		return
 	}
 	f.owners[op] = addr
 	f.pending[op] = true
 }
+
+// addSpentBy keeps op as a coin a mempool transaction touching addr
+// spends, within the same bound as add. f.mu is held.
+func (f *filterSet) addSpentBy(op wire.OutPoint, addr string) {
+	as, held := f.spentBy[op]
+	switch {
+	case slices.Contains(as, addr):
+		return
+	case !held && f.full():
+		return
+	}
+	f.spentBy[op] = append(as, addr)
+	f.pending[op] = true
+}
+
+// spent forgets op, spent for good (by a confirmed transaction): no
+// later transaction can spend it. f.mu is held.
+func (f *filterSet) spent(op wire.OutPoint) {
+	delete(f.owners, op)
+	delete(f.spentBy, op)
+	delete(f.pending, op)
+}
+
+// full says the filter holds outpointsMax outpoints. f.mu is held.
+func (f *filterSet) full() bool { return len(f.owners)+len(f.spentBy) >= f.outpointsMax }
 
 // parseOutpoint reads chain.Outpoint's "txid:vout".
 func parseOutpoint(s string) (wire.OutPoint, bool) {

@@ -152,6 +152,36 @@ func TestASpendFromAWatchedAddressIsNamed(t *testing.T) {
 	}
 }
 
+// A payment to a watched address that leaves the mempool through a
+// conflict touching no watched address (its sender spends the same coin
+// back to itself) is named at once: the read that found the payment
+// gave btcd the coin it spends. Without that only the follower's next
+// full sweep would find the payment gone.
+func TestAConflictWithAPendingPaymentIsNamed(t *testing.T) {
+	n := regtest.Shared(t)
+	src := open(t, n, Options{})
+	k := sourcetest.Must[*regtest.Key](t)(n.NewKey(regtest.P2WPKH))
+	sourcetest.Must[string](t)(k.Fund(50_000))
+	sourcetest.Must[[]string](t)(n.Mine(1))
+	watched := newAddress(t, n)
+	changes := notified(t, src)
+	watch(t, src, watched)
+	paid := sourcetest.Must[string](t)(k.Send(watched, 20_000, 1_000))
+	awaitChange(t, changes, "naming the payment", names(watched))
+	ctx := context.Background()
+	if pool := sourcetest.Must[[]chain.Tx](t)(src.MempoolTxs(ctx, watched)); len(pool) != 1 || pool[0].TxID != paid {
+		t.Fatalf("the mempool of %s holds %v, want the payment %s", watched, pool, paid)
+	}
+	sourcetest.Must[string](t)(k.Cancel(paid, 5_000))
+	c := awaitChange(t, changes, "naming the conflict's victim", namesSome)
+	if !slices.Equal(c.Addresses, []string{watched}) {
+		t.Fatalf("the conflict names %v, want %s", c.Addresses, watched)
+	}
+	if pool := sourcetest.Must[[]chain.Tx](t)(src.MempoolTxs(ctx, watched)); len(pool) != 0 {
+		t.Fatalf("after the conflict the mempool of %s still holds %v", watched, pool)
+	}
+}
+
 // Watch replaces the watched set: an address no longer watched is no
 // longer named, one newly watched is.
 func TestWatchChangesWhatIsNamed(t *testing.T) {

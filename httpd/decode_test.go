@@ -598,3 +598,23 @@ func TestBodyOfAnotherTypeIsAnInternalError(t *testing.T) {
 		t.Fatalf("a KeyView: %+v, %v", v, err)
 	}
 }
+
+// The edge's per-key bucket is named by the key's account and id, read
+// from the token's shape alone (bearerShape: no hash), and anything else
+// by the token itself.
+func TestBearerKeyIDNamesTheKeyItsTokenShows(t *testing.T) {
+	for header, want := range map[string]string{
+		"Bearer awk.acct1.key1.secret": "acct1.key1",
+		"bearer awt.acct1.sess1.s":     "acct1.sess1",
+		"Bearer aws.acct1.secret":      "acct1.",
+		"Bearer nonsense":              "invalid:nonsense",
+		"Basic dXNlcjpwdw==":           "malformed",
+	} {
+		if got := bearerKeyID([]byte(header)); got != want {
+			t.Errorf("bearerKeyID(%q) = %q, want %q", header, got, want)
+		}
+	}
+	if cred, ok := bearerShape("awk.acct1.key1.secret"); !ok || cred.Hash != (actors.Hash{}) {
+		t.Errorf("bearerShape hashed the token or refused it: %+v, %v", cred, ok)
+	}
+}

@@ -142,7 +142,7 @@ func bearerKeyID(header []byte) string {
 	if !found {
 		return "malformed"
 	}
-	if cred, valid := parseBearer(token, 0); valid {
+	if cred, valid := bearerShape(token); valid {
 		return cred.AccountID + "." + cred.ID
 	}
 	return "invalid:" + truncate(token)

@@ -24,8 +24,9 @@ import (
 //     announcement until the owner API shows every payment to a watched
 //     address confirmed in that block, in every account it touched.
 //  4. A wait until the follower has finished its sweep at that block. The
-//     follower's requests to btcd and the server's CPU from just before
-//     the block to here are the block's.
+//     requests to the source (the follower's count, and the source's own
+//     where it keeps one) and the server's CPU from just before the
+//     block to here are the block's.
 //
 // A block with a leader kill (--leader-kills) has the leader killed
 // right after it is mined, and started again once the records show the
@@ -54,7 +55,7 @@ type blockSample struct {
 	// mempoolLatency runs from the probe's broadcast to its record in
 	// the mempool.
 	mempoolLatency time.Duration
-	requests       int64 // the follower's requests to btcd for the block
+	requests       requestCounts // the requests to the source for the block
 	// sweeps is how many sweeps ended in the block's span: one, unless
 	// the span also took in the end of a sweep the block did not cause,
 	// whose requests and CPU then count in the block's.
@@ -124,6 +125,7 @@ func (w *watchRun) block(ctx context.Context, kill bool, stderr io.Writer) (bloc
 	if err != nil {
 		return s, err
 	}
+	requestsBefore := w.requestsNow(before)
 	cpuBefore, cpuOK := adminMetric(w.c, w.cfg, "process_cpu_seconds_total")
 	hashes, err := w.node.Mine(1)
 	if err != nil {
@@ -159,7 +161,7 @@ func (w *watchRun) block(ctx context.Context, kill bool, stderr io.Writer) (bloc
 	cpuAfter, cpuOK2 := adminMetric(w.c, w.cfg, "process_cpu_seconds_total")
 	s.height = after.Tip.Height
 	if killed == nil {
-		s.requests, s.sweeps = after.Requests-before.Requests, after.Sweeps-before.Sweeps
+		s.requests, s.sweeps = w.requestsNow(after).since(requestsBefore), after.Sweeps-before.Sweeps
 		s.cpuSeconds, s.cpuRead = cpuAfter-cpuBefore, cpuOK && cpuOK2
 	}
 	s.touched, s.confirmed = len(distinctAddresses(paymentsOf(pays))), len(distinctAddresses(confirmed))

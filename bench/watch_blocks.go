@@ -20,9 +20,14 @@ import (
 //     over the accounts; the last of them is the mempool probe, timed from
 //     its broadcast until the owner API shows it in the mempool.
 //  3. A wait until the follower stands still (the sweep that saw the
-//     probe is over), then one block mined: timed from btcd's
-//     announcement until the owner API shows every payment to a watched
-//     address confirmed in that block, in every account it touched.
+//     probe is over), a pause of a random part of a --chain-poll, then
+//     one block mined. A follower that polls (an Esplora) asks the tip
+//     every poll, and rest is found a fixed time after its last sweep:
+//     without the pause every block would land just after a poll and
+//     wait nearly a whole one, where a real block lands at any moment of
+//     it. The block is timed from btcd's announcement until the owner API
+//     shows every payment to a watched address confirmed in that block,
+//     in every account it touched.
 //  4. A wait until the follower has finished its sweep at that block. The
 //     requests to the source (the follower's count, and the source's own
 //     where it keeps one) and the server's CPU from just before the
@@ -57,6 +62,8 @@ type blockSample struct {
 	mempoolLatency time.Duration
 	requests       requestCounts // the requests to the source for the block
 	// sweeps is how many sweeps ended in the block's span: one, unless
+	// the block's change was told in parts (an Electrum server tells
+	// each address's new status apart, and each may be swept alone) or
 	// the span also took in the end of a sweep the block did not cause,
 	// whose requests and CPU then count in the block's.
 	sweeps     int64
@@ -118,6 +125,9 @@ func (w *watchRun) block(ctx context.Context, kill bool, stderr io.Writer) (bloc
 	s.mempoolLatency = seen.Sub(sent)
 	probe.sawMempool = true
 	if err := w.waitQuiet(ctx); err != nil {
+		return s, err
+	}
+	if err := sleepCtx(ctx, rand.N(w.cfg.watch.chainPoll)); err != nil {
 		return s, err
 	}
 

@@ -70,8 +70,8 @@ type watchReport struct {
 	Touched          int             `json:"touched"`
 	ConfirmedSeen    int             `json:"confirmed_seen"`
 	FollowerFailures int64           `json:"follower_failures"`
-	// SharedBlocks counts the blocks whose span took in the end of
-	// another sweep (their sweeps above 1).
+	// SharedBlocks counts the blocks whose span took more than one sweep:
+	// the block's change told in parts, or the end of another sweep.
 	SharedBlocks int              `json:"blocks_with_another_sweep"`
 	Blocks       []watchBlockJSON `json:"blocks"`
 	Reorgs       reorgReport      `json:"reorgs"`
@@ -288,7 +288,7 @@ func printWatchReport(w io.Writer, r watchReport) {
 	fmt.Fprintf(w, "  requests to %s per block: mean %s, max %s (%.1f an address), %s\n",
 		r.Source, fmtMean(r.RequestsPerBlock), commas(int64(r.RequestsPerBlock.Max)), r.RequestsPerBlock.Mean/float64(max(1, c.Addresses)), countedByText(r))
 	if r.SharedBlocks > 0 {
-		fmt.Fprintf(w, "  of which %d block(s) also took in the end of another sweep, counted in their requests and CPU\n", r.SharedBlocks)
+		fmt.Fprintf(w, "  of which %d block(s) took more than one sweep (the block's change told in parts, or the end of another sweep), all counted in their requests and CPU\n", r.SharedBlocks)
 	}
 	if r.CPUPerBlock != nil {
 		fmt.Fprintf(w, "  server CPU per block: mean %.2f s, max %.2f s\n", r.CPUPerBlock.Mean, r.CPUPerBlock.Max)

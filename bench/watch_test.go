@@ -128,7 +128,7 @@ func TestWatchReportFigures(t *testing.T) {
 	}
 	var text strings.Builder
 	printWatchReport(&text, r)
-	for _, want := range []string{"block announced → balances readable", "1.00s", "2.00s", "server CPU per block: not read", "5.0 KB a watched address", "seen confirmed in their block: 9", "of which 1 block(s) also took in the end of another sweep",
+	for _, want := range []string{"block announced → balances readable", "1.00s", "2.00s", "server CPU per block: not read", "5.0 KB a watched address", "seen confirmed in their block: 9", "of which 1 block(s) took more than one sweep",
 		"following btcd", "requests to btcd per block: mean 310, max 320 (3.1 an address), as the follower counted its reads"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, text.String())

@@ -4,7 +4,8 @@
 // percentiles from an HDR histogram, throughput and errors by status and
 // code. `bench compare-etcd` puts the same number of durable writes through
 // a three-node etcd for comparison, and `bench watch` times the chain
-// follower against a btcd regtest node of its own. README.md beside this
+// follower against a btcd regtest node of its own, followed directly or
+// through an Electrum or Esplora test server. README.md beside this
 // file explains every scenario and every column.
 //
 //	go run ./bench --targets http://127.0.0.1:8080 --duration 10s sheet-put reads
@@ -297,6 +298,8 @@ Flags:
 watch starts its own btcd regtest node and --nodes addrwatchd (--targets,
 --admin and --data are not used), and takes these flags:
   --server PATH        the addrwatchd binary (default bin/addrwatchd, as make build leaves it)
+  --source S           what the servers follow: btcd (default), or an electrum or esplora
+                       test server over it, run in bench, which counts the requests it answers
   --addresses K        watched addresses in all, spread over the accounts' cards (default 1000)
   --accounts A         accounts holding them, at most 110 addresses each (default 10)
   --blocks B           blocks to mine and time (default 50)

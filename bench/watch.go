@@ -15,9 +15,11 @@ import (
 // (issue 31: 10,000 watched addresses, a block's effects readable within
 // 1 s p99 of btcd announcing it, a mempool transaction within 1 s). It is
 // self-contained: it starts a btcd regtest node and one addrwatchd that
-// follows it, gives accounts --addresses watched addresses on their
-// cards, and then mines --blocks blocks, each after --block-txs payments
-// (watch_blocks.go says what one block does and measures).
+// follows it (--source: btcd itself, or an Electrum or Esplora test
+// server over it, watch_source.go), gives accounts --addresses watched
+// addresses on their cards, and then mines --blocks blocks, each after
+// --block-txs payments (watch_blocks.go says what one block does and
+// measures).
 
 // watchRun is one run of bench watch: the node, the servers, the
 // accounts set up on them, and where the next payment to a watched
@@ -26,6 +28,7 @@ type watchRun struct {
 	cfg        *config
 	c          *client
 	node       *regtest.Node
+	source     *watchSource // what the servers follow: btcd, or a test server over it
 	ann        *announcements
 	cluster    *watchCluster
 	leaderNode *watchNode // the node whose follower runs, as last found
@@ -69,14 +72,19 @@ func runWatch(ctx context.Context, cfg *config, stderr io.Writer) (*watchResult,
 		return nil, err
 	}
 	defer ann.close()
+	src, err := startWatchSource(cfg.watch.source, node)
+	if err != nil {
+		return nil, err
+	}
+	defer src.close()
 	c := newClient(max(setupParallelism, cfg.watch.watchedPerBlock()), cfg.timeout)
-	wc, err := startWatchCluster(ctx, cfg, c, node.RPC(), dir, stderr)
+	wc, err := startWatchCluster(ctx, cfg, c, src, dir, stderr)
 	if err != nil {
 		return nil, err
 	}
 	defer wc.stop()
 
-	w := &watchRun{cfg: cfg, c: c, node: node, ann: ann, cluster: wc}
+	w := &watchRun{cfg: cfg, c: c, node: node, source: src, ann: ann, cluster: wc}
 	res := &watchResult{}
 	if err := w.setup(ctx, res, stderr); err != nil {
 		return nil, fmt.Errorf("setup: %w\n%s", err, wc.logTail())
@@ -119,8 +127,8 @@ func (w *watchRun) runBlocks(ctx context.Context, res *watchResult, stderr io.Wr
 			return fmt.Errorf("block %d: %w", b+1, err)
 		}
 		res.blocks = append(res.blocks, s)
-		fmt.Fprintf(stderr, "watch: block %d/%d (height %d%s): readable %s after its announcement, mempool probe %s, %s requests to btcd, %s CPU\n",
-			b+1, cfg.watch.blocks, s.height, s.faultNote(), fmtLatency(s.latency), fmtLatency(s.mempoolLatency), commas(s.requests), fmtCPU(s.cpuSeconds, s.cpuRead))
+		fmt.Fprintf(stderr, "watch: block %d/%d (height %d%s): readable %s after its announcement, mempool probe %s, %s requests to %s, %s CPU\n",
+			b+1, cfg.watch.blocks, s.height, s.faultNote(), fmtLatency(s.latency), fmtLatency(s.mempoolLatency), commas(s.requests.atSource()), w.source.name, fmtCPU(s.cpuSeconds, s.cpuRead))
 		if !reorgs[b] {
 			continue
 		}
@@ -161,6 +169,7 @@ func (w *watchRun) setup(ctx context.Context, res *watchResult, stderr io.Writer
 	if err != nil {
 		return err
 	}
+	requestsBefore := w.requestsNow(before)
 	if err := addWatchedCards(w.c, w.cluster.public(), accounts, cfg.watch.addresses); err != nil {
 		return err
 	}
@@ -182,11 +191,11 @@ func (w *watchRun) setup(ctx context.Context, res *watchResult, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	res.firstRequests = after.Requests - before.Requests
+	res.firstRequests = w.requestsNow(after).since(requestsBefore)
 	res.rssAfter = w.cluster.metric(w.c, cfg, "process_resident_memory_bytes")
 	w.targets = interleave(accounts)
-	fmt.Fprintf(stderr, "watch: every address observed %s after the last card was added (%s requests to btcd)\n",
-		fmtLatency(res.firstObserved), commas(res.firstRequests))
+	fmt.Fprintf(stderr, "watch: every address observed %s after the last card was added (%s requests to %s)\n",
+		fmtLatency(res.firstObserved), commas(res.firstRequests.atSource()), w.source.name)
 	return nil
 }
 

@@ -20,12 +20,18 @@ import (
 //     over the accounts; the last of them is the mempool probe, timed from
 //     its broadcast until the owner API shows it in the mempool.
 //  3. A wait until the follower stands still (the sweep that saw the
-//     probe is over), then one block mined: timed from btcd's
-//     announcement until the owner API shows every payment to a watched
-//     address confirmed in that block, in every account it touched.
+//     probe is over), a pause of a random part of a --chain-poll, then
+//     one block mined. A follower that polls (an Esplora) asks the tip
+//     every poll, and rest is found a fixed time after its last sweep:
+//     without the pause every block would land just after a poll and
+//     wait nearly a whole one, where a real block lands at any moment of
+//     it. The block is timed from btcd's announcement until the owner API
+//     shows every payment to a watched address confirmed in that block,
+//     in every account it touched.
 //  4. A wait until the follower has finished its sweep at that block. The
-//     follower's requests to btcd and the server's CPU from just before
-//     the block to here are the block's.
+//     requests to the source (the follower's count, and the source's own
+//     where it keeps one) and the server's CPU from just before the
+//     block to here are the block's.
 //
 // A block with a leader kill (--leader-kills) has the leader killed
 // right after it is mined, and started again once the records show the
@@ -54,8 +60,10 @@ type blockSample struct {
 	// mempoolLatency runs from the probe's broadcast to its record in
 	// the mempool.
 	mempoolLatency time.Duration
-	requests       int64 // the follower's requests to btcd for the block
+	requests       requestCounts // the requests to the source for the block
 	// sweeps is how many sweeps ended in the block's span: one, unless
+	// the block's change was told in parts (an Electrum server tells
+	// each address's new status apart, and each may be swept alone) or
 	// the span also took in the end of a sweep the block did not cause,
 	// whose requests and CPU then count in the block's.
 	sweeps     int64
@@ -119,11 +127,15 @@ func (w *watchRun) block(ctx context.Context, kill bool, stderr io.Writer) (bloc
 	if err := w.waitQuiet(ctx); err != nil {
 		return s, err
 	}
+	if err := sleepCtx(ctx, rand.N(w.cfg.watch.chainPoll)); err != nil {
+		return s, err
+	}
 
 	before, err := w.follower(ctx)
 	if err != nil {
 		return s, err
 	}
+	requestsBefore := w.requestsNow(before)
 	cpuBefore, cpuOK := adminMetric(w.c, w.cfg, "process_cpu_seconds_total")
 	hashes, err := w.node.Mine(1)
 	if err != nil {
@@ -159,7 +171,7 @@ func (w *watchRun) block(ctx context.Context, kill bool, stderr io.Writer) (bloc
 	cpuAfter, cpuOK2 := adminMetric(w.c, w.cfg, "process_cpu_seconds_total")
 	s.height = after.Tip.Height
 	if killed == nil {
-		s.requests, s.sweeps = after.Requests-before.Requests, after.Sweeps-before.Sweeps
+		s.requests, s.sweeps = w.requestsNow(after).since(requestsBefore), after.Sweeps-before.Sweeps
 		s.cpuSeconds, s.cpuRead = cpuAfter-cpuBefore, cpuOK && cpuOK2
 	}
 	s.touched, s.confirmed = len(distinctAddresses(paymentsOf(pays))), len(distinctAddresses(confirmed))

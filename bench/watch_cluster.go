@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/addrwatch/addrwatch/cluster/nodecert"
-	"github.com/addrwatch/addrwatch/internal/regtest"
 )
 
 // serverStopWait is how long a stopped addrwatchd may take to exit
@@ -26,8 +25,8 @@ const nodeReadyWait = 2 * time.Minute
 
 // watchCluster is the addrwatchd nodes bench watch starts (--nodes): one
 // raft cluster with --limits off, each node on a data dir and free
-// loopback ports of its own, all following the regtest node's btcd and
-// sharing one admin token. One node is the embedded one-voter default;
+// loopback ports of its own, all following one source of the regtest
+// node's chain (--source) and sharing one admin token. One node is the embedded one-voter default;
 // more are bootstrapped together from one --peers list, with
 // certificates of a CA made for the run.
 type watchCluster struct {
@@ -54,13 +53,13 @@ type watchNode struct {
 // startWatchCluster starts --nodes nodes of --server under dir and waits
 // until each is ready. It points cfg's admin URL at the leader, its
 // targets at every node, and sets the admin token the nodes share.
-func startWatchCluster(ctx context.Context, cfg *config, c *client, rpc regtest.RPC, dir string, stderr io.Writer) (*watchCluster, error) {
+func startWatchCluster(ctx context.Context, cfg *config, c *client, src *watchSource, dir string, stderr io.Writer) (*watchCluster, error) {
 	bin := cfg.watch.server
 	if info, err := os.Stat(bin); err != nil || info.IsDir() {
 		return nil, fmt.Errorf("no addrwatchd binary at --server %s: run `make build`, or name it with --server", bin)
 	}
-	cert := filepath.Join(dir, "btcd-rpc.cert")
-	if err := os.WriteFile(cert, rpc.Cert, 0o600); err != nil {
+	cert := filepath.Join(dir, src.name+".cert")
+	if err := os.WriteFile(cert, src.cert, 0o600); err != nil {
 		return nil, err
 	}
 	if cfg.adminToken == "" {
@@ -72,7 +71,7 @@ func startWatchCluster(ctx context.Context, cfg *config, c *client, rpc regtest.
 		return nil, err
 	}
 	common := []string{"--limits", "off", "--network", "regtest", "--admin-token", cfg.adminToken,
-		"--chain", "btcd:" + rpc.URL().String(), "--chain-cert", cert, "--chain-poll", cfg.watch.chainPoll.String()}
+		"--chain", src.spec, "--chain-cert", cert, "--chain-poll", cfg.watch.chainPoll.String()}
 	var peers []string
 	var certNodes []nodecert.Node
 	for i := range n {
@@ -121,8 +120,8 @@ func startWatchCluster(ctx context.Context, cfg *config, c *client, rpc regtest.
 		wc.stop()
 		return nil, fmt.Errorf("%w\n%s", err, wc.logTail())
 	}
-	fmt.Fprintf(stderr, "watch: %d × %s --chain-poll %s on %s (leader's admin %s), logs in %s\n",
-		n, bin, cfg.watch.chainPoll, strings.Join(cfg.targets, " "), cfg.admin, dir)
+	fmt.Fprintf(stderr, "watch: %d × %s following %s, --chain-poll %s, on %s (leader's admin %s), logs in %s\n",
+		n, bin, src.name, cfg.watch.chainPoll, strings.Join(cfg.targets, " "), cfg.admin, dir)
 	return wc, nil
 }
 

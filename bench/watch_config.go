@@ -4,12 +4,15 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 )
 
 // watchConfig is what the watch command's own flags say.
 type watchConfig struct {
 	server       string        // the addrwatchd binary
+	source       string        // the chain source the servers follow: one of watchSources
 	addresses    int           // watched addresses in all
 	blocks       int           // blocks mined and timed
 	blockTxs     int           // transactions sent before each block
@@ -37,10 +40,11 @@ const (
 
 // watchOnlyFlags are the flags no other command reads; naming one
 // without watch is a mistake worth saying.
-var watchOnlyFlags = []string{"server", "addresses", "blocks", "block-txs", "watched-share", "chain-poll", "nodes", "reorgs", "leader-kills"}
+var watchOnlyFlags = []string{"server", "source", "addresses", "blocks", "block-txs", "watched-share", "chain-poll", "nodes", "reorgs", "leader-kills"}
 
 func addWatchFlags(fs *flag.FlagSet, w *watchConfig) {
 	fs.StringVar(&w.server, "server", "bin/addrwatchd", "watch: the addrwatchd binary to start")
+	fs.StringVar(&w.source, "source", watchSourceBtcd, "watch: the chain source the servers follow, over the regtest node: btcd itself, or an electrum or esplora test server over it")
 	fs.IntVar(&w.addresses, "addresses", watchAddressesDefault, "watch: watched addresses in all, spread over the accounts")
 	fs.IntVar(&w.blocks, "blocks", watchBlocksDefault, "watch: blocks to mine and time")
 	fs.IntVar(&w.blockTxs, "block-txs", watchBlockTxsDefault, "watch: transactions sent before each block")
@@ -76,6 +80,8 @@ func checkWatchFlags(cfg *config, set map[string]bool) error {
 	switch {
 	case w.server == "":
 		return fmt.Errorf("--server names the addrwatchd binary")
+	case !slices.Contains(watchSources, w.source):
+		return fmt.Errorf("--source must be %s", strings.Join(watchSources, ", "))
 	case w.addresses < cfg.accounts:
 		return fmt.Errorf("--addresses must be at least --accounts (%d), so that every account watches one", cfg.accounts)
 	case w.addresses > cfg.accounts*watchAddressesPerAccountMax:

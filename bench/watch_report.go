@@ -17,9 +17,9 @@ type watchResult struct {
 	// with every card observed once.
 	rssBefore, rssAfter []metricReading
 	// From the last card added until every address was observed, and the
-	// follower's requests to btcd meanwhile.
+	// requests to the source meanwhile.
 	firstObserved time.Duration
-	firstRequests int64
+	firstRequests requestCounts
 	failures      int64 // addresses the follower failed to read during the blocks
 	audit         *auditResult
 	logTail       string // the servers' logs' ends, when the audit failed
@@ -39,14 +39,25 @@ func (r *watchResult) reorgsUnseen() int {
 // watchReport is the --json document of bench watch. Latencies are in
 // microseconds; a figure that could not be read is null.
 type watchReport struct {
-	Config       watchReportConfig `json:"config"`
-	BlockLatency latencyFigures    `json:"block_latency"`
+	Config watchReportConfig `json:"config"`
+	// Source is what the servers followed (--source). The requests to
+	// it are counted by the source itself where it keeps a count (the
+	// Electrum and Esplora test servers: RequestsCountedBy "source"),
+	// otherwise (btcd) by the follower, whose count is in
+	// FollowerRequestsPerBlock for every source. The fields keep their
+	// btcd_ names whatever the source.
+	Source            string         `json:"source"`
+	RequestsCountedBy string         `json:"requests_counted_by"`
+	BlockLatency      latencyFigures `json:"block_latency"`
 	// KilledBlockLatency is over the blocks in which the leader was
 	// killed, which BlockLatency leaves out.
-	KilledBlockLatency latencyFigures   `json:"killed_block_latency"`
-	MempoolLatency     latencyFigures   `json:"mempool_latency"`
-	RequestsPerBlock   perBlockFigures  `json:"btcd_requests_per_block"`
-	CPUPerBlock        *perBlockFigures `json:"cpu_seconds_per_block"`
+	KilledBlockLatency latencyFigures  `json:"killed_block_latency"`
+	MempoolLatency     latencyFigures  `json:"mempool_latency"`
+	RequestsPerBlock   perBlockFigures `json:"btcd_requests_per_block"`
+	// FollowerRequestsPerBlock counts the follower's reads (chain.Source
+	// calls), which cost a source one request or several.
+	FollowerRequestsPerBlock perBlockFigures  `json:"follower_requests_per_block"`
+	CPUPerBlock              *perBlockFigures `json:"cpu_seconds_per_block"`
 	// The RSS figures are the largest node's per address; NodesRSS has
 	// every node's.
 	RSSBefore        *float64        `json:"rss_before_cards_bytes"`
@@ -55,11 +66,12 @@ type watchReport struct {
 	NodesRSS         []nodeRSSReport `json:"nodes_rss"`
 	FirstObservedS   float64         `json:"first_observed_s"`
 	FirstRequests    int64           `json:"first_observed_btcd_requests"`
+	FirstFollower    int64           `json:"first_observed_follower_requests"`
 	Touched          int             `json:"touched"`
 	ConfirmedSeen    int             `json:"confirmed_seen"`
 	FollowerFailures int64           `json:"follower_failures"`
-	// SharedBlocks counts the blocks whose span took in the end of
-	// another sweep (their sweeps above 1).
+	// SharedBlocks counts the blocks whose span took more than one sweep:
+	// the block's change told in parts, or the end of another sweep.
 	SharedBlocks int              `json:"blocks_with_another_sweep"`
 	Blocks       []watchBlockJSON `json:"blocks"`
 	Reorgs       reorgReport      `json:"reorgs"`
@@ -117,6 +129,7 @@ type watchBlockJSON struct {
 	LatencyUS        float64  `json:"latency_us"`
 	MempoolLatencyUS float64  `json:"mempool_latency_us"`
 	Requests         int64    `json:"btcd_requests"`
+	FollowerRequests int64    `json:"follower_requests"`
 	CPUSeconds       *float64 `json:"cpu_seconds"`
 	Sweeps           int64    `json:"sweeps"`
 	Killed           string   `json:"leader_killed,omitempty"`
@@ -155,11 +168,12 @@ func buildWatchReport(cfg *config, res *watchResult) watchReport {
 		Config: watchReportConfig{Server: cfg.watch.server, Addresses: cfg.watch.addresses, Accounts: cfg.accounts, Blocks: cfg.watch.blocks,
 			BlockTxs: cfg.watch.blockTxs, WatchedPerBlock: cfg.watch.watchedPerBlock(), ChainPollS: cfg.watch.chainPoll.Seconds(),
 			Nodes: cfg.watch.nodes, Reorgs: cfg.watch.reorgs, LeaderKills: cfg.watch.leaderKills},
-		FirstObservedS: res.firstObserved.Seconds(), FirstRequests: res.firstRequests, FollowerFailures: res.failures,
-		Blocks: []watchBlockJSON{}, Audit: res.audit,
+		Source: cfg.watch.source, RequestsCountedBy: countedBy(res.firstRequests),
+		FirstObservedS: res.firstObserved.Seconds(), FirstRequests: res.firstRequests.atSource(), FirstFollower: res.firstRequests.follower,
+		FollowerFailures: res.failures, Blocks: []watchBlockJSON{}, Audit: res.audit,
 	}
 	var latencies, killedLatencies, mempool []time.Duration
-	var requests, cpu []float64
+	var requests, followerRequests, cpu []float64
 	cpuRead := false
 	for _, b := range res.blocks {
 		mempool = append(mempool, b.mempoolLatency)
@@ -167,13 +181,15 @@ func buildWatchReport(cfg *config, res *watchResult) watchReport {
 			killedLatencies = append(killedLatencies, b.latency)
 		} else {
 			latencies = append(latencies, b.latency)
-			requests = append(requests, float64(b.requests))
+			requests = append(requests, float64(b.requests.atSource()))
+			followerRequests = append(followerRequests, float64(b.requests.follower))
 			cpuRead = true
 		}
 		r.Touched += b.touched
 		r.ConfirmedSeen += b.confirmed
 		jb := watchBlockJSON{Height: b.height, Hash: b.hash, Touched: b.touched, ConfirmedSeen: b.confirmed,
-			LatencyUS: micros(b.latency), MempoolLatencyUS: micros(b.mempoolLatency), Requests: b.requests, Sweeps: b.sweeps, Killed: b.killed}
+			LatencyUS: micros(b.latency), MempoolLatencyUS: micros(b.mempoolLatency),
+			Requests: b.requests.atSource(), FollowerRequests: b.requests.follower, Sweeps: b.sweeps, Killed: b.killed}
 		if b.sweeps > 1 {
 			r.SharedBlocks++
 		}
@@ -185,7 +201,7 @@ func buildWatchReport(cfg *config, res *watchResult) watchReport {
 		r.Blocks = append(r.Blocks, jb)
 	}
 	r.BlockLatency, r.KilledBlockLatency = latencyOf(latencies), latencyOf(killedLatencies)
-	r.MempoolLatency, r.RequestsPerBlock = latencyOf(mempool), perBlockOf(requests)
+	r.MempoolLatency, r.RequestsPerBlock, r.FollowerRequestsPerBlock = latencyOf(mempool), perBlockOf(requests), perBlockOf(followerRequests)
 	if cpuRead {
 		c := perBlockOf(cpu)
 		r.CPUPerBlock = &c
@@ -199,6 +215,15 @@ func buildWatchReport(cfg *config, res *watchResult) watchReport {
 	}
 	r.Reorgs = reorgReport{Count: len(res.reorgs), Unseen: res.reorgsUnseen(), Latency: latencyOf(reorgLatencies)}
 	return r
+}
+
+// countedBy says who counted the requests to the source: the source
+// itself, or the follower where the source keeps no count.
+func countedBy(r requestCounts) string {
+	if r.counted {
+		return "source"
+	}
+	return "follower"
 }
 
 // rssReport is every node's memory per watched address, and the
@@ -250,8 +275,8 @@ func reportWatch(cfg *config, res *watchResult, stdout, stderr io.Writer) int {
 
 func printWatchReport(w io.Writer, r watchReport) {
 	c := r.Config
-	fmt.Fprintf(w, "\nwatch: %s addresses in %d accounts, %d of %d blocks measured, %d transactions before each (%d to watched addresses), --chain-poll %s\n",
-		commas(int64(c.Addresses)), c.Accounts, len(r.Blocks), c.Blocks, c.BlockTxs, c.WatchedPerBlock, time.Duration(c.ChainPollS*float64(time.Second)))
+	fmt.Fprintf(w, "\nwatch: %s addresses in %d accounts, %d of %d blocks measured, %d transactions before each (%d to watched addresses), following %s, --chain-poll %s\n",
+		commas(int64(c.Addresses)), c.Accounts, len(r.Blocks), c.Blocks, c.BlockTxs, c.WatchedPerBlock, r.Source, time.Duration(c.ChainPollS*float64(time.Second)))
 	rows := [][]string{{"", "p50", "p99", "max"}}
 	for _, l := range []struct {
 		name string
@@ -260,10 +285,10 @@ func printWatchReport(w io.Writer, r watchReport) {
 		rows = append(rows, []string{"  " + l.name, fmtMicros(l.f.P50), fmtMicros(l.f.P99), fmtMicros(l.f.Max)})
 	}
 	writeColumns(w, rows, 1)
-	fmt.Fprintf(w, "  requests to btcd per block: mean %s, max %s (%.1f an address)\n",
-		commas(int64(math.Round(r.RequestsPerBlock.Mean))), commas(int64(r.RequestsPerBlock.Max)), r.RequestsPerBlock.Mean/float64(max(1, c.Addresses)))
+	fmt.Fprintf(w, "  requests to %s per block: mean %s, max %s (%.1f an address), %s\n",
+		r.Source, fmtMean(r.RequestsPerBlock), commas(int64(r.RequestsPerBlock.Max)), r.RequestsPerBlock.Mean/float64(max(1, c.Addresses)), countedByText(r))
 	if r.SharedBlocks > 0 {
-		fmt.Fprintf(w, "  of which %d block(s) also took in the end of another sweep, counted in their requests and CPU\n", r.SharedBlocks)
+		fmt.Fprintf(w, "  of which %d block(s) took more than one sweep (the block's change told in parts, or the end of another sweep), all counted in their requests and CPU\n", r.SharedBlocks)
 	}
 	if r.CPUPerBlock != nil {
 		fmt.Fprintf(w, "  server CPU per block: mean %.2f s, max %.2f s\n", r.CPUPerBlock.Mean, r.CPUPerBlock.Max)
@@ -278,11 +303,23 @@ func printWatchReport(w io.Writer, r watchReport) {
 		fmt.Fprintf(w, "  %s resident memory: %s before the cards, %s with every address observed: %s a watched address\n",
 			n.Node, fmtBytes(*n.Before), fmtBytes(*n.After), fmtBytes(*n.PerAddressRSS))
 	}
-	fmt.Fprintf(w, "  every address first observed %.1f s after the last card was added (%s requests to btcd)\n", r.FirstObservedS, commas(r.FirstRequests))
+	fmt.Fprintf(w, "  every address first observed %.1f s after the last card was added (%s requests to %s)\n", r.FirstObservedS, commas(r.FirstRequests), r.Source)
 	fmt.Fprintf(w, "  watched addresses paid: %d, seen confirmed in their block: %d; addresses the follower failed to read: %d\n",
 		r.Touched, r.ConfirmedSeen, r.FollowerFailures)
 	printFaults(w, r)
 }
+
+// countedByText says who counted the requests to the source, and the
+// follower's own count when that was not the follower.
+func countedByText(r watchReport) string {
+	if r.RequestsCountedBy == "follower" {
+		return "as the follower counted its reads"
+	}
+	return fmt.Sprintf("as the %s test server counted them; the follower's reads: mean %s, max %s",
+		r.Source, fmtMean(r.FollowerRequestsPerBlock), commas(int64(r.FollowerRequestsPerBlock.Max)))
+}
+
+func fmtMean(f perBlockFigures) string { return commas(int64(math.Round(f.Mean))) }
 
 func fmtMicros(us float64) string { return fmtLatency(time.Duration(us * float64(time.Microsecond))) }
 

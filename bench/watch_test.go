@@ -13,15 +13,15 @@ func TestParseWatch(t *testing.T) {
 	}
 	w := cfg.watch
 	if cfg.command != "watch" || cfg.accounts != watchAccountsDefault || w.server != "bin/addrwatchd" || w.addresses != 1000 ||
-		w.blocks != 50 || w.blockTxs != 20 || w.watchedShare != 0.25 || w.chainPoll != 2*time.Second || w.watchedPerBlock() != 5 {
+		w.source != "btcd" || w.blocks != 50 || w.blockTxs != 20 || w.watchedShare != 0.25 || w.chainPoll != 2*time.Second || w.watchedPerBlock() != 5 {
 		t.Fatalf("watch defaults: %+v %+v", cfg, w)
 	}
-	cfg, err = parseArgs([]string{"--addresses", "20", "watch", "--accounts", "2", "--blocks", "3", "--block-txs", "4", "--chain-poll", "100ms", "--server", "/x/addrwatchd", "--json"}, noEnv)
+	cfg, err = parseArgs([]string{"--addresses", "20", "watch", "--accounts", "2", "--blocks", "3", "--block-txs", "4", "--chain-poll", "100ms", "--server", "/x/addrwatchd", "--source", "esplora", "--json"}, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w = cfg.watch
-	if cfg.accounts != 2 || w.addresses != 20 || w.blocks != 3 || w.blockTxs != 4 || w.chainPoll != 100*time.Millisecond || w.server != "/x/addrwatchd" ||
+	if cfg.accounts != 2 || w.addresses != 20 || w.source != "esplora" || w.blocks != 3 || w.blockTxs != 4 || w.chainPoll != 100*time.Millisecond || w.server != "/x/addrwatchd" ||
 		!cfg.jsonOut || w.watchedPerBlock() != 1 {
 		t.Fatalf("parsed %+v %+v", cfg, w)
 	}
@@ -46,6 +46,8 @@ func TestParseWatchErrors(t *testing.T) {
 		{[]string{"watch", "--leader-kills", "1"}, "--leader-kills needs --nodes 3"},
 		{[]string{"watch", "--blocks", "3", "--reorgs", "4"}, "--reorgs must be from 0 to --blocks"},
 		{[]string{"reads", "--nodes", "3"}, "--nodes is for watch"},
+		{[]string{"watch", "--source", "bitcoind"}, "--source must be btcd, electrum, esplora"},
+		{[]string{"reads", "--source", "electrum"}, "--source is for watch"},
 	} {
 		_, err := parseArgs(c.args, noEnv)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -113,8 +115,8 @@ func TestNearestRank(t *testing.T) {
 func TestWatchReportFigures(t *testing.T) {
 	cfg, _ := parseArgs([]string{"watch", "--addresses", "100", "--blocks", "2"}, noEnv)
 	res := &watchResult{rssBefore: []metricReading{{1e6, true}}, rssAfter: []metricReading{{1.5e6, true}}, blocks: []blockSample{
-		{height: 433, touched: 5, confirmed: 5, latency: time.Second, mempoolLatency: 3 * time.Second, requests: 300, cpuSeconds: 0.5, cpuRead: true, sweeps: 1},
-		{height: 434, touched: 4, confirmed: 4, latency: 2 * time.Second, mempoolLatency: time.Second, requests: 320, cpuRead: false, sweeps: 2},
+		{height: 433, touched: 5, confirmed: 5, latency: time.Second, mempoolLatency: 3 * time.Second, requests: requestCounts{follower: 300}, cpuSeconds: 0.5, cpuRead: true, sweeps: 1},
+		{height: 434, touched: 4, confirmed: 4, latency: 2 * time.Second, mempoolLatency: time.Second, requests: requestCounts{follower: 320}, cpuRead: false, sweeps: 2},
 	}}
 	r := buildWatchReport(cfg, res)
 	if r.BlockLatency.P50 != 1e6 || r.BlockLatency.P99 != 2e6 || r.MempoolLatency.Max != 3e6 || r.RequestsPerBlock.Mean != 310 ||
@@ -126,7 +128,31 @@ func TestWatchReportFigures(t *testing.T) {
 	}
 	var text strings.Builder
 	printWatchReport(&text, r)
-	for _, want := range []string{"block announced → balances readable", "1.00s", "2.00s", "server CPU per block: not read", "5.0 KB a watched address", "seen confirmed in their block: 9", "of which 1 block(s) also took in the end of another sweep"} {
+	for _, want := range []string{"block announced → balances readable", "1.00s", "2.00s", "server CPU per block: not read", "5.0 KB a watched address", "seen confirmed in their block: 9", "of which 1 block(s) took more than one sweep",
+		"following btcd", "requests to btcd per block: mean 310, max 320 (3.1 an address), as the follower counted its reads"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the report lacks %q:\n%s", want, text.String())
+		}
+	}
+}
+
+// Where the source counts the requests it answers, those are the
+// requests to it, and the follower's reads are reported beside them.
+func TestWatchReportCountsAtTheSource(t *testing.T) {
+	cfg, _ := parseArgs([]string{"watch", "--addresses", "100", "--blocks", "2", "--source", "esplora"}, noEnv)
+	res := &watchResult{firstRequests: requestCounts{follower: 300, source: 310, counted: true}, blocks: []blockSample{
+		{height: 433, requests: requestCounts{follower: 300, source: 3_400, counted: true}, cpuRead: true, sweeps: 1},
+		{height: 434, requests: requestCounts{follower: 320, source: 3_600, counted: true}, cpuRead: true, sweeps: 1},
+	}}
+	r := buildWatchReport(cfg, res)
+	if r.Source != "esplora" || r.RequestsCountedBy != "source" || r.RequestsPerBlock.Mean != 3_500 || r.FollowerRequestsPerBlock.Mean != 310 ||
+		r.FirstRequests != 310 || r.FirstFollower != 300 || r.Blocks[1].Requests != 3_600 || r.Blocks[1].FollowerRequests != 320 {
+		t.Errorf("report %+v", r)
+	}
+	var text strings.Builder
+	printWatchReport(&text, r)
+	for _, want := range []string{"following esplora", "requests to esplora per block: mean 3,500, max 3,600 (35.0 an address), as the esplora test server counted them; the follower's reads: mean 310, max 320",
+		"(310 requests to esplora)"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, text.String())
 		}

@@ -134,6 +134,18 @@ func (s *Server) Requests(method string) int {
 	return s.requests[method]
 }
 
+// AllRequests is how many requests the server has answered, of all its
+// methods together: what a client cost it, as a benchmark counts.
+func (s *Server) AllRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.requests {
+		n += c
+	}
+	return n
+}
+
 func (s *Server) counted(method string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -168,6 +168,20 @@ func TestErrorsAsARealServersAndWhatItTakes(t *testing.T) {
 	}
 }
 
+// Every request of a method the server serves is counted, in a batch
+// and without an ID too, by method and all together; one for a method it
+// does not know is not.
+func TestRequestsAreCounted(t *testing.T) {
+	s, _ := start(t)
+	cl := dial(t, s)
+	cl.send(`{"jsonrpc":"2.0","id":0,"method":"server.version","params":["t","1.4"]}`, nil)
+	cl.send(`{"jsonrpc":"2.0","id":1,"method":"no.such.method","params":[]}`, nil)
+	cl.send(`[{"jsonrpc":"2.0","id":2,"method":"server.ping"},{"jsonrpc":"2.0","method":"server.ping"},{"jsonrpc":"2.0","id":3,"method":"blockchain.block.header","params":[0]}]`, nil)
+	if ping, all := s.Requests("server.ping"), s.AllRequests(); ping != 2 || all != 4 {
+		t.Errorf("%d pings and %d requests in all counted, want 2 and 4", ping, all)
+	}
+}
+
 const zeros = "0000000000000000000000000000000000000000000000000000000000000000"
 
 // A client whose protocol versions do not include 1.4 is disconnected,

@@ -243,7 +243,7 @@ func openMeta(cfg Config, conns *sharedNet, log *slog.Logger) (*metaGroup, error
 	}
 	transport := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  raftLayer{streamListener: conns.mux.group(metaGroupID), dialer: conns.dialer, group: metaGroupID},
-		MaxPool: transportPool, Timeout: transportTimeout, Logger: hlog,
+		MaxPool: transportPool, MaxRPCsInFlight: transportRPCsInFlight, Timeout: transportTimeout, Logger: hlog,
 	})
 	f := &metaFSM{}
 	r, err := raft.NewRaft(raftConfig(cfg.NodeID, hlog), f, stores.Log, stores.Stable, stores.Snapshot, transport)

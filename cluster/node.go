@@ -25,6 +25,20 @@ const (
 	transportTimeout = 10 * time.Second
 	// transportPool is the number of pooled connections per peer.
 	transportPool = 3
+	// transportRPCsInFlight turns off hashicorp/raft's pipelined
+	// replication, which can wedge for good (hashicorp/raft#612): when a
+	// follower refuses an append (a failed disk write) or answers with a
+	// newer term (after a leadership transfer or an election), the
+	// pipeline's decoder stops, and the sender may send once more and
+	// then wait forever to hand that request to the decoder of a
+	// connection nobody reads. Heartbeats go on, so the follower never
+	// calls an election, yet it receives no entry again, and the leader's
+	// Shutdown waits for the sender forever. With one RPC in flight raft
+	// replicates with plain AppendEntries calls, which check for a stop
+	// between calls. The proposer keeps one entry in flight (DESIGN.md,
+	// the write path), so a pipeline had little to overlap: with it off
+	// BenchmarkShardedDurableWrites did as many writes at the same CPU.
+	transportRPCsInFlight = 1
 	// barrierTimeout bounds a new leader's wait for its log to apply.
 	barrierTimeout = 5 * time.Minute
 )
@@ -180,7 +194,8 @@ func Open(cfg Config, accounts *registry.Registry) (*Node, error) {
 		raftStream = nodes.group(cfg.group)
 	}
 	transport := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: raftLayer{streamListener: raftStream, dialer: dialer, group: cfg.group}, MaxPool: transportPool, Timeout: transportTimeout, Logger: hlog,
+		Stream: raftLayer{streamListener: raftStream, dialer: dialer, group: cfg.group}, MaxPool: transportPool, MaxRPCsInFlight: transportRPCsInFlight,
+		Timeout: transportTimeout, Logger: hlog,
 	})
 	metrics := newApplyMetrics()
 	f := &fsm{accounts: accounts, log: cfg.Logger, metrics: metrics}

@@ -125,14 +125,17 @@ type Node struct {
 	fsm       *fsm
 	stores    *persistence.Stores
 	transport *raft.NetworkTransport
-	nodes     *nodeMux
-	dialer    *nodeDialer
-	proposer  *proposer
-	accounts  *registry.Registry
-	metrics   *applyMetrics
-	verify    *logVerification
-	log       *slog.Logger
-	cfg       Config
+	// heartbeats, closed after raft's Shutdown, keeps raft's heartbeat
+	// handler from reaching the stores once they close (heartbeats.go).
+	heartbeats *heartbeatGate
+	nodes      *nodeMux
+	dialer     *nodeDialer
+	proposer   *proposer
+	accounts   *registry.Registry
+	metrics    *applyMetrics
+	verify     *logVerification
+	log        *slog.Logger
+	cfg        Config
 	// Bootstrapped is true when this start found an empty data dir and
 	// wrote the initial cluster configuration.
 	Bootstrapped bool
@@ -204,10 +207,11 @@ func Open(cfg Config, accounts *registry.Registry) (*Node, error) {
 	rc.NotifyCh = leaderCh
 	contacts := newPeerContacts()
 	verify := &logVerification{log: cfg.Logger}
+	heartbeats := &heartbeatGate{}
 	err = stores.WrapLog(func(raw raft.LogStore) raft.LogStore { return verify.wrap(raw, cfg.underVerifier) })
 	var r *raft.Raft
 	if err == nil {
-		r, err = raft.NewRaft(rc, f, stores.Log, stores.Stable, stores.Snapshot, contacts.watch(transport))
+		r, err = raft.NewRaft(rc, f, stores.Log, stores.Stable, stores.Snapshot, contacts.watch(gatedTransport{transport, heartbeats}))
 	}
 	if err != nil {
 		verify.close()
@@ -218,7 +222,7 @@ func Open(cfg Config, accounts *registry.Registry) (*Node, error) {
 		stores.Close()
 		return nil, fmt.Errorf("cluster: start raft: %w", err)
 	}
-	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, nodes: nodes, dialer: dialer, accounts: accounts, metrics: metrics, verify: verify, log: cfg.Logger, cfg: cfg,
+	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, heartbeats: heartbeats, nodes: nodes, dialer: dialer, accounts: accounts, metrics: metrics, verify: verify, log: cfg.Logger, cfg: cfg,
 		leaderCh: leaderCh, done: make(chan struct{}), check: &leaderCheck{raft: r}, contacts: contacts, versions: newVoterVersions()}
 	if cfg.shared == nil {
 		go serveVersions(nodes.streams[streamVersion])
@@ -515,6 +519,7 @@ func (n *Node) Close() error {
 		n.proposer.close()
 	}
 	err := n.raft.Shutdown().Error()
+	n.heartbeats.close()
 	// A clean stop records the whole applied log.
 	raiseReach(n.raft.AppliedIndex(), n.stores, n.log)
 	n.transport.Close()

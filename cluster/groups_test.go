@@ -400,6 +400,53 @@ func TestShardedLeadersSpreadOverTheNodes(t *testing.T) {
 	})
 }
 
+// TestShardedBalancingWaitsForAHandoverUnderWay: while a node is handing
+// one group over (an operator's transfer), its balancing hands over no
+// other. The group still counts as the node's until the transfer ends,
+// so the node would seem to lead one too many and give away a second
+// group as well. In TestShardedGroupsFailOverOnTheirOwn, that would move
+// group 0 off n1 while the test moved group 1 from n1 to n2, and the test
+// would then stop a node that led nothing, which CI once reported as
+// "group 0's term 5 after failover, was 5". Once the handover is over,
+// balancing goes on.
+func TestShardedBalancingWaitsForAHandoverUnderWay(t *testing.T) {
+	c := startSharded(t, 3)
+	for _, m := range c.members {
+		m.groups.holdLeaders.Store(true)
+	}
+	n1, n2, n3 := c.members[0], c.members[1], c.members[2]
+	for g, target := range []*shardedMember{n1, n1, n2} {
+		c.eventually(fmt.Sprintf("group %d led by %s", g, target.id), func() error {
+			if target.groups.Group(g).Serving() {
+				return nil
+			}
+			leader := c.awaitLeader(g)
+			return fmt.Errorf("transfer: %v", leader.groups.Group(g).TransferLeadership(target.id))
+		})
+	}
+
+	// n1 leads groups 0 and 1 and n3 none: n1 should hand one over, and
+	// it is handing group 1 over already.
+	handing := n1.groups.Group(1)
+	handing.transfers.Add(1)
+	n1.groups.holdLeaders.Store(false)
+	n1.groups.balanceOnce()
+	if !n1.groups.Group(0).Serving() {
+		t.Fatalf("n1 handed group 0 over while it was handing group 1 over")
+	}
+	handing.transfers.Add(-1)
+	c.eventually("n1 hands a group to n3", func() error {
+		led := map[string]int{}
+		for g := range c.count {
+			led[c.awaitLeader(g).id]++
+		}
+		if led[n1.id] != 1 || led[n2.id] != 1 || led[n3.id] != 1 {
+			return fmt.Errorf("leaders per node: %v", led)
+		}
+		return nil
+	})
+}
+
 // TestShardedBackupRestoresIntoOneGroup: a sharded node's backup holds
 // every account of every group once, a moved slot's included, and
 // restores into a new cluster of one group; while a slot moves it is

@@ -39,7 +39,9 @@ func (g *Groups) balanceLeaders() {
 // fewest, when this node leads at least two more than that voter, or
 // when this node is draining (Groups.Drain): a draining node hands over
 // every group it leads, one per pass, and no node hands a group to one.
-// It does nothing while any group has no known leader.
+// It does nothing while any group has no known leader, nor while this
+// node is handing a group over: until that transfer ends the group
+// counts as this node's, which would make it hand over one too many.
 func (g *Groups) balanceOnce() {
 	if g.holdLeaders.Load() {
 		return
@@ -50,7 +52,7 @@ func (g *Groups) balanceOnce() {
 	var mine []*Node
 	for _, n := range g.nodes {
 		_, leader := n.raft.LeaderWithID()
-		if leader == "" {
+		if leader == "" || (leader == self && n.transfers.Load() > 0) {
 			return
 		}
 		led[leader]++

@@ -70,6 +70,29 @@ type clusterOptions struct {
 	raftLog persistence.LogStore
 }
 
+// logsUnderVerifier makes a clusterOptions.underVerifier that puts each
+// member's log store inside the wrapper wrap makes, and a lookup of the
+// wrapper by member ID.
+func logsUnderVerifier[L raft.LogStore](wrap func(raft.LogStore) L) (func(m *member) func(raft.LogStore) raft.LogStore, func(id string) L) {
+	var mu sync.Mutex
+	byID := map[string]L{}
+	under := func(m *member) func(raft.LogStore) raft.LogStore {
+		return func(s raft.LogStore) raft.LogStore {
+			l := wrap(s)
+			mu.Lock()
+			defer mu.Unlock()
+			byID[m.id] = l
+			return l
+		}
+	}
+	lookup := func(id string) L {
+		mu.Lock()
+		defer mu.Unlock()
+		return byID[id]
+	}
+	return under, lookup
+}
+
 func (c *testCluster) newMember(id string) *member {
 	c.t.Helper()
 	m := &member{id: id, raftAddr: freeRaftAddr(c.t), dir: c.t.TempDir()}

@@ -67,12 +67,12 @@ func (c *peerContacts) up(id raft.ServerID) bool {
 // watch wraps t so that every answered AppendEntries is noted. Everything
 // else, the optional interfaces raft looks for included (pre-vote,
 // Close), is t's own.
-func (c *peerContacts) watch(t *raft.NetworkTransport) raft.Transport {
-	return &contactTransport{NetworkTransport: t, contacts: c}
+func (c *peerContacts) watch(t gatedTransport) raft.Transport {
+	return &contactTransport{gatedTransport: t, contacts: c}
 }
 
 type contactTransport struct {
-	*raft.NetworkTransport
+	gatedTransport
 	contacts *peerContacts
 }
 

@@ -222,8 +222,11 @@ type metaGroup struct {
 	fsm       *metaFSM
 	stores    *persistence.Stores
 	transport *raft.NetworkTransport
-	log       *slog.Logger
-	done      chan struct{} // closed by close: stops recordReach
+	// heartbeats, closed after raft's Shutdown, keeps raft's heartbeat
+	// handler from reaching the stores once they close (heartbeats.go).
+	heartbeats *heartbeatGate
+	log        *slog.Logger
+	done       chan struct{} // closed by close: stops recordReach
 }
 
 // openMeta starts this node's meta group member under root/groups/meta,
@@ -243,16 +246,17 @@ func openMeta(cfg Config, conns *sharedNet, log *slog.Logger) (*metaGroup, error
 	}
 	transport := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  raftLayer{streamListener: conns.mux.group(metaGroupID), dialer: conns.dialer, group: metaGroupID},
-		MaxPool: transportPool, Timeout: transportTimeout, Logger: hlog,
+		MaxPool: transportPool, MaxRPCsInFlight: transportRPCsInFlight, Timeout: transportTimeout, Logger: hlog,
 	})
 	f := &metaFSM{}
-	r, err := raft.NewRaft(raftConfig(cfg.NodeID, hlog), f, stores.Log, stores.Stable, stores.Snapshot, transport)
+	heartbeats := &heartbeatGate{}
+	r, err := raft.NewRaft(raftConfig(cfg.NodeID, hlog), f, stores.Log, stores.Stable, stores.Snapshot, gatedTransport{transport, heartbeats})
 	if err != nil {
 		transport.Close()
 		stores.Close()
 		return nil, fmt.Errorf("cluster: start the meta group: %w", err)
 	}
-	m := &metaGroup{raft: r, fsm: f, stores: stores, transport: transport, log: log, done: make(chan struct{})}
+	m := &metaGroup{raft: r, fsm: f, stores: stores, transport: transport, heartbeats: heartbeats, log: log, done: make(chan struct{})}
 	if !existing && !cfg.Join {
 		if err := bootstrapRecorded(r, stores, initialServers(cfg, transport.LocalAddr()), " the meta group"); err != nil {
 			m.close()
@@ -301,6 +305,7 @@ func (m *metaGroup) apply(c metaCommand) (any, error) {
 func (m *metaGroup) close() error {
 	close(m.done)
 	err := m.raft.Shutdown().Error()
+	m.heartbeats.close()
 	raiseReach(m.raft.AppliedIndex(), m.stores, m.log)
 	m.transport.Close()
 	if cerr := m.stores.Close(); err == nil {

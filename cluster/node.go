@@ -25,6 +25,20 @@ const (
 	transportTimeout = 10 * time.Second
 	// transportPool is the number of pooled connections per peer.
 	transportPool = 3
+	// transportRPCsInFlight turns off hashicorp/raft's pipelined
+	// replication, which can wedge for good (hashicorp/raft#612): when a
+	// follower refuses an append (a failed disk write) or answers with a
+	// newer term (after a leadership transfer or an election), the
+	// pipeline's decoder stops, and the sender may send once more and
+	// then wait forever to hand that request to the decoder of a
+	// connection nobody reads. Heartbeats go on, so the follower never
+	// calls an election, yet it receives no entry again, and the leader's
+	// Shutdown waits for the sender forever. With one RPC in flight raft
+	// replicates with plain AppendEntries calls, which check for a stop
+	// between calls. The proposer keeps one entry in flight (DESIGN.md,
+	// the write path), so a pipeline had little to overlap: with it off
+	// BenchmarkShardedDurableWrites did as many writes at the same CPU.
+	transportRPCsInFlight = 1
 	// barrierTimeout bounds a new leader's wait for its log to apply.
 	barrierTimeout = 5 * time.Minute
 )
@@ -111,14 +125,17 @@ type Node struct {
 	fsm       *fsm
 	stores    *persistence.Stores
 	transport *raft.NetworkTransport
-	nodes     *nodeMux
-	dialer    *nodeDialer
-	proposer  *proposer
-	accounts  *registry.Registry
-	metrics   *applyMetrics
-	verify    *logVerification
-	log       *slog.Logger
-	cfg       Config
+	// heartbeats, closed after raft's Shutdown, keeps raft's heartbeat
+	// handler from reaching the stores once they close (heartbeats.go).
+	heartbeats *heartbeatGate
+	nodes      *nodeMux
+	dialer     *nodeDialer
+	proposer   *proposer
+	accounts   *registry.Registry
+	metrics    *applyMetrics
+	verify     *logVerification
+	log        *slog.Logger
+	cfg        Config
 	// Bootstrapped is true when this start found an empty data dir and
 	// wrote the initial cluster configuration.
 	Bootstrapped bool
@@ -180,7 +197,8 @@ func Open(cfg Config, accounts *registry.Registry) (*Node, error) {
 		raftStream = nodes.group(cfg.group)
 	}
 	transport := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: raftLayer{streamListener: raftStream, dialer: dialer, group: cfg.group}, MaxPool: transportPool, Timeout: transportTimeout, Logger: hlog,
+		Stream: raftLayer{streamListener: raftStream, dialer: dialer, group: cfg.group}, MaxPool: transportPool, MaxRPCsInFlight: transportRPCsInFlight,
+		Timeout: transportTimeout, Logger: hlog,
 	})
 	metrics := newApplyMetrics()
 	f := &fsm{accounts: accounts, log: cfg.Logger, metrics: metrics}
@@ -189,10 +207,11 @@ func Open(cfg Config, accounts *registry.Registry) (*Node, error) {
 	rc.NotifyCh = leaderCh
 	contacts := newPeerContacts()
 	verify := &logVerification{log: cfg.Logger}
+	heartbeats := &heartbeatGate{}
 	err = stores.WrapLog(func(raw raft.LogStore) raft.LogStore { return verify.wrap(raw, cfg.underVerifier) })
 	var r *raft.Raft
 	if err == nil {
-		r, err = raft.NewRaft(rc, f, stores.Log, stores.Stable, stores.Snapshot, contacts.watch(transport))
+		r, err = raft.NewRaft(rc, f, stores.Log, stores.Stable, stores.Snapshot, contacts.watch(gatedTransport{transport, heartbeats}))
 	}
 	if err != nil {
 		verify.close()
@@ -203,7 +222,7 @@ func Open(cfg Config, accounts *registry.Registry) (*Node, error) {
 		stores.Close()
 		return nil, fmt.Errorf("cluster: start raft: %w", err)
 	}
-	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, nodes: nodes, dialer: dialer, accounts: accounts, metrics: metrics, verify: verify, log: cfg.Logger, cfg: cfg,
+	n := &Node{raft: r, fsm: f, stores: stores, transport: transport, heartbeats: heartbeats, nodes: nodes, dialer: dialer, accounts: accounts, metrics: metrics, verify: verify, log: cfg.Logger, cfg: cfg,
 		leaderCh: leaderCh, done: make(chan struct{}), check: &leaderCheck{raft: r}, contacts: contacts, versions: newVoterVersions()}
 	if cfg.shared == nil {
 		go serveVersions(nodes.streams[streamVersion])
@@ -500,6 +519,7 @@ func (n *Node) Close() error {
 		n.proposer.close()
 	}
 	err := n.raft.Shutdown().Error()
+	n.heartbeats.close()
 	// A clean stop records the whole applied log.
 	raiseReach(n.raft.AppliedIndex(), n.stores, n.log)
 	n.transport.Close()

@@ -72,28 +72,20 @@ func TestLogVerificationReportsADamagedFollowerEntry(t *testing.T) {
 }
 
 func testLogVerificationReportsADamagedEntry(t *testing.T, store persistence.LogStore) {
-	stores := map[string]*corruptingLog{}
-	var mu sync.Mutex
-	c := startClusterWith(t, clusterOptions{raftLog: store, underVerifier: func(m *member) func(raft.LogStore) raft.LogStore {
-		return func(s raft.LogStore) raft.LogStore {
-			mu.Lock()
-			defer mu.Unlock()
-			stores[m.id] = &corruptingLog{LogStore: s}
-			return stores[m.id]
-		}
-	}})
+	under, stores := logsUnderVerifier(func(s raft.LogStore) *corruptingLog { return &corruptingLog{LogStore: s} })
+	c := startClusterWith(t, clusterOptions{raftLog: store, underVerifier: under})
 	leader := c.leader()
 	followers := without(c.live(), leader)
 	damaged, healthy := followers[0], followers[1]
 
 	addresses := concurrentAddresses(3)
 	populateLeader(t, leader, "acct-verify", addresses[:1], 1)
-	stores[damaged.id].arm()
+	stores(damaged.id).arm()
 	addCards(t, leader, "acct-verify", "after", addresses[1:], 2)
 	eventually(t, "the damaged entry stored on "+damaged.id, func() (bool, string) {
-		return stores[damaged.id].damagedIndex() != 0, "no entry damaged yet"
+		return stores(damaged.id).damagedIndex() != 0, "no entry damaged yet"
 	})
-	bad := stores[damaged.id].damagedIndex()
+	bad := stores(damaged.id).damagedIndex()
 	c.converge(leader, c.live())
 
 	if err := leader.node.checkpoint(); err != nil {

@@ -19,7 +19,11 @@ const (
 	eventsLimitMax     = 100
 )
 
-func cursorFor(seq uint64) string { return cursorPrefix + strconv.FormatUint(seq, 36) }
+func cursorFor(seq uint64) string { return feedCursorFor(cursorPrefix, seq) }
+
+// feedCursorFor is the opaque cursor of a feed whose cursors start with
+// prefix: the one that resumes after the record numbered seq.
+func feedCursorFor(prefix string, seq uint64) string { return prefix + strconv.FormatUint(seq, 36) }
 
 // eventView is one event as the feed shows it.
 type eventView struct {

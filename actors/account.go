@@ -34,6 +34,10 @@ type Account struct {
 	// Watched is what the chain follower recorded of the addresses the
 	// cards hold, in address order (watching.go).
 	Watched []*WatchedAddress `json:"watched,omitempty"`
+	// ChainEvents are the cards' chain events, oldest first, at most
+	// chainEventsMax (chain_events.go); ChainEventSeq numbers them.
+	ChainEvents   []ChainEvent `json:"chain_events,omitempty"`
+	ChainEventSeq uint64       `json:"chain_event_seq,omitempty"`
 
 	Idempotency IdempotencyRecords `json:"idempotency"`
 	Audit       []AuditEvent       `json:"audit"`

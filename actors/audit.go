@@ -1,5 +1,7 @@
 package actors
 
+import "time"
+
 // EventKind is one of the spec's four change-event kinds.
 type EventKind string
 
@@ -42,19 +44,32 @@ func (a *Account) appendEvent(e AuditEvent) {
 	// and ordered even when one change records two of them.
 	a.AuditSeq++
 	e.Seq = a.AuditSeq
-	a.Audit = append(a.Audit, e)
-	drop := 0
-	if len(a.Audit) > auditEventsMax {
-		drop = len(a.Audit) - auditEventsMax
+	a.Audit = keepRecent(append(a.Audit, e), auditEventsMax, auditAgeMax)
+}
+
+func (e AuditEvent) feedSeq() uint64 { return e.Seq }
+func (e AuditEvent) feedAt() int64   { return e.At }
+
+// feedItem is a record of a feed an agent polls by cursor: numbered in
+// the order it was recorded, with the time of the command that did.
+type feedItem interface {
+	feedSeq() uint64
+	feedAt() int64
+}
+
+// keepRecent bounds a feed's records after one was appended: at most
+// countMax, none older than ageMax before the newest.
+func keepRecent[E feedItem](items []E, countMax int, ageMax time.Duration) []E {
+	if len(items) == 0 {
+		return items
 	}
-	cutoff := e.At - int64(auditAgeMax)
-	for drop < len(a.Audit) && a.Audit[drop].At <= cutoff {
+	drop := max(len(items)-countMax, 0)
+	cutoff := items[len(items)-1].feedAt() - int64(ageMax)
+	for drop < len(items) && items[drop].feedAt() <= cutoff {
 		drop++
 	}
-	if drop > 0 {
-		// Reslicing drops the oldest without copying the rest; append
-		// moves the live window to a new array when it runs out of room,
-		// so each event is copied a constant number of times on average.
-		a.Audit = a.Audit[drop:]
-	}
+	// Reslicing drops the oldest without copying the rest; append moves
+	// the live window to a new array when it runs out of room, so each
+	// record is copied a constant number of times on average.
+	return items[drop:]
 }

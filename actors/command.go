@@ -38,6 +38,7 @@ const (
 	KindRecordKeyActivity   Kind = 31
 	KindImportLabels        Kind = 32
 	KindObserveAddress      Kind = 33
+	KindObserveChain        Kind = 34
 )
 
 // Command is one replicated change to one account. Everything apply needs
@@ -123,6 +124,7 @@ var commandKinds = map[Kind]commandKind{
 	KindRecordKeyActivity:   {payload: func() Payload { return &RecordKeyActivity{} }, version: 3, ignorable: true},
 	KindImportLabels:        {payload: func() Payload { return &ImportLabels{} }, version: 3},
 	KindObserveAddress:      {payload: func() Payload { return &ObserveAddress{} }, version: 4},
+	KindObserveChain:        {payload: func() Payload { return &ObserveChain{} }, version: 5},
 }
 
 // Result is the outcome of applying a command or running a query: a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -54,6 +55,21 @@ func script() []*Command {
 		}
 		add(r, &RecordKeyActivity{Entries: entries}, nil)
 	}
+	// Chain events: an address held by an Account card (cw0) and a bitcoin
+	// Space's card, observed through every kind of change.
+	add(ownerP, &CreateBookmarkCard{CardID: "bk0", SpaceID: "sp1", ExpectedSpaceVersion: "v1", Address: addrs[0]}, nil)
+	observe := func(tip int64, tipOnly bool, txs ...TxObservation) {
+		add(systemP, &ObserveChain{ObserveAddress: ObserveAddress{Address: addrs[0], TipHeight: tip, TipHash: tipHash(tip), Txs: txs}, TipOnly: tipOnly}, nil)
+	}
+	observe(900, false)
+	observe(900, false, mempoolTx("a1", 5000, hashN("c0")+":0"), mempoolTx("a2", 700, hashN("c1")+":0"), mempoolTx("a3", 10))
+	replaced, dropped, reorged := mempoolTx("a2", 700), mempoolTx("a3", 10), confirmedTx("a1", 901, "b1", 5000)
+	replaced.State, replaced.ReplacedBy, dropped.State, reorged.State = TxReplaced, hashN("a4"), TxDropped, TxReorged
+	observe(901, false, confirmedTx("a1", 901, "b1", 5000), replaced, dropped)
+	observe(901, false, reorged)
+	observe(902, false, confirmedTx("a1", 902, "b2", 5000), confirmedTx("a5", 880, "b0", 1))
+	observe(902+TxDeepConfirmations, true)
+	add(ownerP, &ObserveChain{ObserveAddress: ObserveAddress{Address: addrs[0]}}, nil)
 	add(ownerP, &RevokeKey{KeyID: "kr"}, nil)
 	add(r, &CreatePortfolioCard{CardID: "late", Address: addrs[8]}, nil)
 	add(sess, &ChangePassword{ExpectedPasswordHash: "pw", NewPasswordHash: "pw2"}, nil)
@@ -104,6 +120,25 @@ func TestApplyIsDeterministic(t *testing.T) {
 		}
 	}
 
+	// The script's observations gave every kind of chain event to both
+	// cards holding the address, so their comparison means something too.
+	var final Account
+	if err := json.Unmarshal(s1[len(s1)-1], &final); err != nil {
+		t.Fatal(err)
+	}
+	told := map[string]map[ChainEventKind]bool{}
+	for _, e := range final.ChainEvents {
+		if told[e.CardID] == nil {
+			told[e.CardID] = map[ChainEventKind]bool{}
+		}
+		told[e.CardID][e.Kind] = true
+	}
+	for _, card := range []string{"cw0", "bk0"} {
+		if len(told[card]) != 6 {
+			t.Errorf("card %s was told %v, want every kind of chain event", card, told[card])
+		}
+	}
+
 	// The script exercises both outcomes, so the comparison means something.
 	var failures, successes int
 	for _, r := range r1 {
@@ -118,30 +153,34 @@ func TestApplyIsDeterministic(t *testing.T) {
 	}
 
 	// A state restored from its JSON continues identically: replaying the
-	// rest of the script on a decoded copy gives the same bytes.
+	// rest of the script on a decoded copy gives the same bytes. It is
+	// restored halfway, and amid the chain observations (with transactions
+	// recorded, confirmed and told), whose counts must survive it.
 	cmds := script()
-	var live *Account
-	half := len(cmds) / 2
-	for _, c := range cmds[:half] {
-		live, _ = Apply(live, c)
-	}
-	b, _ := json.Marshal(live)
-	var restored Account
-	if err := json.Unmarshal(b, &restored); err != nil {
-		t.Fatal(err)
-	}
-	copyState := &restored
-	for i, c := range cmds[half:] {
-		var r1, r2 Result
-		live, r1 = Apply(live, c)
-		copyState, r2 = Apply(copyState, c)
-		if (r1.err == nil) != (r2.err == nil) || r1.Status != r2.Status {
-			t.Fatalf("command %d: live %+v, restored %+v", half+i, r1, r2)
+	amid := slices.IndexFunc(cmds, func(c *Command) bool { return c.Payload.Kind() == KindObserveChain }) + 3
+	for _, split := range []int{len(cmds) / 2, amid} {
+		var live *Account
+		for _, c := range cmds[:split] {
+			live, _ = Apply(live, c)
 		}
-	}
-	lb, _ := json.Marshal(live)
-	cb, _ := json.Marshal(copyState)
-	if !bytes.Equal(lb, cb) {
-		t.Fatalf("restored state diverged:\n%s\n%s", lb, cb)
+		b, _ := json.Marshal(live)
+		var restored Account
+		if err := json.Unmarshal(b, &restored); err != nil {
+			t.Fatal(err)
+		}
+		copyState := &restored
+		for i, c := range cmds[split:] {
+			var r1, r2 Result
+			live, r1 = Apply(live, c)
+			copyState, r2 = Apply(copyState, c)
+			if (r1.err == nil) != (r2.err == nil) || r1.Status != r2.Status {
+				t.Fatalf("restored at %d, command %d: live %+v, restored %+v", split, split+i, r1, r2)
+			}
+		}
+		lb, _ := json.Marshal(live)
+		cb, _ := json.Marshal(copyState)
+		if !bytes.Equal(lb, cb) {
+			t.Fatalf("restored at %d, the state diverged:\n%s\n%s", split, lb, cb)
+		}
 	}
 }

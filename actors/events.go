@@ -6,10 +6,15 @@ import "sort"
 // signals. An event shows only an opaque id, its time and its kind: never a
 // card's contents or ID.
 
-// EventsQuery is GET /events. The edge has parsed since into either a
-// cursor (AfterSeq: the events after it) or a time (SinceTime: the events
-// at or after it); with neither, the feed starts 24 hours before now.
-type EventsQuery struct {
+// EventsQuery is GET /events.
+type EventsQuery struct{ FeedCursor }
+
+// FeedCursor is where a poll of a feed (GET /events, GET
+// /history/activity) starts and how much it takes. The edge has parsed
+// since into either a cursor (AfterSeq: the records after it) or a time
+// (SinceTime: the records at or after it); with neither, the feed starts
+// 24 hours before now.
+type FeedCursor struct {
 	AfterSeq  *uint64
 	SinceTime *int64
 	Limit     int
@@ -35,34 +40,45 @@ type EventsPage struct {
 }
 
 func (q EventsQuery) answer(a *Account, who Principal, capability Level, now int64) (EventsPage, *Error) {
+	visible := func(e AuditEvent) bool { return a.eventVisible(e, who, capability) }
+	events, next, more, err := feedPage(a.Audit, a.AuditSeq, q.FeedCursor, now, visible, func(e AuditEvent) EventView {
+		return EventView{Seq: e.Seq, At: formatTime(e.At), Kind: e.Kind}
+	})
+	return EventsPage{Events: events, NextSeq: next, HasMore: more}, err
+}
+
+// feedPage is one page of a feed's records (oldest first, numbered up to
+// last) from the cursor q: the visible ones, at most q.Limit, as view has them,
+// and the cursor to poll from next. That cursor is past every record
+// examined, visible or not, so it may advance across records the reader
+// cannot see; with more waiting, it is the last one shown.
+func feedPage[E feedItem, V any](items []E, last uint64, q FeedCursor, now int64, visible func(E) bool, view func(E) V) (page []V, next uint64, more bool, err *Error) {
 	var start int
 	switch {
 	case q.AfterSeq != nil:
-		if *q.AfterSeq > a.AuditSeq {
-			return EventsPage{}, Errorf(CodeValidation, "since is not a cursor this feed issued")
+		if *q.AfterSeq > last {
+			return nil, 0, false, Errorf(CodeValidation, "since is not a cursor this feed issued")
 		}
-		start = sort.Search(len(a.Audit), func(i int) bool { return a.Audit[i].Seq > *q.AfterSeq })
+		start = sort.Search(len(items), func(i int) bool { return items[i].feedSeq() > *q.AfterSeq })
 	default:
 		since := now - eventsDefaultWindow
 		if q.SinceTime != nil {
 			since = *q.SinceTime
 		}
-		start = sort.Search(len(a.Audit), func(i int) bool { return a.Audit[i].At >= since })
+		start = sort.Search(len(items), func(i int) bool { return items[i].feedAt() >= since })
 	}
-	page := EventsPage{Events: []EventView{}, NextSeq: a.AuditSeq}
-	for i := start; i < len(a.Audit); i++ {
-		e := a.Audit[i]
-		if !a.eventVisible(e, who, capability) {
+	page, next = []V{}, last
+	shown := 0 // the index of the last record shown
+	for i := start; i < len(items); i++ {
+		if !visible(items[i]) {
 			continue
 		}
-		if len(page.Events) == q.Limit {
-			page.HasMore = true
-			page.NextSeq = page.Events[len(page.Events)-1].Seq
-			break
+		if len(page) == q.Limit {
+			return page, items[shown].feedSeq(), true, nil
 		}
-		page.Events = append(page.Events, EventView{Seq: e.Seq, At: formatTime(e.At), Kind: e.Kind})
+		page, shown = append(page, view(items[i])), i
 	}
-	return page, nil
+	return page, next, false, nil
 }
 
 // eventVisible decides whether a key receives an event:

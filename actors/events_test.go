@@ -10,18 +10,21 @@ import (
 // feed polls the change feed for cred.
 func (ta *testAccount) feed(cred Credential, q EventsQuery) EventsPage {
 	ta.t.Helper()
-	if q.Limit == 0 {
-		q.Limit = 100
+	return poll[EventsPage](ta, cred, q.FeedCursor, func(c FeedCursor) Query { return EventsQuery{c} })
+}
+
+// poll runs the query of a feed from c for cred, 100 a page unless c
+// says, and returns its page.
+func poll[P any](ta *testAccount, cred Credential, c FeedCursor, query func(FeedCursor) Query) P {
+	ta.t.Helper()
+	if c.Limit == 0 {
+		c.Limit = 100
 	}
-	return ta.mustQuery(cred, q).Body.(EventsPage)
+	return ta.mustQuery(cred, query(c)).Body.(P)
 }
 
 func kinds(p EventsPage) []EventKind {
-	out := make([]EventKind, len(p.Events))
-	for i, e := range p.Events {
-		out[i] = e.Kind
-	}
-	return out
+	return each(p.Events, func(e EventView) EventKind { return e.Kind })
 }
 
 func TestFeedShowsOwnAndGrantedChangesOnly(t *testing.T) {
@@ -106,7 +109,7 @@ func TestFeedPagingAndCursors(t *testing.T) {
 	}
 	cred := ta.keyCred(w)
 	var seen []uint64
-	q := EventsQuery{Limit: 3}
+	q := EventsQuery{FeedCursor{Limit: 3}}
 	for range 10 {
 		page := ta.feed(cred, q)
 		for _, e := range page.Events {
@@ -119,7 +122,7 @@ func TestFeedPagingAndCursors(t *testing.T) {
 			t.Fatalf("a page with has_more holds %d events, want the limit 3", len(page.Events))
 		}
 		after := page.NextSeq
-		q = EventsQuery{Limit: 3, AfterSeq: &after}
+		q = EventsQuery{FeedCursor{Limit: 3, AfterSeq: &after}}
 	}
 	if len(seen) != 7 {
 		t.Fatalf("paging saw %d events, want 7: %v", len(seen), seen)
@@ -132,12 +135,12 @@ func TestFeedPagingAndCursors(t *testing.T) {
 	// Polling again from the last cursor returns nothing new.
 	last := ta.feed(cred, EventsQuery{})
 	end := last.NextSeq
-	if page := ta.feed(cred, EventsQuery{AfterSeq: &end}); len(page.Events) != 0 || page.HasMore || page.NextSeq != end {
+	if page := ta.feed(cred, EventsQuery{FeedCursor{AfterSeq: &end}}); len(page.Events) != 0 || page.HasMore || page.NextSeq != end {
 		t.Fatalf("an up-to-date cursor got %+v", page)
 	}
 	// A cursor from the future is refused.
 	future := ta.a.AuditSeq + 5
-	wantCode(t, ta.query(cred, EventsQuery{Limit: 10, AfterSeq: &future}), CodeValidation)
+	wantCode(t, ta.query(cred, EventsQuery{FeedCursor{Limit: 10, AfterSeq: &future}}), CodeValidation)
 }
 
 func TestFeedTimeWindows(t *testing.T) {
@@ -153,7 +156,7 @@ func TestFeedTimeWindows(t *testing.T) {
 	}
 	// An RFC 3339 since (parsed by the edge into a time) reaches further.
 	since := first - int64(time.Second)
-	page := ta.feed(ta.keyCred(w), EventsQuery{SinceTime: &since})
+	page := ta.feed(ta.keyCred(w), EventsQuery{FeedCursor{SinceTime: &since}})
 	if len(page.Events) != 2 {
 		t.Fatalf("since before the first event shows %d, want 2", len(page.Events))
 	}

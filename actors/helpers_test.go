@@ -301,3 +301,12 @@ func mustNotMention(t *testing.T, what string, text string, secrets ...string) {
 		}
 	}
 }
+
+// each is f of every item, in order.
+func each[T, V any](items []T, f func(T) V) []V {
+	out := make([]V, len(items))
+	for i, item := range items {
+		out[i] = f(item)
+	}
+	return out
+}

@@ -93,3 +93,9 @@ func (q AddressRecordQuery) run(a *Account, who Principal, c Level, now int64) R
 func (q WatchedQuery) run(a *Account, who Principal, c Level, now int64) Result {
 	return answered(q.answer(a, who, c, now))
 }
+func (q ChainActivityQuery) run(a *Account, who Principal, c Level, now int64) Result {
+	return answered(q.answer(a, who, c, now))
+}
+func (q DeepeningQuery) run(a *Account, who Principal, c Level, now int64) Result {
+	return answered(q.answer(a, who, c, now))
+}

@@ -21,7 +21,11 @@ import (
 // (issue 28), which a leader proposes only once every voter applies it:
 // until then a label import sends one command a line, as before; version
 // 4 adds ObserveAddress (issue 31), the chain follower's facts, which a
-// leader proposes only once every voter records them.
+// leader proposes only once every voter records them; version 5 adds
+// ObserveChain (issue 32), the same facts from which apply derives the
+// chain events: an older node applies ObserveAddress without events, so
+// the follower proposes ObserveChain only once every voter applies it,
+// and ObserveAddress until then.
 
 // A leader refuses a command of a newer version than some voter applies
 // before it enters the log: clustererr.ErrFeatureNotAdmitted.
@@ -30,7 +34,7 @@ import (
 type FeatureVersion uint32
 
 // CurrentFeatureVersion is the highest version this release knows.
-const CurrentFeatureVersion FeatureVersion = 4
+const CurrentFeatureVersion FeatureVersion = 5
 
 // featureVersionOverride, set at link time with
 // -ldflags "-X github.com/addrwatch/addrwatch/actors.featureVersionOverride=1",

@@ -77,6 +77,14 @@ type WatchedTx struct {
 	TxObservation
 	FirstSeenAt int64 `json:"first_seen_at"`
 	ChangedAt   int64 `json:"changed_at"`
+	// Entered counts the chain events of each kind the transaction gave
+	// on this address: the occurrence in an event's ID (chain_events.go).
+	// Only ObserveChain keeps it.
+	Entered TxOccurrences `json:"entered,omitzero"`
+	// DeepIn is the block the transaction was at least TxDeepConfirmations
+	// deep in when its tx_deep was given (or when it was taken in as
+	// already deep); empty until then and again after a reorg.
+	DeepIn string `json:"deep_in,omitempty"`
 }
 
 // WatchedAddress is what the account recorded of one watched address:
@@ -91,6 +99,11 @@ type WatchedAddress struct {
 	Mempool    AddressTotals `json:"mempool"`
 	ObservedAt int64         `json:"observed_at"`
 	Txs        []*WatchedTx  `json:"txs"`
+	// ChainEvents says an ObserveChain has taken the record in: what
+	// changes from then on is a chain event. A record only ObserveAddress
+	// kept (an older release's kind) has none, and the first ObserveChain
+	// takes what is already deep in it as it stands.
+	ChainEvents bool `json:"chain_events,omitempty"`
 }
 
 // Bounds of what is recorded per address.
@@ -130,37 +143,63 @@ func (*ObserveAddress) Kind() Kind { return KindObserveAddress }
 type ObservedView struct {
 	New     int `json:"new"`
 	Changed int `json:"changed"`
+	// Events is how many chain events it gave (ObserveChain only).
+	Events int `json:"events,omitempty"`
 }
 
 func (p *ObserveAddress) apply(a *Account, c *Command, _ Level) Result {
-	if c.Principal.Kind != PrincipalSystem {
-		return fail(errUnauthorized)
-	}
-	if err := p.validate(); err != nil {
+	if err := a.admitObservation(c, p.Address, p.validate); err != nil {
 		return fail(err)
 	}
-	if !a.holdsBitcoinAddress(p.Address) {
-		return fail(Errorf(CodeNotFound, "no card of the account holds this address"))
-	}
-	a.forgetUnwatched()
-	w := a.watched(p.Address)
-	if w == nil {
-		w = &WatchedAddress{Address: p.Address, Txs: []*WatchedTx{}}
-		a.Watched = append(a.Watched, w)
-		slices.SortFunc(a.Watched, func(x, y *WatchedAddress) int { return cmp.Compare(x.Address, y.Address) })
-	}
+	w := a.recordOf(p.Address)
 	w.TipHeight, w.TipHash, w.Confirmed, w.Mempool, w.ObservedAt = p.TipHeight, p.TipHash, p.Confirmed, p.Mempool, c.At
 	var v ObservedView
 	for _, o := range p.Txs {
-		switch w.record(o, c.At) {
-		case txNew:
-			v.New++
-		case txChanged:
-			v.Changed++
-		}
+		_, _, r := w.record(o, c.At)
+		v.count(r)
 	}
 	w.trim()
 	return ok(v)
+}
+
+// admitObservation checks that an observation of address may be
+// recorded: the system's, well formed (validate), of an address a card
+// holds. Then, and only then, it forgets the records of addresses no card
+// holds any more.
+func (a *Account) admitObservation(c *Command, address string, validate func() *Error) *Error {
+	if c.Principal.Kind != PrincipalSystem {
+		return errUnauthorized
+	}
+	if err := validate(); err != nil {
+		return err
+	}
+	if !a.holdsBitcoinAddress(address) {
+		return Errorf(CodeNotFound, "no card of the account holds this address")
+	}
+	a.forgetUnwatched()
+	return nil
+}
+
+// recordOf is the account's record of address, made empty when it has
+// none, kept in address order.
+func (a *Account) recordOf(address string) *WatchedAddress {
+	if w := a.watched(address); w != nil {
+		return w
+	}
+	w := &WatchedAddress{Address: address, Txs: []*WatchedTx{}}
+	a.Watched = append(a.Watched, w)
+	slices.SortFunc(a.Watched, func(x, y *WatchedAddress) int { return cmp.Compare(x.Address, y.Address) })
+	return w
+}
+
+// count adds what recording one transaction did.
+func (v *ObservedView) count(r txRecorded) {
+	switch r {
+	case txNew:
+		v.New++
+	case txChanged:
+		v.Changed++
+	}
 }
 
 func (p *ObserveAddress) validate() *Error {
@@ -232,8 +271,9 @@ const (
 
 // record takes one observation in: a transaction not recorded is added,
 // one whose state, block or replacement differs is updated, and one
-// recorded as it is stays as it is.
-func (w *WatchedAddress) record(o TxObservation, at int64) txRecorded {
+// recorded as it is stays as it is. It returns the transaction's record
+// and what it was before (nil when it is new).
+func (w *WatchedAddress) record(o TxObservation, at int64) (*WatchedTx, *TxObservation, txRecorded) {
 	if o.State != TxMempool || len(o.Spends) > observeSpendsMax {
 		// Spends only tell a replacement apart, which only a transaction
 		// in the mempool may meet; a huge list is not worth refusing the
@@ -245,13 +285,15 @@ func (w *WatchedAddress) record(o TxObservation, at int64) txRecorded {
 			continue
 		}
 		if t.SameAs(o) {
-			return txAlready
+			return t, &t.TxObservation, txAlready
 		}
+		before := t.TxObservation
 		t.TxObservation, t.ChangedAt = o, at
-		return txChanged
+		return t, &before, txChanged
 	}
-	w.Txs = append(w.Txs, &WatchedTx{TxObservation: o, FirstSeenAt: at, ChangedAt: at})
-	return txNew
+	t := &WatchedTx{TxObservation: o, FirstSeenAt: at, ChangedAt: at}
+	w.Txs = append(w.Txs, t)
+	return t, nil, txNew
 }
 
 // SameAs reports whether o says nothing t does not: the same state, block
@@ -329,10 +371,11 @@ type WatchTargetsQuery struct {
 
 // WatchTarget is one watched address and its record (nil: nothing yet).
 // The record is a copy: the follower may keep it while the account
-// changes.
+// changes. DeepFrom is set by DeepeningQuery alone.
 type WatchTarget struct {
 	Address  string
 	Recorded *WatchedAddress
+	DeepFrom int64
 }
 
 func (q WatchTargetsQuery) answer(a *Account, who Principal, _ Level, _ int64) ([]WatchTarget, *Error) {

@@ -18,6 +18,36 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for ChainEventKind.
+const (
+	TxConfirmed ChainEventKind = "tx_confirmed"
+	TxDeep      ChainEventKind = "tx_deep"
+	TxDropped   ChainEventKind = "tx_dropped"
+	TxReorged   ChainEventKind = "tx_reorged"
+	TxReplaced  ChainEventKind = "tx_replaced"
+	TxSeen      ChainEventKind = "tx_seen"
+)
+
+// Valid indicates whether the value is a known member of the ChainEventKind enum.
+func (e ChainEventKind) Valid() bool {
+	switch e {
+	case TxConfirmed:
+		return true
+	case TxDeep:
+		return true
+	case TxDropped:
+		return true
+	case TxReorged:
+		return true
+	case TxReplaced:
+		return true
+	case TxSeen:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CoinID.
 const (
 	BitcoinCash CoinID = "bitcoin-cash"
@@ -3189,6 +3219,96 @@ func (e GetHistory503JSONResponseBodyCode) Valid() bool {
 	}
 }
 
+// Defines values for ListChainActivity400JSONResponseBodyCode.
+const (
+	ListChainActivity400JSONResponseBodyCodeBADREQUEST ListChainActivity400JSONResponseBodyCode = "BAD_REQUEST"
+)
+
+// Valid indicates whether the value is a known member of the ListChainActivity400JSONResponseBodyCode enum.
+func (e ListChainActivity400JSONResponseBodyCode) Valid() bool {
+	switch e {
+	case ListChainActivity400JSONResponseBodyCodeBADREQUEST:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListChainActivity401JSONResponseBodyCode.
+const (
+	ListChainActivity401JSONResponseBodyCodeUNAUTHORIZED ListChainActivity401JSONResponseBodyCode = "UNAUTHORIZED"
+)
+
+// Valid indicates whether the value is a known member of the ListChainActivity401JSONResponseBodyCode enum.
+func (e ListChainActivity401JSONResponseBodyCode) Valid() bool {
+	switch e {
+	case ListChainActivity401JSONResponseBodyCodeUNAUTHORIZED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListChainActivity405JSONResponseBodyCode.
+const (
+	ListChainActivity405JSONResponseBodyCodeMETHODNOTALLOWED ListChainActivity405JSONResponseBodyCode = "METHOD_NOT_ALLOWED"
+)
+
+// Valid indicates whether the value is a known member of the ListChainActivity405JSONResponseBodyCode enum.
+func (e ListChainActivity405JSONResponseBodyCode) Valid() bool {
+	switch e {
+	case ListChainActivity405JSONResponseBodyCodeMETHODNOTALLOWED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListChainActivity422JSONResponseBodyCode.
+const (
+	ListChainActivity422JSONResponseBodyCodeVALIDATION ListChainActivity422JSONResponseBodyCode = "VALIDATION"
+)
+
+// Valid indicates whether the value is a known member of the ListChainActivity422JSONResponseBodyCode enum.
+func (e ListChainActivity422JSONResponseBodyCode) Valid() bool {
+	switch e {
+	case ListChainActivity422JSONResponseBodyCodeVALIDATION:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListChainActivity429JSONResponseBodyCode.
+const (
+	ListChainActivity429JSONResponseBodyCodeRATELIMITED ListChainActivity429JSONResponseBodyCode = "RATE_LIMITED"
+)
+
+// Valid indicates whether the value is a known member of the ListChainActivity429JSONResponseBodyCode enum.
+func (e ListChainActivity429JSONResponseBodyCode) Valid() bool {
+	switch e {
+	case ListChainActivity429JSONResponseBodyCodeRATELIMITED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListChainActivity503JSONResponseBodyCode.
+const (
+	ListChainActivity503JSONResponseBodyCodeHTTPERROR ListChainActivity503JSONResponseBodyCode = "HTTP_ERROR"
+)
+
+// Valid indicates whether the value is a known member of the ListChainActivity503JSONResponseBodyCode enum.
+func (e ListChainActivity503JSONResponseBodyCode) Valid() bool {
+	switch e {
+	case ListChainActivity503JSONResponseBodyCodeHTTPERROR:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListHistoryCards400JSONResponseBodyCode.
 const (
 	ListHistoryCards400JSONResponseBodyCodeBADREQUEST ListHistoryCards400JSONResponseBodyCode = "BAD_REQUEST"
@@ -4798,6 +4918,57 @@ type CardTransactions struct {
 	Transactions []Transaction `json:"transactions"`
 }
 
+// ChainActivity defines model for ChainActivity.
+type ChainActivity struct {
+	Events  []ChainEvent `json:"events"`
+	HasMore bool         `json:"has_more"`
+
+	// NextSince Opaque cursor; pass it back as `since`.
+	NextSince string `json:"next_since"`
+}
+
+// ChainEvent One change to a transaction of a card's address, told for that card. addrwatch's own extension of the Agent API: not part of the v1 specification, which this document otherwise follows.
+type ChainEvent struct {
+	// Address The card's address.
+	Address string `json:"address"`
+
+	// AmountSat The card's net change in satoshis: what the transaction pays to the address less what it spends from it (negative for a payment out).
+	AmountSat int `json:"amount_sat"`
+
+	// At RFC 3339 time in UTC.
+	At DateTime `json:"at"`
+
+	// BlockHash The block's hash, as `height`.
+	BlockHash *string `json:"block_hash,omitempty"`
+
+	// CardId The card the event is told for.
+	CardId string `json:"card_id"`
+
+	// Confirmations How deep the block was when the event was recorded, 1 for the tip (`tx_confirmed`, `tx_deep`).
+	Confirmations *int `json:"confirmations,omitempty"`
+
+	// Height The block's height (`tx_confirmed`, `tx_deep`; for `tx_reorged`, the block it left).
+	Height *int `json:"height,omitempty"`
+
+	// Id Opaque, stable event ID: the same fact always has this ID, so an event seen twice is the same event.
+	Id string `json:"id"`
+
+	// Kind `tx_seen`: in the mempool (new, or back after it was dropped or replaced); `tx_confirmed`: in a block of the best chain (first seen there, or again after `tx_reorged`); `tx_deep`: its block is 6 deep; `tx_replaced`: replaced in the mempool by `replaced_by`; `tx_dropped`: left the mempool unconfirmed and not replaced; `tx_reorged`: its block left the best chain, undoing the `tx_confirmed` (and `tx_deep`) of that block.
+	Kind ChainEventKind `json:"kind"`
+
+	// ReplacedBy The transaction that replaced it (`tx_replaced`).
+	ReplacedBy *TxID `json:"replaced_by,omitempty"`
+
+	// SpaceId The bitcoin Space holding the card; absent for an Account card.
+	SpaceId *string `json:"space_id,omitempty"`
+
+	// Txid A transaction ID: 64 lower-case hexadecimal characters.
+	Txid TxID `json:"txid"`
+}
+
+// ChainEventKind `tx_seen`: in the mempool (new, or back after it was dropped or replaced); `tx_confirmed`: in a block of the best chain (first seen there, or again after `tx_reorged`); `tx_deep`: its block is 6 deep; `tx_replaced`: replaced in the mempool by `replaced_by`; `tx_dropped`: left the mempool unconfirmed and not replaced; `tx_reorged`: its block left the best chain, undoing the `tx_confirmed` (and `tx_deep`) of that block.
+type ChainEventKind string
+
 // CoinID A supported coin, or `unknown` when no listed coin applies.
 type CoinID string
 
@@ -5939,6 +6110,33 @@ type GetHistory429JSONResponseBodyCode string
 // GetHistory503JSONResponseBodyCode defines parameters for GetHistory.
 type GetHistory503JSONResponseBodyCode string
 
+// ListChainActivityParams defines parameters for ListChainActivity.
+type ListChainActivityParams struct {
+	// Since The saved `next_since` cursor, or an RFC 3339 timestamp with timezone for the first poll (the events at or after it: none for a time after the newest event, all kept for one before the oldest, whatever the year); omitted, the past 24 hours.
+	Since *string `form:"since,omitempty" json:"since,omitempty"`
+
+	// Limit Events per page.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ListChainActivity400JSONResponseBodyCode defines parameters for ListChainActivity.
+type ListChainActivity400JSONResponseBodyCode string
+
+// ListChainActivity401JSONResponseBodyCode defines parameters for ListChainActivity.
+type ListChainActivity401JSONResponseBodyCode string
+
+// ListChainActivity405JSONResponseBodyCode defines parameters for ListChainActivity.
+type ListChainActivity405JSONResponseBodyCode string
+
+// ListChainActivity422JSONResponseBodyCode defines parameters for ListChainActivity.
+type ListChainActivity422JSONResponseBodyCode string
+
+// ListChainActivity429JSONResponseBodyCode defines parameters for ListChainActivity.
+type ListChainActivity429JSONResponseBodyCode string
+
+// ListChainActivity503JSONResponseBodyCode defines parameters for ListChainActivity.
+type ListChainActivity503JSONResponseBodyCode string
+
 // ListHistoryCards400JSONResponseBodyCode defines parameters for ListHistoryCards.
 type ListHistoryCards400JSONResponseBodyCode string
 
@@ -6633,6 +6831,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /history (the `GetHistory` operationId).
 	GetHistory(ctx context.Context, params *GetHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListChainActivity Poll the chain events of the readable cards
+	//
+	// What the service saw happen on the Bitcoin chain to the transactions of the cards' addresses: a payment seen in the mempool (`tx_seen`), confirmed in a block (`tx_confirmed`), 6 blocks deep (`tx_deep`), replaced (`tx_replaced`), dropped from the mempool (`tx_dropped`), or taken out of the best chain by a reorg (`tx_reorged`, which undoes an earlier `tx_confirmed`). Each change is an event for every card holding the address, and lists only events of cards the key can read now: a card whose grant is removed has its events hidden on the next request, and the events of a deleted or moved card (a move gives the card a new ID) are not listed. The cursor rules are `GET /events`'s: pass `next_since` back as `since`, fetch again at once while `has_more` is true, and save `next_since` even from an empty page, since it moves past events the key cannot see. An event's `id` is stable: the same fact always has the same `id`, and a new fact (a confirmation again after a reorg) a new one. Events are kept 7 days, at most 1,000 per account. Any other query parameter, a `since` this feed did not issue (an `/events` cursor included), or a `limit` outside 1 to 100 returns `422`. addrwatch's own extension of the Agent API: not part of the v1 specification, which this document otherwise follows.
+	//
+	// Corresponds with GET /history/activity (the `ListChainActivity` operationId).
+	ListChainActivity(ctx context.Context, params *ListChainActivityParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListHistoryCards List the Account cards whose History is readable
 	//
@@ -7385,6 +7590,23 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 // Corresponds with GET /history (the `GetHistory` operationId).
 func (c *Client) GetHistory(ctx context.Context, params *GetHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetHistoryRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListChainActivity Poll the chain events of the readable cards
+//
+// What the service saw happen on the Bitcoin chain to the transactions of the cards' addresses: a payment seen in the mempool (`tx_seen`), confirmed in a block (`tx_confirmed`), 6 blocks deep (`tx_deep`), replaced (`tx_replaced`), dropped from the mempool (`tx_dropped`), or taken out of the best chain by a reorg (`tx_reorged`, which undoes an earlier `tx_confirmed`). Each change is an event for every card holding the address, and lists only events of cards the key can read now: a card whose grant is removed has its events hidden on the next request, and the events of a deleted or moved card (a move gives the card a new ID) are not listed. The cursor rules are `GET /events`'s: pass `next_since` back as `since`, fetch again at once while `has_more` is true, and save `next_since` even from an empty page, since it moves past events the key cannot see. An event's `id` is stable: the same fact always has the same `id`, and a new fact (a confirmation again after a reorg) a new one. Events are kept 7 days, at most 1,000 per account. Any other query parameter, a `since` this feed did not issue (an `/events` cursor included), or a `limit` outside 1 to 100 returns `422`. addrwatch's own extension of the Agent API: not part of the v1 specification, which this document otherwise follows.
+//
+// Corresponds with GET /history/activity (the `ListChainActivity` operationId).
+func (c *Client) ListChainActivity(ctx context.Context, params *ListChainActivityParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListChainActivityRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8820,6 +9042,72 @@ func NewGetHistoryRequest(server string, params *GetHistoryParams) (*http.Reques
 	return req, nil
 }
 
+// NewListChainActivityRequest constructs an http.Request for the ListChainActivity method
+func NewListChainActivityRequest(server string, params *ListChainActivityParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/history/activity")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListHistoryCardsRequest constructs an http.Request for the ListHistoryCards method
 func NewListHistoryCardsRequest(server string) (*http.Request, error) {
 	var err error
@@ -9709,6 +9997,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /history (the `GetHistory` operationId).
 	GetHistoryWithResponse(ctx context.Context, params *GetHistoryParams, reqEditors ...RequestEditorFn) (*GetHistoryResponse, error)
+
+	// ListChainActivityWithResponse Poll the chain events of the readable cards
+	//
+	// What the service saw happen on the Bitcoin chain to the transactions of the cards' addresses: a payment seen in the mempool (`tx_seen`), confirmed in a block (`tx_confirmed`), 6 blocks deep (`tx_deep`), replaced (`tx_replaced`), dropped from the mempool (`tx_dropped`), or taken out of the best chain by a reorg (`tx_reorged`, which undoes an earlier `tx_confirmed`). Each change is an event for every card holding the address, and lists only events of cards the key can read now: a card whose grant is removed has its events hidden on the next request, and the events of a deleted or moved card (a move gives the card a new ID) are not listed. The cursor rules are `GET /events`'s: pass `next_since` back as `since`, fetch again at once while `has_more` is true, and save `next_since` even from an empty page, since it moves past events the key cannot see. An event's `id` is stable: the same fact always has the same `id`, and a new fact (a confirmation again after a reorg) a new one. Events are kept 7 days, at most 1,000 per account. Any other query parameter, a `since` this feed did not issue (an `/events` cursor included), or a `limit` outside 1 to 100 returns `422`. addrwatch's own extension of the Agent API: not part of the v1 specification, which this document otherwise follows.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /history/activity (the `ListChainActivity` operationId).
+	ListChainActivityWithResponse(ctx context.Context, params *ListChainActivityParams, reqEditors ...RequestEditorFn) (*ListChainActivityResponse, error)
 
 	// ListHistoryCardsWithResponse List the Account cards whose History is readable
 	//
@@ -12423,6 +12720,117 @@ func (r GetHistoryResponse) ContentType() string {
 	return ""
 }
 
+// ListChainActivityResponse401Headers the declared response headers of an HTTP 401 response for ListChainActivity
+type ListChainActivityResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListChainActivityResponse405Headers the declared response headers of an HTTP 405 response for ListChainActivity
+type ListChainActivityResponse405Headers struct {
+	Allow string
+}
+
+// ListChainActivityResponse429Headers the declared response headers of an HTTP 429 response for ListChainActivity
+type ListChainActivityResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListChainActivityResponse503Headers the declared response headers of an HTTP 503 response for ListChainActivity
+type ListChainActivityResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListChainActivityResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ChainActivity
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Validation
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListChainActivityResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListChainActivityResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListChainActivityResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListChainActivityResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListChainActivityResponse) GetJSON200() *ChainActivity {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListChainActivityResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListChainActivityResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r ListChainActivityResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListChainActivityResponse) GetJSON422() *Validation {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListChainActivityResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListChainActivityResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListChainActivityResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListChainActivityResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListChainActivityResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListChainActivityResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListHistoryCardsResponse401Headers the declared response headers of an HTTP 401 response for ListHistoryCards
 type ListHistoryCardsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -14407,6 +14815,21 @@ func (c *ClientWithResponses) GetHistoryWithResponse(ctx context.Context, params
 		return nil, err
 	}
 	return ParseGetHistoryResponse(rsp)
+}
+
+// ListChainActivityWithResponse Poll the chain events of the readable cards
+//
+// What the service saw happen on the Bitcoin chain to the transactions of the cards' addresses: a payment seen in the mempool (`tx_seen`), confirmed in a block (`tx_confirmed`), 6 blocks deep (`tx_deep`), replaced (`tx_replaced`), dropped from the mempool (`tx_dropped`), or taken out of the best chain by a reorg (`tx_reorged`, which undoes an earlier `tx_confirmed`). Each change is an event for every card holding the address, and lists only events of cards the key can read now: a card whose grant is removed has its events hidden on the next request, and the events of a deleted or moved card (a move gives the card a new ID) are not listed. The cursor rules are `GET /events`'s: pass `next_since` back as `since`, fetch again at once while `has_more` is true, and save `next_since` even from an empty page, since it moves past events the key cannot see. An event's `id` is stable: the same fact always has the same `id`, and a new fact (a confirmation again after a reorg) a new one. Events are kept 7 days, at most 1,000 per account. Any other query parameter, a `since` this feed did not issue (an `/events` cursor included), or a `limit` outside 1 to 100 returns `422`. addrwatch's own extension of the Agent API: not part of the v1 specification, which this document otherwise follows.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /history/activity (the `ListChainActivity` operationId).
+func (c *ClientWithResponses) ListChainActivityWithResponse(ctx context.Context, params *ListChainActivityParams, reqEditors ...RequestEditorFn) (*ListChainActivityResponse, error) {
+	rsp, err := c.ListChainActivity(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListChainActivityResponse(rsp)
 }
 
 // ListHistoryCardsWithResponse List the Account cards whose History is readable
@@ -17186,6 +17609,117 @@ func ParseGetHistoryResponse(rsp *http.Response) (*GetHistoryResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetHistoryResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListChainActivityResponse parses an HTTP response from a ListChainActivityWithResponse call
+func ParseListChainActivityResponse(rsp *http.Response) (*ListChainActivityResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListChainActivityResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ChainActivity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Validation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListChainActivityResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListChainActivityResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListChainActivityResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListChainActivityResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -24,8 +24,10 @@
 //   - Transactions walks a card's History by next_offset, SheetRows a
 //     Sheet's rows (stopping with ErrSheetChanged when the revision
 //     changes between pages; ReadSheet restarts by itself, a bounded
-//     number of times), and EventPoller polls the change feed keeping its
-//     cursor.
+//     number of times), EventPoller polls the change feed keeping its
+//     cursor, and ChainActivityPoller the chain events of the readable
+//     cards alike (GET /history/activity, addrwatch's extension of the
+//     API).
 //
 // Errors from the API are *APIError, carrying the spec's code.
 //

@@ -19,7 +19,11 @@ const (
 	eventsLimitMax     = 100
 )
 
-func cursorFor(seq uint64) string { return cursorPrefix + strconv.FormatUint(seq, 36) }
+func cursorFor(seq uint64) string { return feedCursorFor(cursorPrefix, seq) }
+
+// feedCursorFor is the opaque cursor of a feed whose cursors start with
+// prefix: the one that resumes after the record numbered seq.
+func feedCursorFor(prefix string, seq uint64) string { return prefix + strconv.FormatUint(seq, 36) }
 
 // eventView is one event as the feed shows it.
 type eventView struct {
@@ -38,7 +42,16 @@ type eventsView struct {
 // eventsQuery parses since (a cursor, or an RFC 3339 time with a zone for
 // the first poll) and limit.
 func eventsQuery(ctx *fasthttp.RequestCtx) (actors.EventsQuery, error) {
-	q := actors.EventsQuery{Limit: eventsLimitDefault}
+	c, err := feedCursor(ctx, cursorPrefix)
+	return actors.EventsQuery{FeedCursor: c}, err
+}
+
+// feedCursor parses the query of a feed paged by the /events rules: since
+// (a cursor of this feed, which starts with prefix, or an RFC 3339 time
+// with a zone for the first poll) and limit (1 to 100, default 100); any
+// other parameter is refused.
+func feedCursor(ctx *fasthttp.RequestCtx, prefix string) (actors.FeedCursor, error) {
+	q := actors.FeedCursor{Limit: eventsLimitDefault}
 	if err := onlyParams(ctx, "since", "limit"); err != nil {
 		return q, err
 	}
@@ -50,7 +63,7 @@ func eventsQuery(ctx *fasthttp.RequestCtx) (actors.EventsQuery, error) {
 		return q, nil
 	}
 	since := string(ctx.QueryArgs().Peek("since"))
-	if rest, isCursor := strings.CutPrefix(since, cursorPrefix); isCursor {
+	if rest, isCursor := strings.CutPrefix(since, prefix); isCursor {
 		seq, perr := strconv.ParseUint(rest, 36, 64)
 		if perr != nil {
 			return q, actors.Errorf(actors.CodeValidation, "since is not a cursor this feed issued")

@@ -84,7 +84,7 @@ func prefixOf(aud audience) string {
 var operations = slices.Concat(
 	agentOperations, ownerOperations, loginOperations,
 	portfolioOperations, spaceOperations, bookmarkOperations, sheetOperations,
-	moveOperations, historyOperations, historyCSVOperations, eventOperations,
+	moveOperations, historyOperations, historyCSVOperations, eventOperations, chainActivityOperations,
 	labelOperations, activityOperations, documentOperations,
 )
 

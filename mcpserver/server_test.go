@@ -193,7 +193,7 @@ func TestReadOnlyKeyListsOnlyReadTools(t *testing.T) {
 			t.Errorf("a read key is offered %s", name)
 		}
 	}
-	if listed["me"] == nil || listed["get_sheet"] == nil || listed["read_notes"] == nil || len(listed) != 13 {
+	if listed["me"] == nil || listed["get_sheet"] == nil || listed["read_notes"] == nil || listed["list_chain_activity"] == nil || len(listed) != 14 {
 		t.Fatalf("read tools listed: %d", len(listed))
 	}
 	// A write tool called anyway goes to the API, which refuses it.

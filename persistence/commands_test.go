@@ -18,7 +18,7 @@ import (
 // commandKindsMax is the highest Kind this build knows. The round-trip test
 // asserts that NewPayload knows every kind up to it and none after it, so a
 // new kind that is not added here fails loudly instead of going untested.
-const commandKindsMax = actors.KindObserveAddress
+const commandKindsMax = actors.KindObserveChain
 
 // at0 is the leader time of the first test command.
 var at0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano()
@@ -189,6 +189,12 @@ func samplePayload(t testing.TB, k actors.Kind) actors.Payload {
 			{TxID: strings.Repeat("2c", 32), State: actors.TxMempool, ReceivedSat: 5_000, Spends: []string{strings.Repeat("3d", 32) + ":1"}},
 			{TxID: strings.Repeat("4e", 32), State: actors.TxReplaced, SentSat: 7_000, ReplacedBy: strings.Repeat("2c", 32)},
 		}
+	case *actors.ObserveChain:
+		// Every field of both, so that neither the embedded observation's
+		// fields nor TipOnly are dropped (apply refuses a tip-only one
+		// with transactions; the encoding does not judge).
+		p.ObserveAddress = *samplePayload(t, actors.KindObserveAddress).(*actors.ObserveAddress)
+		p.TipOnly = true
 	default:
 		t.Fatalf("kind %d (%T) has no sample: add one", k, p)
 	}

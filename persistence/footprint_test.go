@@ -363,7 +363,7 @@ func fpServeReads(t testing.TB, a *actors.Account, cred actors.Credential) {
 		txids = append(txids, n.TxID)
 	}
 	run(actors.NotesBatchQuery{TxIDs: txids})
-	run(actors.EventsQuery{Limit: 100})
+	run(actors.EventsQuery{FeedCursor: actors.FeedCursor{Limit: 100}})
 	for _, s := range fpBody[actors.SpaceListView](t, run(actors.ListSpacesQuery{})).Spaces {
 		run(actors.GetSpaceQuery{SpaceID: s.ID})
 		if s.Type != actors.SpaceSheet {

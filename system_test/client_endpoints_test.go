@@ -266,6 +266,12 @@ func TestClientCallsEveryEndpoint(t *testing.T) {
 	if err != nil || len(events) == 0 || poller.Cursor() == "" {
 		t.Fatalf("events: %d, cursor %q, %v", len(events), poller.Cursor(), err)
 	}
+	// The chain activity (our extension) answers, with a cursor to keep;
+	// what it holds is TestChainActivityOfARegtestPayment's.
+	activity := agent.NewChainActivity("")
+	if _, err := activity.Poll(ctx); err != nil || activity.Cursor() == "" {
+		t.Fatalf("chain activity: cursor %q, %v", activity.Cursor(), err)
+	}
 
 	// Every operation of the document answered 2xx at least once.
 	contract := ctLoad(t, s, "agent.json", "/v1")

@@ -313,6 +313,15 @@ func TestContractAgentAPI(t *testing.T) {
 		owner.do(t, ctReq{method: "GET", path: "/events", bearer: ow, status: 200})
 	})
 
+	t.Run("chain_activity", func(t *testing.T) {
+		page := agent.do(t, ctReq{method: "GET", path: "/history/activity?limit=2", bearer: read, status: 200}).obj(t)
+		agent.do(t, ctReq{method: "GET", path: "/history/activity?since=" + ctStr(page, "next_since"), bearer: read, status: 200})
+		agent.do(t, ctReq{method: "GET", path: "/history/activity?since=2026-01-01T00:00:00Z", bearer: write, status: 200})
+		agent.do(t, ctReq{method: "GET", path: "/history/activity?limit=101", bearer: read, status: 422, code: "VALIDATION", invalid: true})
+		agent.do(t, ctReq{method: "GET", path: "/history/activity?since=ev1.1", bearer: read, status: 422, code: "VALIDATION"})
+		owner.do(t, ctReq{method: "GET", path: "/history/activity", bearer: ow, status: 200})
+	})
+
 	t.Run("sheet_budget", func(t *testing.T) {
 		// The per-account Sheet-write budget: 30 changed writes a minute,
 		// then 429 with Retry-After.

@@ -16,7 +16,7 @@ func TestMCPThroughAFollower(t *testing.T) {
 	a := newMCPAccount(t, f)
 	for _, tr := range mcpTransports {
 		cs := mcpSession(t, f, a.write, tr)
-		if n := len(toolNames(t, cs)); n != 32 {
+		if n := len(toolNames(t, cs)); n != 33 {
 			t.Fatalf("%s through a follower lists %d tools", tr, n)
 		}
 		addr := ctAddress("mcp-follower-" + string(tr))

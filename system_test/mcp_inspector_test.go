@@ -84,7 +84,7 @@ func TestMCPInspectorConformance(t *testing.T) {
 		for _, tl := range tools {
 			names = append(names, tl.(map[string]any)["name"].(string))
 		}
-		if len(tools) != 32 {
+		if len(tools) != 33 {
 			t.Fatalf("the inspector lists %d tools: %v", len(tools), names)
 		}
 		t.Logf("%s tools/list: %d tools: %s", tr, len(names), strings.Join(names, " "))

@@ -42,11 +42,11 @@ func TestMCPServesTheAgentAPI(t *testing.T) {
 		rd := mcpSession(t, s, a.read, tr)
 
 		tools := toolNames(t, w)
-		if len(tools) != 32 {
-			t.Fatalf("a write key is offered %d tools, want 32 (one per operation)", len(tools))
+		if len(tools) != 33 {
+			t.Fatalf("a write key is offered %d tools, want 33 (one per operation)", len(tools))
 		}
 		readTools := toolNames(t, rd)
-		if len(readTools) != 13 || readTools["me"] == nil || readTools["create_portfolio_card"] != nil || readTools["validate_move"] != nil {
+		if len(readTools) != 14 || readTools["me"] == nil || readTools["create_portfolio_card"] != nil || readTools["validate_move"] != nil {
 			t.Fatalf("a read key is offered %d tools", len(readTools))
 		}
 

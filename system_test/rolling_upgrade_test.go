@@ -17,8 +17,10 @@ import (
 // new release one at a time. No acknowledged write may be lost, the history
 // must be linearizable (porcupine), no node may stop, and the command kinds
 // the new release adds over version 1 (RecordActivity, feature version 2,
-// and RecordKeyActivity, version 3) must stay out of the log until the
-// last node runs the new release, then work.
+// and RecordKeyActivity, version 3, which the test sees; ImportLabels, 3;
+// the follower's ObserveAddress, 4, and ObserveChain, 5) must stay out of
+// the log until the last node runs the new release, then work. The
+// leader then reports every node at currentFeatureVersion.
 
 // olderRelease builds addrwatchd as the older release: the same code
 // linked to support only feature version 1, so it refuses the later

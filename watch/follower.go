@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/addrwatch/addrwatch/actors"
@@ -14,11 +15,13 @@ import (
 )
 
 // Target is one address an account watches, with what the account
-// recorded of it (nil: nothing yet).
+// recorded of it (nil: nothing yet). DeepFrom is the lowest block height
+// of a recorded confirmed transaction not yet deep (Store.Deepening only).
 type Target struct {
 	Account  string
 	Address  string
 	Recorded *actors.WatchedAddress
+	DeepFrom int64
 }
 
 // Store is what the follower needs of the cluster, on the node it runs
@@ -31,7 +34,13 @@ type Store interface {
 	// Watched lists every watched address, with the records of those
 	// recordsOf picks (nil: all); the others' Recorded is nil.
 	Watched(ctx context.Context, recordsOf func(address string) bool) ([]Target, error)
-	Observe(ctx context.Context, account string, obs *actors.ObserveAddress) error
+	// Deepening lists the watched addresses whose records hold a
+	// confirmed transaction not yet deep, with DeepFrom and no record.
+	Deepening(ctx context.Context) ([]Target, error)
+	// Observe proposes what the follower saw of one address: as
+	// ObserveChain, or, while a voter does not apply that kind yet, as the
+	// ObserveAddress it carries (a tip-only one then has nothing to say).
+	Observe(ctx context.Context, account string, obs *actors.ObserveChain) error
 }
 
 // Options tune a Follower. The zero value takes every default.
@@ -90,6 +99,7 @@ type Stats struct {
 	Requests     int64          `json:"requests"`     // requests made to the source by sweeps
 	Observations int64          `json:"observations"` // observations proposed
 	Failures     int64          `json:"failures"`     // addresses whose reads or proposal failed
+	TipOnly      int64          `json:"tip_only"`     // tip-only observations proposed (deepen)
 }
 
 // New returns a follower of src for the accounts of store.
@@ -196,15 +206,23 @@ func (f *Follower) runNotified(ctx context.Context, n chain.Notifier, poll <-cha
 		return err
 	}
 	take := func(c chain.Change) error {
+		newTip := c.Tip.Hash != "" && c.Tip != tip
 		if c.Tip.Hash != "" {
 			tip = c.Tip
 		}
 		if c.All {
+			// The re-read observes every address at the tip of its chunk.
 			watched, rereads, err = f.watchAll(ctx, n, watched)
 			return err
 		}
-		if len(c.Addresses) > 0 {
-			return f.sweep(ctx, tip, setOf(c.Addresses))
+		read := setOf(c.Addresses)
+		if len(read) > 0 {
+			if err := f.sweep(ctx, tip, read); err != nil {
+				return err
+			}
+		}
+		if newTip {
+			return f.deepen(ctx, tip, read)
 		}
 		return nil
 	}
@@ -355,31 +373,67 @@ func (f *Follower) sweepTargets(ctx context.Context, tip chain.BlockRef, targets
 		}
 		byAddress[t.Address] = append(byAddress[t.Address], t)
 	}
-	work := make(chan string)
-	var wg sync.WaitGroup
-	for range min(f.opts.Workers, len(order)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for address := range work {
-				f.follow(ctx, tip, address, byAddress[address])
-			}
-		}()
-	}
-	for _, address := range order {
-		select {
-		case work <- address:
-		case <-ctx.Done():
-		}
-	}
-	close(work)
-	wg.Wait()
+	inParallel(ctx, f.opts.Workers, order, func(address string) { f.follow(ctx, tip, address, byAddress[address]) })
 	f.mu.Lock()
 	f.stats.Sweeps++
 	f.stats.Addresses += int64(len(order))
 	f.stats.Tip = tip
 	f.mu.Unlock()
 	return ctx.Err()
+}
+
+// deepen tells the addresses the change at tip did not name (read), whose
+// records hold a confirmed transaction tip makes deep, of tip alone: a
+// tip-only ObserveChain, from which apply gives tx_deep. The addresses a
+// change names are observed at tip already. A polling follower needs
+// none of it: it observes every address at each new tip. The proposals go
+// Workers at a time, as a sweep's do, so that a block that deepens many
+// addresses at once costs a few group commits, not one each.
+func (f *Follower) deepen(ctx context.Context, tip chain.BlockRef, read map[string]bool) error {
+	targets, err := f.store.Deepening(ctx)
+	if err != nil {
+		return err
+	}
+	targets = slices.DeleteFunc(targets, func(t Target) bool {
+		return read[t.Address] || tip.Height-t.DeepFrom+1 < actors.TxDeepConfirmations
+	})
+	var proposed atomic.Int64
+	inParallel(ctx, f.opts.Workers, targets, func(t Target) {
+		obs := &actors.ObserveChain{ObserveAddress: actors.ObserveAddress{Address: t.Address, TipHeight: tip.Height, TipHash: tip.Hash}, TipOnly: true}
+		if err := f.store.Observe(ctx, t.Account, obs); err != nil {
+			f.failed(t.Address, "deepen", err, 0)
+			return
+		}
+		proposed.Add(1)
+	})
+	f.mu.Lock()
+	f.stats.TipOnly += proposed.Load()
+	f.mu.Unlock()
+	return ctx.Err()
+}
+
+// inParallel calls do for each item, workers at a time, and returns once
+// every call has; when ctx ends, the items not handed out yet are left.
+func inParallel[T any](ctx context.Context, workers int, items []T, do func(T)) {
+	work := make(chan T)
+	var wg sync.WaitGroup
+	for range min(workers, len(items)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for item := range work {
+				do(item)
+			}
+		}()
+	}
+	for _, item := range items {
+		select {
+		case work <- item:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
 }
 
 // follow reads one address and proposes to each account watching it what

@@ -25,7 +25,7 @@ type testStore struct {
 	mu       sync.Mutex
 	accounts map[string]*actors.Account
 	at       int64
-	proposed []*actors.ObserveAddress
+	proposed []*actors.ObserveChain
 	copied   int // records handed to the follower
 }
 
@@ -79,7 +79,23 @@ func (s *testStore) Watched(_ context.Context, recordsOf func(string) bool) ([]T
 	return out, nil
 }
 
-func (s *testStore) Observe(_ context.Context, account string, obs *actors.ObserveAddress) error {
+func (s *testStore) Deepening(context.Context) ([]Target, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Target
+	for id, a := range s.accounts {
+		targets, err := actors.Answer[[]actors.WatchTarget](actors.RunQuery(a, actors.Credential{Kind: actors.CredentialSystem, AccountID: id}, actors.DeepeningQuery{}).Outcome())
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range targets {
+			out = append(out, Target{Account: id, Address: t.Address, DeepFrom: t.DeepFrom})
+		}
+	}
+	return out, nil
+}
+
+func (s *testStore) Observe(_ context.Context, account string, obs *actors.ObserveChain) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.at++
@@ -250,18 +266,25 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// With a source that notifies, the follower sweeps everything once, tells
-// the source what to watch, then reads only the addresses a change
-// names; a card added later is read and watched too.
-func TestANotifiedFollowerReadsOnlyWhatChanged(t *testing.T) {
+// runNotified runs a follower of a notifying chain, whose changes the
+// test sends, for an account watching addrA and addrB, until the test
+// ends.
+func runNotified(t *testing.T) (*notifyingChain, *testStore, *Follower) {
 	c := &notifyingChain{testChain: newTestChain(), changes: make(chan chain.Change)}
 	s := newTestStore(t, map[string][]string{"acct": {addrA, addrB}})
 	f := New(c, s, Options{Poll: 10 * time.Millisecond, FullEvery: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { f.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	t.Cleanup(func() { cancel(); <-done })
+	return c, s, f
+}
 
+// With a source that notifies, the follower sweeps everything once, tells
+// the source what to watch, then reads only the addresses a change
+// names; a card added later is read and watched too.
+func TestANotifiedFollowerReadsOnlyWhatChanged(t *testing.T) {
+	c, s, f := runNotified(t)
 	waitFor(t, "the first sweep", func() bool { return f.Stats().Addresses == 2 })
 	c.mu.Lock()
 	watched := slices.Clone(c.watched)
@@ -354,5 +377,70 @@ func TestAChangeGoesBeforeTheRestOfARereadOfEverything(t *testing.T) {
 	// Read as one sweep, the change would come last: B, C, A, A.
 	if got, want := c.read(), []string{addrB, addrA, addrC, addrA}; !slices.Equal(got, want) {
 		t.Fatalf("reads in order %v, want %v: the change told while %s was read goes before the rest of the re-read", got, want, addrB)
+	}
+}
+
+// events are the account's chain events so far, as kind@address.
+func (s *testStore) events(account string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, e := range s.accounts[account].ChainEvents {
+		out = append(out, string(e.Kind)+"@"+e.Address)
+	}
+	return out
+}
+
+// tipOnly counts the tip-only observations proposed so far.
+func (s *testStore) tipOnly() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, o := range s.proposed {
+		if o.TipOnly {
+			n++
+		}
+	}
+	return n
+}
+
+// A notified follower reads only the addresses a block names, so a
+// payment confirmed in an earlier block would never be read again at the
+// tip that makes it deep. At each new tip the follower tells the
+// addresses whose records hold a confirmed transaction that tip makes
+// deep, and only those, of the tip alone; apply gives tx_deep.
+func TestANotifiedFollowerTellsOfTheTipThatMakesAPaymentDeep(t *testing.T) {
+	c, s, f := runNotified(t)
+	waitFor(t, "the first sweep", func() bool { return f.Stats().Addresses == 2 })
+
+	pay := c.pay(addrA, 3_000, hashOf("p")+":0")
+	c.changes <- chain.Change{Addresses: []string{addrA}}
+	waitFor(t, "the payment seen", func() bool { return slices.Equal(s.events("acct"), []string{"tx_seen@" + addrA}) })
+	c.mine()
+	c.changes <- chain.Change{Tip: c.tip(), Addresses: []string{addrA}}
+	waitFor(t, "the payment confirmed", func() bool { return len(s.events("acct")) == 2 })
+	if got := s.tx("acct", addrA, pay.TxID); got.State != actors.TxConfirmed {
+		t.Fatalf("the payment: %+v", got)
+	}
+
+	// Blocks that touch no watched address: the payment's depth grows
+	// with each, and only the one that makes it deep is told.
+	for range actors.TxDeepConfirmations - 1 {
+		if s.tipOnly() != 0 {
+			t.Fatalf("a tip-only observation before the payment was deep")
+		}
+		c.mine()
+		c.changes <- chain.Change{Tip: c.tip()}
+	}
+	waitFor(t, "the payment deep", func() bool { return len(s.events("acct")) == 3 })
+	if got := s.events("acct"); got[2] != "tx_deep@"+addrA {
+		t.Errorf("events %v, want tx_deep last", got)
+	}
+	c.mine()
+	c.changes <- chain.Change{Tip: c.tip()}
+	c.changes <- chain.Change{Addresses: []string{addrB}} // taken once the tip's change is
+	waitFor(t, "the last change taken", func() bool { return f.Stats().Addresses == 2+3 })
+	if n, st := s.tipOnly(), f.Stats(); n != 1 || st.TipOnly != 1 {
+		t.Errorf("%d tip-only observations proposed (stats: %d), want one: for the one address, at the one tip", n, st.TipOnly)
 	}
 }

@@ -30,11 +30,11 @@ type lookup func(ctx context.Context, txid string) (chain.Tx, error)
 // all of it already. Transactions the account recorded as in the mempool
 // or confirmed that the source no longer shows so are looked up, to tell
 // a confirmation from a replacement, a drop or a reorg.
-func observation(ctx context.Context, address string, s sight, rec *actors.WatchedAddress, find lookup) (*actors.ObserveAddress, error) {
-	obs := &actors.ObserveAddress{
+func observation(ctx context.Context, address string, s sight, rec *actors.WatchedAddress, find lookup) (*actors.ObserveChain, error) {
+	obs := &actors.ObserveChain{ObserveAddress: actors.ObserveAddress{
 		Address: address, TipHeight: s.tip.Height, TipHash: s.tip.Hash,
 		Confirmed: totals(s.stats.Chain), Mempool: totals(s.stats.Mempool),
-	}
+	}}
 	recorded := map[string]*actors.WatchedTx{}
 	if rec != nil {
 		for _, t := range rec.Txs {

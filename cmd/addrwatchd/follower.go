@@ -7,6 +7,7 @@ import (
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/chain"
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 	"github.com/addrwatch/addrwatch/watch"
 )
 
@@ -26,27 +27,50 @@ func (s followerStore) Leading() bool { return s.leading() }
 // lead (another group's leader has it, or leadership just moved) or one
 // deleted since its ID was listed is skipped.
 func (s followerStore) Watched(ctx context.Context, recordsOf func(string) bool) ([]watch.Target, error) {
+	return s.targets(ctx, actors.WatchTargetsQuery{RecordsOf: recordsOf})
+}
+
+// Deepening reads the addresses a tip may deepen, of every account this
+// node leads, as Watched does.
+func (s followerStore) Deepening(ctx context.Context) ([]watch.Target, error) {
+	return s.targets(ctx, actors.DeepeningQuery{})
+}
+
+func (s followerStore) targets(ctx context.Context, q actors.QueryOf[[]actors.WatchTarget]) ([]watch.Target, error) {
 	var out []watch.Target
 	for _, id := range s.ids() {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		cred := actors.Credential{Kind: actors.CredentialSystem, AccountID: id, Now: s.now().UnixNano()}
-		targets, err := actors.Answer[[]actors.WatchTarget](s.accounts.Query(ctx, cred, actors.WatchTargetsQuery{RecordsOf: recordsOf}))
+		targets, err := actors.Answer[[]actors.WatchTarget](s.accounts.Query(ctx, cred, q))
 		if err != nil {
 			continue
 		}
 		for _, t := range targets {
-			out = append(out, watch.Target{Account: id, Address: t.Address, Recorded: t.Recorded})
+			out = append(out, watch.Target{Account: id, Address: t.Address, Recorded: t.Recorded, DeepFrom: t.DeepFrom})
 		}
 	}
 	return out, nil
 }
 
-// Observe proposes what the follower saw of one address to the account.
-func (s followerStore) Observe(ctx context.Context, account string, obs *actors.ObserveAddress) error {
-	_, err := s.accounts.Propose(ctx, &actors.Command{Account: account, At: s.now().UnixNano(),
-		Principal: actors.Principal{Kind: actors.PrincipalSystem}, Payload: obs})
+// Observe proposes what the follower saw of one address to the account:
+// as ObserveChain, which derives chain events, once every voter applies
+// it (feature version 5). Until then the leader refuses that kind before
+// the log (clustererr.ErrFeatureNotAdmitted) and the facts go as the
+// ObserveAddress they carry, which every voter of version 4 records
+// alike; a tip-only observation, which records nothing but what deepens,
+// is left out.
+func (s followerStore) Observe(ctx context.Context, account string, obs *actors.ObserveChain) error {
+	cmd := &actors.Command{Account: account, At: s.now().UnixNano(), Principal: actors.Principal{Kind: actors.PrincipalSystem}, Payload: obs}
+	_, err := s.accounts.Propose(ctx, cmd)
+	if errors.Is(err, clustererr.ErrFeatureNotAdmitted) {
+		if obs.TipOnly {
+			return nil
+		}
+		cmd.Payload = &obs.ObserveAddress
+		_, err = s.accounts.Propose(ctx, cmd)
+	}
 	var refusal *actors.Error
 	if errors.As(err, &refusal) && refusal.Code == actors.CodeNotFound {
 		return nil // the card went between the read and the proposal

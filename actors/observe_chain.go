@@ -1,0 +1,137 @@
+package actors
+
+// ObserveChain is ObserveAddress that also derives the chain events of
+// what it records (chain_events.go). It is a kind of its own (feature
+// version 5) because a node of the previous release applies
+// ObserveAddress without events: had the newer release derived them from
+// that kind, replicas of the two releases would hold different accounts.
+// The follower proposes it once every voter applies it, and
+// ObserveAddress until then.
+//
+// TipOnly is what tx_deep needs: the follower reads only the addresses a
+// block touched, so at each new tip it tells the others whose records
+// hold a confirmed transaction not yet deep of the tip alone. Such an
+// observation carries no transactions and keeps the recorded totals.
+type ObserveChain struct {
+	ObserveAddress
+	TipOnly bool `json:"tip_only,omitempty"`
+}
+
+func (*ObserveChain) Kind() Kind { return KindObserveChain }
+
+func (p *ObserveChain) apply(a *Account, c *Command, _ Level) Result {
+	if err := a.admitObservation(c, p.Address, p.validate); err != nil {
+		return fail(err)
+	}
+	if p.TipOnly {
+		return ok(a.observeTip(c, p))
+	}
+	w := a.recordOf(p.Address)
+	w.TipHeight, w.TipHash, w.Confirmed, w.Mempool, w.ObservedAt = p.TipHeight, p.TipHash, p.Confirmed, p.Mempool, c.At
+	// A record no ObserveChain took in yet (new, or kept by ObserveAddress
+	// alone) is first taken as it stands: what is already deep in it is
+	// history, not news. A card added for an address with years of
+	// payments would otherwise tell each of them at once.
+	first := !w.ChainEvents
+	w.ChainEvents = true
+	cards := a.cardsHolding(p.Address)
+	var v ObservedView
+	for _, o := range p.Txs {
+		t, before, r := w.record(o, c.At)
+		v.count(r)
+		if r == txAlready {
+			continue
+		}
+		if first && t.isDeep(w.TipHeight) {
+			t.DeepIn = t.BlockHash
+			continue
+		}
+		for _, change := range txChanges(before, t.TxObservation) {
+			if change.kind == ChainTxReorged {
+				t.DeepIn = ""
+			}
+			v.Events += a.tell(c, cards, w, t, change)
+		}
+	}
+	v.Events += a.deepen(c, cards, w, first)
+	w.trim()
+	return ok(v)
+}
+
+func (p *ObserveChain) validate() *Error {
+	if err := p.ObserveAddress.validate(); err != nil {
+		return err
+	}
+	if p.TipOnly && (len(p.Txs) > 0 || p.Confirmed != (AddressTotals{}) || p.Mempool != (AddressTotals{}) || p.TipHeight <= 0 || !isHash(p.TipHash)) {
+		return Errorf(CodeValidation, "a tip-only observation carries a tip and no transactions or totals")
+	}
+	return nil
+}
+
+// observeTip moves the record's tip forward to the observation's (never
+// back: a tip-only observation may be proposed after a newer full one)
+// and tells what that made deep. An address with no record has nothing
+// to deepen; a record no ObserveChain took in yet is taken in as it
+// stands, quietly.
+func (a *Account) observeTip(c *Command, p *ObserveChain) ObservedView {
+	w := a.watched(p.Address)
+	if w == nil {
+		return ObservedView{}
+	}
+	first := !w.ChainEvents
+	w.ChainEvents = true
+	if p.TipHeight > w.TipHeight {
+		w.TipHeight, w.TipHash = p.TipHeight, p.TipHash
+	}
+	return ObservedView{Events: a.deepen(c, a.cardsHolding(p.Address), w, first)}
+}
+
+// deepen marks the confirmed transactions of w that are deep at its tip
+// and tells each (tx_deep), in record order, unless quiet (a record taken
+// in as it stands).
+func (a *Account) deepen(c *Command, cards []cardPlace, w *WatchedAddress, quiet bool) int {
+	told := 0
+	for _, t := range w.Txs {
+		if !t.isDeep(w.TipHeight) {
+			continue
+		}
+		t.DeepIn = t.BlockHash
+		if !quiet {
+			told += a.tell(c, cards, w, t, txChange{ChainTxDeep, t.TxObservation})
+		}
+	}
+	return told
+}
+
+// DeepFrom is the lowest block height of a confirmed transaction of w
+// not yet deep (0: none): the follower tells the address of a new tip
+// once that tip makes it deep (TipOnly).
+func (w *WatchedAddress) DeepFrom() int64 {
+	var from int64
+	for _, t := range w.Txs {
+		if t.State == TxConfirmed && t.DeepIn != t.BlockHash && (from == 0 || t.Height < from) {
+			from = t.Height
+		}
+	}
+	return from
+}
+
+// DeepeningQuery is the follower's read, at a new tip, of the addresses
+// whose records hold a confirmed transaction not yet deep, each with
+// DeepFrom and no record: those a tip-only ObserveChain may deepen. Only
+// the system reads it. It scans the records' transactions (at most
+// watchedTxsMax an address) and copies nothing.
+type DeepeningQuery struct{}
+
+func (DeepeningQuery) answer(a *Account, who Principal, _ Level, _ int64) ([]WatchTarget, *Error) {
+	if who.Kind != PrincipalSystem {
+		return nil, errUnauthorized
+	}
+	var out []WatchTarget
+	for _, w := range a.Watched {
+		if from := w.DeepFrom(); from > 0 && a.holdsBitcoinAddress(w.Address) {
+			out = append(out, WatchTarget{Address: w.Address, DeepFrom: from})
+		}
+	}
+	return out, nil
+}

@@ -30,7 +30,7 @@ func ownerBearer(ctx *fasthttp.RequestCtx) (string, bool) {
 	if !found {
 		return "", false
 	}
-	cred, valid := parseBearer(token, 0)
+	cred, valid := bearerShape(token)
 	if !valid || (cred.Kind != actors.CredentialOwnerSecret && cred.Kind != actors.CredentialSession) {
 		return "", false
 	}

@@ -86,10 +86,17 @@ func (l *ledger[K]) wait(key K, now time.Time) time.Duration {
 }
 
 func (l *ledger[K]) waitLocked(f failures, now time.Time) time.Duration {
-	if f.count == 0 {
+	// Within the free allowance there is no wait, whatever the clock: the
+	// callers read now before they take mu, so a concurrent attempt that
+	// read the clock later may have recorded a last failure after this
+	// now, and last − now would then refuse an attempt the allowance
+	// admits (a correct sign-in among eight at once on one account was
+	// refused with 429 under load).
+	d := l.policy.delay(f.count)
+	if f.count == 0 || d == 0 {
 		return 0
 	}
-	return max(0, f.last.Add(l.policy.delay(f.count)).Sub(now))
+	return max(0, f.last.Add(d).Sub(now))
 }
 
 // fail records a failure of key at now.

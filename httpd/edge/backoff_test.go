@@ -61,3 +61,23 @@ func TestLedgerIsBounded(t *testing.T) {
 		t.Fatal("the newest key was dropped")
 	}
 }
+
+// Attempts read the clock before they take the ledger's lock, so one can
+// find a failure recorded at a later time than its own now. Within the
+// free allowance that must not make it wait: a correct sign-in among
+// several at once on one account was refused with 429 under load.
+func TestLedgerAdmitsWithinTheAllowanceWhateverTheClockOrder(t *testing.T) {
+	l := newLedger[string](AccountBackoff, 8)
+	later := start.Add(time.Millisecond)
+	if _, wait := l.admit("k", later); wait != 0 {
+		t.Fatalf("first attempt waits %s", wait)
+	}
+	for i := range AccountBackoff.Free { // Free failures, and the attempt after them, wait for nothing
+		if _, wait := l.admit("k", start); wait != 0 {
+			t.Fatalf("attempt %d, its clock read before the first's was recorded, waits %s", i+2, wait)
+		}
+	}
+	if _, wait := l.admit("k", start); wait == 0 {
+		t.Fatalf("an attempt after %d failures and one more is admitted at once", AccountBackoff.Free)
+	}
+}

@@ -51,6 +51,7 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzLabelImport -fuzztime $(FUZZTIME)
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzMCPDirectCall -fuzztime $(FUZZTIME)
 	$(GO) test ./mcpserver -run '^$$' -fuzz FuzzToolArguments -fuzztime $(FUZZTIME)
+	$(GO) test ./notify/send -run '^$$' -fuzz FuzzVerifySignatureHeader -fuzztime $(FUZZTIME)
 
 screenshots: ## take the README's pictures of the site again (docs/site-*.png), with headless Chromium
 	ADDRWATCH_TOUR_DIR=$(CURDIR)/docs $(GO) test ./system_test -run '^TestSiteTourInABrowser$$' -count=1

@@ -101,6 +101,9 @@ type Answer struct {
 	// was more, which was not read.
 	Body      []byte
 	Truncated bool
+	// Header is the answer's header (at most answerHeaderBytesMax of it
+	// is read): a sender reads Retry-After from it.
+	Header http.Header
 	// Latency runs from the start of the lookup to the end of the
 	// answer's body (or of its first AnswerBytes bytes).
 	Latency time.Duration
@@ -214,7 +217,7 @@ func (c *Client) Post(ctx context.Context, req Request) (Answer, error) {
 	// only, so a body that breaks off or outlasts the timeout leaves
 	// what was read and changes nothing else.
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, int64(c.cfg.AnswerBytes)+1))
-	answer := Answer{Status: resp.StatusCode, Body: body}
+	answer := Answer{Status: resp.StatusCode, Body: body, Header: resp.Header}
 	if len(body) > c.cfg.AnswerBytes {
 		answer.Body, answer.Truncated = body[:c.cfg.AnswerBytes], true
 	}

@@ -188,6 +188,7 @@ func TestPostAnswerCap(t *testing.T) {
 	big := strings.Repeat("x", 1<<20)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/small" {
+			w.Header().Set("Retry-After", "7")
 			io.WriteString(w, "ok")
 			return
 		}
@@ -206,6 +207,9 @@ func TestPostAnswerCap(t *testing.T) {
 	answer, err = c.Post(context.Background(), Request{URL: "http://hooks.example/small", Account: "a", Endpoint: "e"})
 	if err != nil || string(answer.Body) != "ok" || answer.Truncated {
 		t.Fatalf("small answer: %q truncated %v, %v", answer.Body, answer.Truncated, err)
+	}
+	if got := answer.Header.Get("Retry-After"); got != "7" {
+		t.Fatalf("the answer's Retry-After header is %q, want 7", got)
 	}
 }
 

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"slices"
-	"strconv"
 	"time"
 	"unicode/utf8"
 )
@@ -256,12 +255,12 @@ const (
 type DeliveryLogView struct {
 	Deliveries []DeliveryLineView `json:"deliveries"`
 	HasMore    bool               `json:"has_more"`
-	NextBefore *string            `json:"next_before"`
+	NextBefore *uint64            `json:"next_before"`
 }
 
 // DeliveryLineView is one line as the owner sees it.
 type DeliveryLineView struct {
-	Seq       string         `json:"seq"`
+	Seq       uint64         `json:"seq"`
 	At        string         `json:"at"`
 	ChannelID string         `json:"channel_id"`
 	EntryID   string         `json:"entry_id"`
@@ -310,7 +309,7 @@ func (q DeliveryLogQuery) answer(a *Account, who Principal, _ Level, _ int64) (D
 }
 
 func (l DeliveryLine) view() DeliveryLineView {
-	return DeliveryLineView{Seq: strconv.FormatUint(l.Seq, 10), At: formatTime(l.At), ChannelID: l.ChannelID, EntryID: l.EntryID,
+	return DeliveryLineView{Seq: l.Seq, At: formatTime(l.At), ChannelID: l.ChannelID, EntryID: l.EntryID,
 		EventID: l.EventID, Kind: l.Kind, CardID: l.CardID, Attempt: l.Attempt, Delivered: l.Delivered,
 		Status: l.Status, Class: l.Class, LatencyMs: l.LatencyMs, Detail: l.Detail, GaveUp: l.GaveUp}
 }

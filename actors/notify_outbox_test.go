@@ -348,11 +348,11 @@ func TestDeliveryLogPages(t *testing.T) {
 		ta.ack(DeliveryResult{EntryID: e.ID, Attempt: 2, At: ta.at + 1, Delivered: true, Status: 200})
 	}
 	page, _ := DeliveryLogQuery{Limit: 3}.answer(ta.a, ownerP, LevelWrite, ta.at)
-	if len(page.Deliveries) != 3 || !page.HasMore || page.Deliveries[0].Seq != "4" || *page.NextBefore != "2" {
+	if len(page.Deliveries) != 3 || !page.HasMore || page.Deliveries[0].Seq != 4 || *page.NextBefore != 2 {
 		t.Fatalf("first page %+v", page)
 	}
 	rest, _ := DeliveryLogQuery{Before: 2, Limit: 3}.answer(ta.a, ownerP, LevelWrite, ta.at)
-	if len(rest.Deliveries) != 1 || rest.HasMore || rest.Deliveries[0].Seq != "1" {
+	if len(rest.Deliveries) != 1 || rest.HasMore || rest.Deliveries[0].Seq != 1 {
 		t.Errorf("second page %+v", rest)
 	}
 	b, _ := DeliveryLogQuery{ChannelID: "nc_b"}.answer(ta.a, ownerP, LevelWrite, ta.at)

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/addrwatch/addrwatch/notify/keys"
 )
 
 // loadAdminToken returns --admin-token, or the token stored in
@@ -33,6 +35,22 @@ func loadAdminToken(cfg config) (string, error) {
 		return "", fmt.Errorf("write admin token: %w", err)
 	}
 	return token, nil
+}
+
+// loadNotifyKey loads --notify-key, which must exist and be readable by
+// its owner only; or, when it is unset, <data>/notify-key, made (0600) on
+// first start. Every node of a cluster must hold the same key: a channel
+// made under another is refused by the deliverer rather than signed with
+// a secret its receiver does not know.
+func loadNotifyKey(cfg config) (*keys.Key, error) {
+	if cfg.NotifyKey != "" {
+		k, err := keys.Load(cfg.NotifyKey, false)
+		if err != nil {
+			return nil, fmt.Errorf("--notify-key: %w", err)
+		}
+		return k, nil
+	}
+	return keys.Load(filepath.Join(cfg.Data, "notify-key"), true)
 }
 
 // randomHex returns n random bytes in hex.

@@ -89,6 +89,14 @@ func (a *Account) enqueue(c *Command, e ChainEvent) int {
 	return added
 }
 
+// outboxLen is how many entries the outbox holds.
+func (a *Account) outboxLen() int {
+	if a.Notify == nil {
+		return 0
+	}
+	return len(a.Notify.Outbox)
+}
+
 // settleOutbox keeps the outbox within its bounds after a change: the
 // oldest pending entries past outboxPendingMax are given up, each with a
 // line in the delivery log; delivered and given-up entries leave after

@@ -62,7 +62,9 @@ func TestEntriesOfOneCardGoOutInOrder(t *testing.T) {
 	other := ta.createCard(ta.owner, addrs[1])
 	ta.observeChain(addrs[1], 900)
 	ta.observeChain(addrs[0], 900, mempoolTx("a1", 5000))
-	ta.observeChain(addrs[0], 901, confirmedTx("a1", 901, "b1", 5000))
+	if v := ta.observeChain(addrs[0], 901, confirmedTx("a1", 901, "b1", 5000)); v.Events != 1 || v.Enqueued != 1 {
+		t.Errorf("observed %+v, want an event and its entry", v)
+	}
 	ta.observeChain(addrs[1], 901, mempoolTx("c1", 70))
 	if n := len(ta.a.Notify.Outbox); n != 3 {
 		t.Fatalf("%d entries, want 3", n)

@@ -25,8 +25,12 @@ func (p *ObserveChain) apply(a *Account, c *Command, _ Level) Result {
 	if err := a.admitObservation(c, p.Address, p.validate); err != nil {
 		return fail(err)
 	}
+	outbox := a.outboxLen()
 	if p.TipOnly {
-		return ok(a.observeTip(c, p))
+		v := a.observeTip(c, p)
+		v.Enqueued = a.outboxLen() - outbox
+		a.settleOutbox(c)
+		return ok(v)
 	}
 	w := a.recordOf(p.Address)
 	w.TipHeight, w.TipHash, w.Confirmed, w.Mempool, w.ObservedAt = p.TipHeight, p.TipHash, p.Confirmed, p.Mempool, c.At
@@ -58,6 +62,7 @@ func (p *ObserveChain) apply(a *Account, c *Command, _ Level) Result {
 	}
 	v.Events += a.deepen(c, cards, w, first)
 	w.trim()
+	v.Enqueued = a.outboxLen() - outbox
 	a.settleOutbox(c)
 	return ok(v)
 }
@@ -87,9 +92,7 @@ func (a *Account) observeTip(c *Command, p *ObserveChain) ObservedView {
 	if p.TipHeight > w.TipHeight {
 		w.TipHeight, w.TipHash = p.TipHeight, p.TipHash
 	}
-	v := ObservedView{Events: a.deepen(c, a.cardsHolding(p.Address), w, first)}
-	a.settleOutbox(c)
-	return v
+	return ObservedView{Events: a.deepen(c, a.cardsHolding(p.Address), w, first)}
 }
 
 // deepen marks the confirmed transactions of w that are deep at its tip
@@ -207,11 +210,16 @@ func (DeepeningQuery) answer(a *Account, who Principal, _ Level, _ int64) ([]Wat
 		return nil, errUnauthorized
 	}
 	var out []WatchTarget
+	rules := a.Notify != nil && len(a.Notify.Rules) > 0
 	for _, w := range a.Watched {
-		if from := w.DeepFrom(); from > 0 {
-			if cards := a.cardsHolding(w.Address); len(cards) > 0 {
-				out = append(out, WatchTarget{Address: w.Address, DeepFrom: from, DeepAt: w.deepAt(cards)})
+		if from := w.DeepFrom(); from > 0 && a.holdsBitcoinAddress(w.Address) {
+			// Without rules every card's depth is TxDeepConfirmations,
+			// and the cards' list is not worth making.
+			at := from + TxDeepConfirmations - 1
+			if rules {
+				at = w.deepAt(a.cardsHolding(w.Address))
 			}
+			out = append(out, WatchTarget{Address: w.Address, DeepFrom: from, DeepAt: at})
 		}
 	}
 	return out, nil

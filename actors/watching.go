@@ -151,6 +151,10 @@ type ObservedView struct {
 	Changed int `json:"changed"`
 	// Events is how many chain events it gave (ObserveChain only).
 	Events int `json:"events,omitempty"`
+	// Enqueued is how many outbox entries those events made: the leader's
+	// deliverer, on the node that proposed it, need not wait for its next
+	// look at the account.
+	Enqueued int `json:"enqueued,omitempty"`
 }
 
 func (p *ObserveAddress) apply(a *Account, c *Command, _ Level) Result {

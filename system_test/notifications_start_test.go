@@ -12,6 +12,7 @@ import (
 // The notify key: made 0600 in the data dir on first start; an explicit
 // --notify-key that is missing, or readable by others, is refused.
 func TestNotifyKeyAtStart(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	info, err := os.Stat(filepath.Join(s.Dir, "notify-key"))
 	if err != nil || info.Mode().Perm() != 0o600 {

@@ -20,6 +20,7 @@ import (
 func ntURL(s *server, path string) string { return s.URL + "/owner/v1/notifications" + path }
 
 func TestNotificationChannels(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	a := s.createAccount(t, "extended")
 	agentKey := s.createKey(t, a, "write")
@@ -145,6 +146,7 @@ func TestNotificationChannels(t *testing.T) {
 }
 
 func TestNotificationRulesDeliveriesAndOutbox(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	a := s.createAccount(t, "extended")
 	r := do(t, "POST", s.URL+"/owner/v1/portfolio/cards", a.OwnerSecret, map[string]any{"address": owAddress(7001)})
@@ -227,6 +229,7 @@ func TestNotificationRulesDeliveriesAndOutbox(t *testing.T) {
 
 // With --notify-allow-private a lab's loopback receiver is accepted.
 func TestNotificationAllowPrivate(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "--notify-allow-private")
 	a := s.createAccount(t, "base")
 	r := do(t, "POST", ntURL(s, "/channels"), a.OwnerSecret, map[string]any{"kind": "webhook", "name": "lab", "url": "http://127.0.0.1:9/hook"})

@@ -70,7 +70,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	notifyKey, err := loadNotifyKey(cfg)
+	notifyKey, err := loadNotifyKey(cfg, logger)
 	if err != nil {
 		return err
 	}

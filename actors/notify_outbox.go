@@ -62,8 +62,10 @@ func DeliveryEntryID(eventID, channelID string) string {
 	return "nd_" + hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// queue names the order an entry is delivered in: its channel and card.
-func (e *OutboxEntry) queue() string { return e.ChannelID + "\x00" + e.Event.CardID }
+// queueKey names the order an entry is delivered in: its channel and card.
+type queueKey struct{ channel, card string }
+
+func (e *OutboxEntry) queue() queueKey { return queueKey{e.ChannelID, e.Event.CardID} }
 
 // enqueue adds an entry for e to every enabled channel e's card's rule
 // selects, and returns how many. Without channels it does nothing at
@@ -246,7 +248,7 @@ func (q DueDeliveriesQuery) answer(a *Account, who Principal, _ Level, _ int64) 
 	if limit <= 0 || limit > dueDeliveriesMax {
 		limit = dueDeliveriesMax
 	}
-	heads := map[string]bool{}
+	heads := map[queueKey]bool{}
 	for _, e := range a.Notify.Outbox {
 		if e.State != DeliveryPending || heads[e.queue()] {
 			continue

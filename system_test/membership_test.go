@@ -85,7 +85,6 @@ func answering(t *testing.T, leader *server, id string) bool {
 // survivor runs, rewrites its configuration once it is stopped, and the
 // survivor starts alone and serves every acknowledged write.
 func TestClusterRecoverAfterLostQuorum(t *testing.T) {
-	owBuildCLI(t)
 	nodes := startCluster(t, 3)
 	leader, followers := leaderAndFollowers(t, nodes)
 	idOf := func(s *server) string { return s.extra[1] }

@@ -132,7 +132,6 @@ func startTLSCluster(t *testing.T, n int, extra ...string) []*server {
 // followed by extra.
 func clusterTLSArgs(t *testing.T, n int, extra ...string) func(i int) []string {
 	t.Helper()
-	owBuildCLI(t)
 	certs := filepath.Join(t.TempDir(), "certs")
 	var ids []string
 	for i := range n {

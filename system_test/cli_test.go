@@ -88,6 +88,7 @@ func owLines(t testing.TB, out string, want ...string) map[string]string {
 }
 
 func TestCLIEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	admin := []string{"--admin", s.AdminURL, "--admin-token", s.AdminToken}
 	const password = "cli password one"

@@ -32,6 +32,7 @@ func TestOrdinaryBuildIgnoresFaultRoutes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
+	t.Parallel()
 	malformed := faultRoutesEnv + "=not-a-route"
 	cmd := exec.Command(faultInjectBinary(t), "--data", t.TempDir(), "--http", freeAddr(t), "--admin", freeAddr(t), "--raft", freeAddr(t))
 	cmd.Env = append(os.Environ(), malformed)

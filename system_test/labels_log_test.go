@@ -17,6 +17,7 @@ import (
 // cards) takes 10 adds a handful of entries, and the same file again,
 // now all unchanged or refused, adds none.
 func TestLabelImportWritesAHandfulOfLogEntries(t *testing.T) {
+	t.Parallel()
 	// The chain follower reads the cards' addresses at its next sweep (every
 	// five polls of --chain-poll) and records what it saw in entries of its
 	// own, which would land in the count whenever the sweep fell between the

@@ -38,6 +38,9 @@ type Account struct {
 	// chainEventsMax (chain_events.go); ChainEventSeq numbers them.
 	ChainEvents   []ChainEvent `json:"chain_events,omitempty"`
 	ChainEventSeq uint64       `json:"chain_event_seq,omitempty"`
+	// Notify is the owner's notification channels, rules and outbox
+	// (notify.go); nil until the owner sets any.
+	Notify *NotifyState `json:"notify,omitempty"`
 
 	Idempotency IdempotencyRecords `json:"idempotency"`
 	Audit       []AuditEvent       `json:"audit"`

@@ -174,15 +174,12 @@ func confirmations(tip, height int64) int64 {
 	return max(tip-height+1, 1)
 }
 
-// isDeep reports whether the confirmed transaction t is deep at tip and
-// has not been told so in its block.
-func (t *WatchedTx) isDeep(tip int64) bool {
-	return t.State == TxConfirmed && t.DeepIn != t.BlockHash && tip-t.Height+1 >= TxDeepConfirmations
-}
-
 // cardPlace names a card holding a watched address: its ID and, for a
-// bookmark card, its Space.
-type cardPlace struct{ cardID, spaceID string }
+// bookmark card, its Space; and the depth its rule tells tx_deep at.
+type cardPlace struct {
+	cardID, spaceID string
+	depth           int64
+}
 
 // cardsHolding are the cards holding address, Account cards first, then
 // the bitcoin Spaces' cards, in stored order.
@@ -190,7 +187,7 @@ func (a *Account) cardsHolding(address string) []cardPlace {
 	var out []cardPlace
 	for _, c := range a.Portfolio {
 		if c.Address == address {
-			out = append(out, cardPlace{cardID: c.ID})
+			out = append(out, cardPlace{cardID: c.ID, depth: a.deepDepth(c.ID, "")})
 		}
 	}
 	for _, s := range a.Spaces {
@@ -199,7 +196,7 @@ func (a *Account) cardsHolding(address string) []cardPlace {
 		}
 		for _, c := range s.Cards {
 			if c.Address == address {
-				out = append(out, cardPlace{cardID: c.ID, spaceID: s.ID})
+				out = append(out, cardPlace{cardID: c.ID, spaceID: s.ID, depth: a.deepDepth(c.ID, s.ID)})
 			}
 		}
 	}
@@ -211,9 +208,17 @@ func (a *Account) cardsHolding(address string) []cardPlace {
 // counted once, on the address's record: each card's event of it shares
 // the number.
 func (a *Account) tell(c *Command, cards []cardPlace, w *WatchedAddress, t *WatchedTx, change txChange) int {
+	return a.tellAs(c, cards, w, t, change, t.Entered.enter(change.kind))
+}
+
+// tellAs is tell with the occurrence given: the cards of one tx_deep may
+// be told at different tips, each at its rule's depth, and share it.
+// Each event is enqueued for the owner's channels its card's rule
+// selects (notify_outbox.go).
+func (a *Account) tellAs(c *Command, cards []cardPlace, w *WatchedAddress, t *WatchedTx, change txChange, occurrence uint32) int {
 	tip := w.TipHeight
 	e := ChainEvent{At: c.At, Kind: change.kind, Address: w.Address, TxID: t.TxID,
-		Occurrence: t.Entered.enter(change.kind), AmountSat: t.ReceivedSat - t.SentSat}
+		Occurrence: occurrence, AmountSat: t.ReceivedSat - t.SentSat}
 	switch change.kind {
 	case ChainTxConfirmed, ChainTxDeep:
 		e.Height, e.BlockHash, e.Confirmations = change.of.Height, change.of.BlockHash, confirmations(tip, change.of.Height)
@@ -224,14 +229,16 @@ func (a *Account) tell(c *Command, cards []cardPlace, w *WatchedAddress, t *Watc
 	}
 	for _, card := range cards {
 		e.CardID, e.SpaceID = card.cardID, card.spaceID
-		a.appendChainEvent(e)
+		a.enqueue(c, a.appendChainEvent(e))
 	}
 	return len(cards)
 }
 
-// appendChainEvent numbers e and keeps the ring within its bounds.
-func (a *Account) appendChainEvent(e ChainEvent) {
+// appendChainEvent numbers e, keeps the ring within its bounds, and
+// returns e as numbered.
+func (a *Account) appendChainEvent(e ChainEvent) ChainEvent {
 	a.ChainEventSeq++
 	e.Seq = a.ChainEventSeq
 	a.ChainEvents = keepRecent(append(a.ChainEvents, e), chainEventsMax, chainEventsAgeMax)
+	return e
 }

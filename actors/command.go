@@ -39,6 +39,14 @@ const (
 	KindImportLabels        Kind = 32
 	KindObserveAddress      Kind = 33
 	KindObserveChain        Kind = 34
+	KindCreateNotifyChannel Kind = 35
+	KindUpdateNotifyChannel Kind = 36
+	KindRotateNotifySecret  Kind = 37
+	KindDeleteNotifyChannel Kind = 38
+	KindPutNotifyRule       Kind = 39
+	KindDeleteNotifyRule    Kind = 40
+	KindRecordDeliveries    Kind = 41
+	KindRedeliverEntry      Kind = 42
 )
 
 // Command is one replicated change to one account. Everything apply needs
@@ -125,6 +133,14 @@ var commandKinds = map[Kind]commandKind{
 	KindImportLabels:        {payload: func() Payload { return &ImportLabels{} }, version: 3},
 	KindObserveAddress:      {payload: func() Payload { return &ObserveAddress{} }, version: 4},
 	KindObserveChain:        {payload: func() Payload { return &ObserveChain{} }, version: 5},
+	KindCreateNotifyChannel: {payload: func() Payload { return &CreateNotifyChannel{} }, version: 6},
+	KindUpdateNotifyChannel: {payload: func() Payload { return &UpdateNotifyChannel{} }, version: 6},
+	KindRotateNotifySecret:  {payload: func() Payload { return &RotateNotifySecret{} }, version: 6},
+	KindDeleteNotifyChannel: {payload: func() Payload { return &DeleteNotifyChannel{} }, version: 6},
+	KindPutNotifyRule:       {payload: func() Payload { return &PutNotifyRule{} }, version: 6},
+	KindDeleteNotifyRule:    {payload: func() Payload { return &DeleteNotifyRule{} }, version: 6},
+	KindRecordDeliveries:    {payload: func() Payload { return &RecordDeliveries{} }, version: 6},
+	KindRedeliverEntry:      {payload: func() Payload { return &RedeliverEntry{} }, version: 6},
 }
 
 // Result is the outcome of applying a command or running a query: a

@@ -58,6 +58,14 @@ func script() []*Command {
 	// Chain events: an address held by an Account card (cw0) and a bitcoin
 	// Space's card, observed through every kind of change.
 	add(ownerP, &CreateBookmarkCard{CardID: "bk0", SpaceID: "sp1", ExpectedSpaceVersion: "v1", Address: addrs[0]}, nil)
+	// Notifications: channels and a rule before the observations, so
+	// the outbox fills; acks, a second leader's ack and "send again"
+	// after them.
+	add(ownerP, webhookChannel("nc_d1"), nil)
+	mail := emailChannel("nc_d2", "owner@example.com")
+	add(ownerP, &mail, nil)
+	add(ownerP, &PutNotifyRule{Scope: RuleCard, ID: "cw0", NotifyRuleFields: rule(2, 0, []string{"nc_d1"}, ChainEventKinds...)}, nil)
+	add(w, &PutNotifyRule{Scope: RuleDefault, NotifyRuleFields: rule(2, 0, nil)}, nil)
 	observe := func(tip int64, tipOnly bool, txs ...TxObservation) {
 		add(systemP, &ObserveChain{ObserveAddress: ObserveAddress{Address: addrs[0], TipHeight: tip, TipHash: tipHash(tip), Txs: txs}, TipOnly: tipOnly}, nil)
 	}
@@ -70,6 +78,14 @@ func script() []*Command {
 	observe(902, false, confirmedTx("a1", 902, "b2", 5000), confirmedTx("a5", 880, "b0", 1))
 	observe(902+TxDeepConfirmations, true)
 	add(ownerP, &ObserveChain{ObserveAddress: ObserveAddress{Address: addrs[0]}}, nil)
+	seen := DeliveryEntryID(ChainEventID("cw0", hashN("a1"), ChainTxSeen, 1), "nc_d1")
+	add(systemP, &RecordDeliveries{Results: []DeliveryResult{{EntryID: seen, Attempt: 1, At: at, Status: 502, Class: "answer", Detail: "the receiver answered 502"},
+		{EntryID: seen, Attempt: 1, At: at + 5, Delivered: true, Status: 200}}}, nil)
+	add(ownerP, &RedeliverEntry{EntryID: seen}, nil)
+	add(ownerP, &UpdateNotifyChannel{ChannelID: "nc_d2", Enabled: ptr(false)}, nil)
+	add(ownerP, &RotateNotifySecret{ChannelID: "nc_d1", Nonce: "rotated-nonce-0123456789"}, nil)
+	add(ownerP, &DeleteNotifyRule{Scope: RuleCard, ID: "cw0"}, nil)
+	add(ownerP, &DeleteNotifyChannel{ChannelID: "nc_d2"}, nil)
 	add(ownerP, &RevokeKey{KeyID: "kr"}, nil)
 	add(r, &CreatePortfolioCard{CardID: "late", Address: addrs[8]}, nil)
 	add(sess, &ChangePassword{ExpectedPasswordHash: "pw", NewPasswordHash: "pw2"}, nil)
@@ -137,6 +153,10 @@ func TestApplyIsDeterministic(t *testing.T) {
 		if len(told[card]) != 6 {
 			t.Errorf("card %s was told %v, want every kind of chain event", card, told[card])
 		}
+	}
+	// And the outbox filled, was acked, and one entry was sent again.
+	if final.Notify == nil || len(final.Notify.Outbox) < 10 || len(final.Notify.Deliveries) != 1 || len(final.Notify.Channels) != 1 {
+		t.Errorf("the script's notifications: %+v", final.Notify)
 	}
 
 	// The script exercises both outcomes, so the comparison means something.

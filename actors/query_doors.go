@@ -99,3 +99,21 @@ func (q ChainActivityQuery) run(a *Account, who Principal, c Level, now int64) R
 func (q DeepeningQuery) run(a *Account, who Principal, c Level, now int64) Result {
 	return answered(q.answer(a, who, c, now))
 }
+func (q NotifyChannelsQuery) run(a *Account, who Principal, c Level, now int64) Result {
+	return answered(q.answer(a, who, c, now))
+}
+func (q NotifyChannelQuery) run(a *Account, who Principal, c Level, now int64) Result {
+	return answered(q.answer(a, who, c, now))
+}
+func (q NotifyRulesQuery) run(a *Account, who Principal, c Level, now int64) Result {
+	return answered(q.answer(a, who, c, now))
+}
+func (q DueDeliveriesQuery) run(a *Account, who Principal, c Level, now int64) Result {
+	return answered(q.answer(a, who, c, now))
+}
+func (q OutboxQuery) run(a *Account, who Principal, c Level, now int64) Result {
+	return answered(q.answer(a, who, c, now))
+}
+func (q DeliveryLogQuery) run(a *Account, who Principal, c Level, now int64) Result {
+	return answered(q.answer(a, who, c, now))
+}

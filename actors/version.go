@@ -25,7 +25,12 @@ import (
 // ObserveChain (issue 32), the same facts from which apply derives the
 // chain events: an older node applies ObserveAddress without events, so
 // the follower proposes ObserveChain only once every voter applies it,
-// and ObserveAddress until then.
+// and ObserveAddress until then; version 6 adds the owner's notifications
+// (issue 32): the channel and rule commands, RecordDeliveries and
+// RedeliverEntry. An account's notification state exists only once one
+// of them is applied, and ObserveChain enqueues nothing and tells tx_deep
+// at TxDeepConfirmations without it, so a version-5 node applying the
+// log up to the first of them holds the same accounts.
 
 // A leader refuses a command of a newer version than some voter applies
 // before it enters the log: clustererr.ErrFeatureNotAdmitted.
@@ -34,7 +39,7 @@ import (
 type FeatureVersion uint32
 
 // CurrentFeatureVersion is the highest version this release knows.
-const CurrentFeatureVersion FeatureVersion = 5
+const CurrentFeatureVersion FeatureVersion = 6
 
 // featureVersionOverride, set at link time with
 // -ldflags "-X github.com/addrwatch/addrwatch/actors.featureVersionOverride=1",

@@ -85,6 +85,12 @@ type WatchedTx struct {
 	// deep in when its tx_deep was given (or when it was taken in as
 	// already deep); empty until then and again after a reorg.
 	DeepIn string `json:"deep_in,omitempty"`
+	// DeepCards are the cards told tx_deep in the block DeepCardsIn while
+	// others, whose rules ask for more depth, wait: until every card is
+	// told and DeepIn says so. Without rules every card has one depth and
+	// these stay empty.
+	DeepCardsIn string   `json:"deep_cards_in,omitempty"`
+	DeepCards   []string `json:"deep_cards,omitempty"`
 }
 
 // WatchedAddress is what the account recorded of one watched address:
@@ -145,6 +151,10 @@ type ObservedView struct {
 	Changed int `json:"changed"`
 	// Events is how many chain events it gave (ObserveChain only).
 	Events int `json:"events,omitempty"`
+	// Enqueued is how many outbox entries those events made: the leader's
+	// deliverer, on the node that proposed it, need not wait for its next
+	// look at the account.
+	Enqueued int `json:"enqueued,omitempty"`
 }
 
 func (p *ObserveAddress) apply(a *Account, c *Command, _ Level) Result {
@@ -371,11 +381,14 @@ type WatchTargetsQuery struct {
 
 // WatchTarget is one watched address and its record (nil: nothing yet).
 // The record is a copy: the follower may keep it while the account
-// changes. DeepFrom is set by DeepeningQuery alone.
+// changes. DeepFrom and DeepAt are set by DeepeningQuery alone: the
+// lowest height of a block not yet deep for every card, and the lowest
+// tip at which some card's rule makes a transaction deep.
 type WatchTarget struct {
 	Address  string
 	Recorded *WatchedAddress
 	DeepFrom int64
+	DeepAt   int64
 }
 
 func (q WatchTargetsQuery) answer(a *Account, who Principal, _ Level, _ int64) ([]WatchTarget, *Error) {
@@ -417,6 +430,7 @@ func (w *WatchedAddress) clone() *WatchedAddress {
 	for i, t := range w.Txs {
 		tc := *t
 		tc.Spends = slices.Clone(t.Spends)
+		tc.DeepCards = slices.Clone(t.DeepCards)
 		c.Txs[i] = &tc
 	}
 	return &c

@@ -2,6 +2,7 @@ package httpd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -23,6 +24,7 @@ import (
 	"github.com/addrwatch/addrwatch/httpd/forward"
 	"github.com/addrwatch/addrwatch/httpd/site"
 	"github.com/addrwatch/addrwatch/mcpserver/mcphttp"
+	"github.com/addrwatch/addrwatch/notify/keys"
 )
 
 // Config wires a Server.
@@ -77,6 +79,20 @@ type Config struct {
 	// port: a forwarded admin request then needs this node's admin token
 	// too, as one on the admin listener does.
 	NodesUnauthenticated bool
+	// NotifyKey seals owners' notification URLs and derives webhook
+	// secrets (--notify-key); nil refuses the notification channels'
+	// creation and rotation (503).
+	NotifyKey *keys.Key
+	// NotifyEgress checks a new channel's URL as a send would
+	// (notify/egress, with --notify-allow-private); nil refuses it too.
+	NotifyEgress TargetChecker
+}
+
+// TargetChecker checks an owner's URL before a channel is made with it:
+// its syntax and the addresses its host resolves to now
+// (egress.Client.Check).
+type TargetChecker interface {
+	Check(ctx context.Context, raw string) error
 }
 
 // Server holds the public and admin handlers.
@@ -117,6 +133,10 @@ type Server struct {
 	// nodesUnauthenticated: node connections are plain TCP, so the
 	// forwarded admin listener checks the admin token too.
 	nodesUnauthenticated bool
+	// notifyKey and notifyEgress serve the notification channels
+	// (notifications.go); nil when the node has none.
+	notifyKey    *keys.Key
+	notifyEgress TargetChecker
 }
 
 // New builds a Server.
@@ -136,6 +156,7 @@ func New(cfg Config) *Server {
 		s.connsPerClient = edge.ConnsPerClientMax
 	}
 	s.trustedProxies, s.nodesUnauthenticated = cfg.TrustedProxies, cfg.NodesUnauthenticated
+	s.notifyKey, s.notifyEgress = cfg.NotifyKey, cfg.NotifyEgress
 	s.owner, s.hashing = newOwnerLimits(cfg.TrustedProxies, s.now), newHashSlots(runtime.GOMAXPROCS(0))
 	s.dummyPasswordHash = dummyPasswordHash(s.bcryptCost())
 	if cfg.Metrics != nil {

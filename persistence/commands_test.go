@@ -18,7 +18,7 @@ import (
 // commandKindsMax is the highest Kind this build knows. The round-trip test
 // asserts that NewPayload knows every kind up to it and none after it, so a
 // new kind that is not added here fails loudly instead of going untested.
-const commandKindsMax = actors.KindObserveChain
+const commandKindsMax = actors.KindRedeliverEntry
 
 // at0 is the leader time of the first test command.
 var at0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano()
@@ -195,6 +195,27 @@ func samplePayload(t testing.TB, k actors.Kind) actors.Payload {
 		// with transactions; the encoding does not judge).
 		p.ObserveAddress = *samplePayload(t, actors.KindObserveAddress).(*actors.ObserveAddress)
 		p.TipOnly = true
+	case *actors.CreateNotifyChannel:
+		p.ChannelID, p.ChannelKind, p.Name = "nc_1", actors.ChannelWebhook, "hooks \u2603"
+		p.Target, p.Display, p.Nonce, p.KeyFingerprint = "s1.c2VhbGVk", "https://example.com/…", "nonce-0123456789ab", "0123456789abcdef"
+	case *actors.UpdateNotifyChannel:
+		p.ChannelID, p.Name, p.Enabled = "nc_1", strPtr("renamed"), new(bool)
+	case *actors.RotateNotifySecret:
+		p.ChannelID, p.Nonce = "nc_1", "nonce-fedcba987654"
+	case *actors.DeleteNotifyChannel:
+		p.ChannelID = "nc_1"
+	case *actors.PutNotifyRule:
+		p.Scope, p.ID = actors.RuleCard, "card-1"
+		p.Events, p.MinAmountSat, p.Depth, p.Channels = []actors.ChainEventKind{actors.ChainTxSeen, actors.ChainTxDeep}, 10_000, 3, []string{"nc_1"}
+	case *actors.DeleteNotifyRule:
+		p.Scope, p.ID = actors.RuleSpace, "space-1"
+	case *actors.RecordDeliveries:
+		p.Results = []actors.DeliveryResult{
+			{EntryID: "nd_" + strings.Repeat("ab", 16), Attempt: 2, At: 1_790_000_000_000_000_000, Status: 503, LatencyMs: 120, Class: "answer", Detail: "the receiver answered 503", RetryAfterMs: 60_000},
+			{EntryID: "nd_" + strings.Repeat("cd", 16), Attempt: 1, At: 1_790_000_000_000_000_001, Delivered: true, Status: 200, LatencyMs: 80},
+		}
+	case *actors.RedeliverEntry:
+		p.EntryID = "nd_" + strings.Repeat("ab", 16)
 	default:
 		t.Fatalf("kind %d (%T) has no sample: add one", k, p)
 	}

@@ -16,12 +16,15 @@ import (
 
 // Target is one address an account watches, with what the account
 // recorded of it (nil: nothing yet). DeepFrom is the lowest block height
-// of a recorded confirmed transaction not yet deep (Store.Deepening only).
+// of a recorded confirmed transaction not yet deep for every card, and
+// DeepAt the lowest tip at which one is deep for a card not yet told
+// (each card's rule has its depth) (Store.Deepening only).
 type Target struct {
 	Account  string
 	Address  string
 	Recorded *actors.WatchedAddress
 	DeepFrom int64
+	DeepAt   int64
 }
 
 // Store is what the follower needs of the cluster, on the node it runs
@@ -395,7 +398,7 @@ func (f *Follower) deepen(ctx context.Context, tip chain.BlockRef, read map[stri
 		return err
 	}
 	targets = slices.DeleteFunc(targets, func(t Target) bool {
-		return read[t.Address] || tip.Height-t.DeepFrom+1 < actors.TxDeepConfirmations
+		return read[t.Address] || tip.Height < t.DeepAt
 	})
 	var proposed atomic.Int64
 	inParallel(ctx, f.opts.Workers, targets, func(t Target) {

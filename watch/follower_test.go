@@ -89,7 +89,7 @@ func (s *testStore) Deepening(context.Context) ([]Target, error) {
 			return nil, err
 		}
 		for _, t := range targets {
-			out = append(out, Target{Account: id, Address: t.Address, DeepFrom: t.DeepFrom})
+			out = append(out, Target{Account: id, Address: t.Address, DeepFrom: t.DeepFrom, DeepAt: t.DeepAt})
 		}
 	}
 	return out, nil

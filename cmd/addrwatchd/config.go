@@ -60,6 +60,12 @@ type config struct {
 	// Groups is the number of raft groups accounts are sharded over; 1
 	// is one group, as every release before sharding ran.
 	Groups int
+	// NotifyKey is the --notify-key file; empty means <data>/notify-key,
+	// made on first start.
+	NotifyKey string
+	// NotifyAllowPrivate lets owners' webhooks and ntfy topics reach
+	// loopback, private and link-local addresses (labs only).
+	NotifyAllowPrivate bool
 }
 
 // Bounds of --chain-poll, and how many polls apart the mempool is read.
@@ -162,6 +168,12 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("ADDRWATCH_OPEN_METRICS: %w", err)
 	}
 	fs.BoolVar(&c.OpenMetrics, "open-metrics", openMetricsDefault, "serve /metrics on the admin listener without the admin token: anyone who reaches that listener reads the request counts, account count and write rates")
+	fs.StringVar(&c.NotifyKey, "notify-key", env("notify-key", ""), "file of the notify key (64 hex digits, mode 0600), from which webhook secrets are derived and with which owners' notification URLs are sealed in the replicated state; every node of a cluster must be given the same file. When unset, <data>/notify-key, made on first start")
+	allowPrivateDefault, err := parseBool(env("notify-allow-private", "false"))
+	if err != nil {
+		return c, fmt.Errorf("ADDRWATCH_NOTIFY_ALLOW_PRIVATE: %w", err)
+	}
+	fs.BoolVar(&c.NotifyAllowPrivate, "notify-allow-private", allowPrivateDefault, "labs only: let owners' webhooks and ntfy topics reach loopback, private, link-local and shared addresses (this node's own network)")
 	fs.BoolVar(&c.Join, "join", joinDefault, "on a new data dir, wait to be added to a running cluster (addrwatch cluster add) instead of bootstrapping one")
 	insecureDefault, err := parseBool(env("insecure-cluster", "false"))
 	if err != nil {

@@ -48,7 +48,7 @@ func (s followerStore) targets(ctx context.Context, q actors.QueryOf[[]actors.Wa
 			continue
 		}
 		for _, t := range targets {
-			out = append(out, watch.Target{Account: id, Address: t.Address, Recorded: t.Recorded, DeepFrom: t.DeepFrom})
+			out = append(out, watch.Target{Account: id, Address: t.Address, Recorded: t.Recorded, DeepFrom: t.DeepFrom, DeepAt: t.DeepAt})
 		}
 	}
 	return out, nil

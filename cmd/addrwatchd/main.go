@@ -26,6 +26,7 @@ import (
 	"github.com/addrwatch/addrwatch/httpd/balances"
 	"github.com/addrwatch/addrwatch/httpd/edge"
 	"github.com/addrwatch/addrwatch/httpd/site"
+	"github.com/addrwatch/addrwatch/notify/egress"
 	"github.com/addrwatch/addrwatch/watch"
 )
 
@@ -66,6 +67,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	adminToken, err := loadAdminToken(cfg)
+	if err != nil {
+		return err
+	}
+	notifyKey, err := loadNotifyKey(cfg, logger)
+	if err != nil {
+		return err
+	}
+	notifyEgress, err := egress.New(egress.Config{AllowPrivate: cfg.NotifyAllowPrivate})
 	if err != nil {
 		return err
 	}
@@ -136,7 +145,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	api := httpd.New(httpd.Config{Store: store, Operator: store, StatusParts: map[string]func() any{"follower": func() any { return follower.Stats() }}, Logger: logger, AdminToken: adminToken,
 		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, Balances: balances.Observed(follow, balances.FromHistory(history)), TrustedProxies: cfg.TrustedProxies,
 		Cluster: store, Metrics: metrics, SpoolDir: cfg.Data, OpenMetrics: cfg.OpenMetrics, SessionIdle: cfg.SessionIdle,
-		NodesUnauthenticated: cfg.InsecureCluster, Network: cfg.Network,
+		NodesUnauthenticated: cfg.InsecureCluster, Network: cfg.Network, NotifyKey: notifyKey, NotifyEgress: notifyEgress,
 		Chain: site.ChainSource{Kind: string(cfg.Chain.Kind), Host: cfg.Chain.Host(), Network: string(cfg.Network),
 			ThirdParty: cfg.Chain.ThirdParty(), Tor: cfg.ChainProxy != nil}})
 	public, err := serve(cfg.HTTP, publicTLS, api.NewHTTPServer("addrwatch", api.PublicHandler()))

@@ -224,3 +224,17 @@ func (c *Client) Post(ctx context.Context, req Request) (Answer, error) {
 	answer.Latency = c.cfg.Now().Sub(start)
 	return answer, nil
 }
+
+// Check is what Post checks of raw before it sends anything: the URL's
+// syntax, and every address its host resolves to now. The owner API asks
+// it when a channel is made, so a refused URL is refused at once with its
+// reason; Post checks again at every send, since a name's answer may
+// change.
+func (c *Client) Check(ctx context.Context, raw string) error {
+	target, err := ParseTarget(raw)
+	if err != nil {
+		return err
+	}
+	_, err = c.resolve(ctx, target)
+	return err
+}

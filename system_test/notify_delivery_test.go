@@ -3,11 +3,9 @@
 package system_test
 
 import (
+	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
-	"mime"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/mail"
@@ -20,12 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emersion/go-sasl"
-	"github.com/emersion/go-smtp"
-
-	"github.com/addrwatch/addrwatch/chain/electrum/electrumtest"
 	"github.com/addrwatch/addrwatch/internal/regtest"
 	"github.com/addrwatch/addrwatch/notify/send"
+	"github.com/addrwatch/addrwatch/notify/send/smtptest"
 )
 
 // Notifications delivered by the real server (the chain follower on a
@@ -120,13 +115,13 @@ func TestNotificationsDeliveredFromARegtestChain(t *testing.T) {
 	if err := os.WriteFile(rpcCert, rpc.Cert, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	relay := newMailRelay(t)
+	relay := smtptest.New(t, true)
 	relayCert := filepath.Join(dir, "relay.pem")
 	passwordFile := filepath.Join(dir, "smtp-password")
-	if err := os.WriteFile(relayCert, relay.certPEM, 0o600); err != nil {
+	if err := os.WriteFile(relayCert, relay.CertPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(passwordFile, []byte(mailPassword+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(passwordFile, []byte(smtptest.Password+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -136,8 +131,8 @@ func TestNotificationsDeliveredFromARegtestChain(t *testing.T) {
 	s.httpAddr, s.adminAddr, s.raftAddr = freeAddr(t), freeAddr(t), freeAddr(t)
 	s.URL, s.AdminURL = "http://"+s.httpAddr, "http://"+s.adminAddr
 	s.start("--network", "regtest", "--chain", "btcd:"+rpc.URL().String(), "--chain-cert", rpcCert, "--chain-poll", "200ms",
-		"--notify-allow-private", "--smtp-relay", relay.addr, "--smtp-from", "addrwatch <alerts@notify.example>",
-		"--smtp-user", mailUser, "--smtp-password-file", passwordFile)
+		"--notify-allow-private", "--smtp-relay", relay.Addr, "--smtp-from", "addrwatch <alerts@notify.example>",
+		"--smtp-user", smtptest.User, "--smtp-password-file", passwordFile)
 	t.Cleanup(s.stop)
 
 	a := s.createAccount(t, "extended")
@@ -239,23 +234,29 @@ func TestNotificationsDeliveredFromARegtestChain(t *testing.T) {
 	}
 
 	// Email: through STARTTLS, with AUTH over TLS, one message per event.
-	msgs := relay.waitMessages(t, s, 3) // the test and two events
+	msgs := waitMessages(t, s, relay, 3) // the test and two events
+	var mailed []string
 	for _, m := range msgs {
-		if !m.tls || m.to != "owner@example.com" {
-			t.Errorf("a message to %s, over TLS %v", m.to, m.tls)
+		msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m.TLS || m.To != "owner@example.com" {
+			t.Errorf("a message to %s, over TLS %v", m.To, m.TLS)
+		}
+		mailed = append(mailed, msg.Header.Get(send.EventIDHeader))
+	}
+	if !slices.Contains(mailed, seenID) {
+		t.Errorf("the emails' event IDs %v lack tx_seen's %s", mailed, seenID)
+	}
+	_, auths := relay.Received()
+	for _, auth := range auths {
+		if !auth.TLS || auth.User != smtptest.User {
+			t.Errorf("an AUTH over TLS %v as %q", auth.TLS, auth.User)
 		}
 	}
-	ids := []string{}
-	for _, m := range msgs[1:] {
-		ids = append(ids, m.header.Get(send.EventIDHeader))
-	}
-	if !slices.Contains(ids, seenID) {
-		t.Errorf("the emails' event IDs %v lack tx_seen's %s", ids, seenID)
-	}
-	for _, auth := range relay.authsSeen() {
-		if !auth {
-			t.Error("the relay's password was sent in clear")
-		}
+	if len(auths) == 0 {
+		t.Error("the relay was not authenticated to")
 	}
 
 	// The delivery log: every try, the 500 among them.
@@ -316,63 +317,17 @@ func TestNotificationsDeliveredFromARegtestChain(t *testing.T) {
 	if stats == nil || stats["delivered"].(float64) < 8 || stats["failed"].(map[string]any)["answer"] != float64(1) {
 		t.Errorf("the deliverer's status: %s", r.Body)
 	}
-	if strings.Contains(s.logs.String(), "t0k") || strings.Contains(s.logs.String(), mailPassword) {
+	if strings.Contains(s.logs.String(), "t0k") || strings.Contains(s.logs.String(), smtptest.Password) {
 		t.Errorf("the node's log holds a URL's token or the relay's password:\n%s", s.logs.String())
 	}
 }
 
-// The SMTP relay of the test: STARTTLS with a self-signed certificate,
-// AUTH PLAIN, every message kept.
-const (
-	mailUser     = "relay-user"
-	mailPassword = "relay-pa55word-in-a-file"
-)
-
-type mailRelay struct {
-	addr    string
-	certPEM []byte
-
-	mu       sync.Mutex
-	messages []mailMessage
-	auths    []bool // whether each AUTH came over TLS
-}
-
-type mailMessage struct {
-	to     string
-	tls    bool
-	header mail.Header
-}
-
-func newMailRelay(t *testing.T) *mailRelay {
-	t.Helper()
-	mr := &mailRelay{}
-	certPEM, cfg, err := electrumtest.SelfSigned("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mr.certPEM = certPEM
-	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
-		return &mailRelaySession{mr: mr, conn: c}, nil
-	}))
-	srv.Domain, srv.TLSConfig, srv.AllowInsecureAuth = "relay.test", cfg, true
-	srv.ReadTimeout, srv.WriteTimeout = 10*time.Second, 10*time.Second
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mr.addr = l.Addr().String()
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	return mr
-}
-
-func (mr *mailRelay) waitMessages(t *testing.T, s *server, n int) []mailMessage {
+// waitMessages waits until relay holds n messages.
+func waitMessages(t *testing.T, s *server, relay *smtptest.Server, n int) []smtptest.Message {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		mr.mu.Lock()
-		got := slices.Clone(mr.messages)
-		mr.mu.Unlock()
+		got, _ := relay.Received()
 		if len(got) >= n {
 			return got
 		}
@@ -382,65 +337,3 @@ func (mr *mailRelay) waitMessages(t *testing.T, s *server, n int) []mailMessage 
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-
-func (mr *mailRelay) authsSeen() []bool {
-	mr.mu.Lock()
-	defer mr.mu.Unlock()
-	return slices.Clone(mr.auths)
-}
-
-type mailRelaySession struct {
-	mr     *mailRelay
-	conn   *smtp.Conn
-	authed bool
-	to     string
-}
-
-func (s *mailRelaySession) isTLS() bool {
-	_, ok := s.conn.TLSConnectionState()
-	return ok
-}
-
-func (s *mailRelaySession) AuthMechanisms() []string { return []string{sasl.Plain} }
-
-func (s *mailRelaySession) Auth(string) (sasl.Server, error) {
-	return sasl.NewPlainServer(func(_, user, password string) error {
-		s.mr.mu.Lock()
-		s.mr.auths = append(s.mr.auths, s.isTLS())
-		s.mr.mu.Unlock()
-		if user != mailUser || password != mailPassword {
-			return smtp.ErrAuthFailed
-		}
-		s.authed = true
-		return nil
-	}), nil
-}
-
-func (s *mailRelaySession) Mail(string, *smtp.MailOptions) error {
-	if !s.authed {
-		return smtp.ErrAuthRequired
-	}
-	return nil
-}
-
-func (s *mailRelaySession) Rcpt(to string, _ *smtp.RcptOptions) error {
-	s.to = to
-	return nil
-}
-
-func (s *mailRelaySession) Data(r io.Reader) error {
-	msg, err := mail.ReadMessage(r)
-	if err != nil {
-		return err
-	}
-	if _, _, err := mime.ParseMediaType(msg.Header.Get("Content-Type")); err != nil {
-		return errors.New("no content type")
-	}
-	s.mr.mu.Lock()
-	s.mr.messages = append(s.mr.messages, mailMessage{to: s.to, tls: s.isTLS(), header: msg.Header})
-	s.mr.mu.Unlock()
-	return nil
-}
-
-func (s *mailRelaySession) Reset()        {}
-func (s *mailRelaySession) Logout() error { return nil }

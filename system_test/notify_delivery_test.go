@@ -185,15 +185,20 @@ func TestNotificationsDeliveredFromARegtestChain(t *testing.T) {
 	expect(t, do(t, "POST", ntURL(s, "/channels/"+goodID+"/test"), s.createKey(t, a, "write"), nil), http.StatusUnauthorized, "UNAUTHORIZED")
 
 	// A payment, then its block.
+	paid := time.Now()
 	txid, err := node.Pay(payee.Address, 70_000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	good.waitRequests(t, s, "tx_seen at the good webhook", 30*time.Second, func(got []hookRequest) bool { return len(ofTx(got, txid)) >= 1 })
+	seenAfter := time.Since(paid)
+	mined := time.Now()
 	if _, err := node.Mine(1); err != nil {
 		t.Fatal(err)
 	}
 	got := good.waitRequests(t, s, "tx_confirmed at the good webhook", 30*time.Second, func(got []hookRequest) bool { return len(ofTx(got, txid)) >= 2 })
+	// For the reader, not asserted: timings are the bench's.
+	t.Logf("payment to tx_seen received: %s; block to tx_confirmed received: %s", seenAfter.Round(time.Millisecond), time.Since(mined).Round(time.Millisecond))
 	if seq := ofTx(got, txid); !slices.Equal(seq[:2], []string{"tx_seen 1", "tx_confirmed 1"}) {
 		t.Errorf("the good webhook got %v, want tx_seen then tx_confirmed, each once", seq)
 	}

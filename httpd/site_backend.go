@@ -127,6 +127,24 @@ func (b siteBackend) SaveNote(ctx *fasthttp.RequestCtx, cred actors.Credential, 
 	return err
 }
 
+func (b siteBackend) CreateNotifyChannel(cred actors.Credential, kind, name, where string) (actors.ChannelCreatedView, error) {
+	c, cancel := b.s.context()
+	defer cancel()
+	req := channelCreateRequest{Kind: &kind, Name: &name}
+	if kind == string(actors.ChannelEmail) {
+		req.Address = &where
+	} else {
+		req.URL = &where
+	}
+	return b.s.makeNotifyChannel(c, b.request(nil, cred), req)
+}
+
+func (b siteBackend) RotateNotifySecret(cred actors.Credential, channelID string) (string, error) {
+	c, cancel := b.s.context()
+	defer cancel()
+	return b.s.rotateNotifySecretAs(c, b.request(nil, cred), channelID)
+}
+
 func (b siteBackend) IsHTTPS(ctx *fasthttp.RequestCtx) bool { return b.s.requestIsHTTPS(ctx) }
 
 func (b siteBackend) Session(token string) (actors.Credential, bool) {

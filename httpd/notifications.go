@@ -39,7 +39,7 @@ var notificationOperations = []operation{
 					return nil, err
 				}
 				return &actors.UpdateNotifyChannel{ChannelID: pathParam(ctx, "channel_id"), Name: req.Name, Enabled: req.Enabled}, nil
-			}})
+			}, decorate: s.wakeDeliverer(r)})
 		}},
 	{id: "deleteNotificationChannel", method: fasthttp.MethodDelete, path: notificationsPrefix + "/channels/{channel_id}", apis: ownerAPI,
 		status: fasthttp.StatusNoContent,
@@ -79,7 +79,7 @@ var notificationOperations = []operation{
 		serve: func(s *Server, r *request) error {
 			return s.write(r, writeSpec{payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
 				return &actors.RedeliverEntry{EntryID: pathParam(ctx, "entry_id")}, nil
-			}})
+			}, decorate: s.wakeDeliverer(r)})
 		}},
 	{id: "getNotificationOutbox", method: fasthttp.MethodGet, path: notificationsPrefix + "/outbox", apis: ownerAPI,
 		response: answerOf(actors.OutboxQuery{}), status: fasthttp.StatusOK,
@@ -145,6 +145,9 @@ func (s *Server) makeNotifyChannel(c context.Context, r *request, req channelCre
 	p, target, err := channelOf(req)
 	if err != nil {
 		return actors.ChannelCreatedView{}, err
+	}
+	if p.ChannelKind == actors.ChannelEmail && (s.notifyTester == nil || !s.notifyTester.SendsEmail()) {
+		return actors.ChannelCreatedView{}, errNoRelay
 	}
 	if s.notifyKey == nil || s.notifyEgress == nil {
 		return actors.ChannelCreatedView{}, errNotifyUnset

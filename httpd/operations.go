@@ -85,7 +85,7 @@ var operations = slices.Concat(
 	agentOperations, ownerOperations, loginOperations,
 	portfolioOperations, spaceOperations, bookmarkOperations, sheetOperations,
 	moveOperations, historyOperations, historyCSVOperations, eventOperations, chainActivityOperations,
-	labelOperations, activityOperations, notificationOperations, documentOperations,
+	labelOperations, activityOperations, notificationOperations, notificationSendOperations, documentOperations,
 )
 
 // registerOperations registers every operation the API of api serves.

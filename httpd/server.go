@@ -25,6 +25,7 @@ import (
 	"github.com/addrwatch/addrwatch/httpd/site"
 	"github.com/addrwatch/addrwatch/mcpserver/mcphttp"
 	"github.com/addrwatch/addrwatch/notify/keys"
+	"github.com/addrwatch/addrwatch/notify/send"
 )
 
 // Config wires a Server.
@@ -86,6 +87,21 @@ type Config struct {
 	// NotifyEgress checks a new channel's URL as a send would
 	// (notify/egress, with --notify-allow-private); nil refuses it too.
 	NotifyEgress TargetChecker
+	// NotifyWake tells this node's deliverer that an owner's change may
+	// have made an account's notifications due now ("send again", a
+	// channel enabled); nil tells nobody.
+	NotifyWake func(account string)
+	// NotifyTester sends "send a test" messages and says whether this
+	// node sends email; nil refuses both tests and email channels.
+	NotifyTester NotifyTester
+}
+
+// NotifyTester sends a channel a sample event now, outside the outbox
+// (deliver.Channels).
+type NotifyTester interface {
+	Test(ctx context.Context, account string, ch actors.NotifyChannelTarget, at time.Time) send.Outcome
+	// SendsEmail reports whether this node has an SMTP relay.
+	SendsEmail() bool
 }
 
 // TargetChecker checks an owner's URL before a channel is made with it:
@@ -137,6 +153,8 @@ type Server struct {
 	// (notifications.go); nil when the node has none.
 	notifyKey    *keys.Key
 	notifyEgress TargetChecker
+	notifyWake   func(account string)
+	notifyTester NotifyTester
 }
 
 // New builds a Server.
@@ -157,6 +175,7 @@ func New(cfg Config) *Server {
 	}
 	s.trustedProxies, s.nodesUnauthenticated = cfg.TrustedProxies, cfg.NodesUnauthenticated
 	s.notifyKey, s.notifyEgress = cfg.NotifyKey, cfg.NotifyEgress
+	s.notifyWake, s.notifyTester = cfg.NotifyWake, cfg.NotifyTester
 	s.owner, s.hashing = newOwnerLimits(cfg.TrustedProxies, s.now), newHashSlots(runtime.GOMAXPROCS(0))
 	s.dummyPasswordHash = dummyPasswordHash(s.bcryptCost())
 	if cfg.Metrics != nil {

@@ -7,10 +7,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/notify/egress"
 	"github.com/addrwatch/addrwatch/notify/keys"
+	"github.com/addrwatch/addrwatch/notify/send"
 )
 
 // The site's notification pages over the real handlers: channels with a
@@ -30,15 +32,29 @@ func (fakeEgress) Check(_ context.Context, raw string) error {
 	return nil
 }
 
-// newNotifySite is an extended-plan account with a notify key, signed in
-// through the site.
+// fakeTester sends email, and its tests of a channel named "down" fail.
+type fakeTester struct{}
+
+func (fakeTester) Test(_ context.Context, _ string, ch actors.NotifyChannelTarget, _ time.Time) send.Outcome {
+	if ch.Name == "down" {
+		return send.Outcome{Status: 503, Latency: 31 * time.Millisecond, Class: "answer", Detail: "the receiver answered 503 <b>"}
+	}
+	return send.Outcome{Delivered: true, Status: 250, Latency: 12 * time.Millisecond}
+}
+
+func (fakeTester) SendsEmail() bool { return true }
+
+// newNotifySite is an extended-plan account with a notify key and a
+// deliverer that sends email, signed in through the site.
 func newNotifySite(t *testing.T) (*siteClient, *ownerTest) {
 	t.Helper()
 	key, err := keys.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newConfiguredSite(t, actors.PlanExtended, func(cfg *Config) { cfg.NotifyKey, cfg.NotifyEgress = key, fakeEgress{} })
+	return newConfiguredSite(t, actors.PlanExtended, func(cfg *Config) {
+		cfg.NotifyKey, cfg.NotifyEgress, cfg.NotifyTester = key, fakeEgress{}, fakeTester{}
+	})
 }
 
 var shownSecret = regexp.MustCompile(`id="webhook-secret" value="(whsec_[^"]+)"`)
@@ -144,6 +160,19 @@ func TestSiteNotificationChannels(t *testing.T) {
 	}
 	if strings.Contains(c.do("GET", "/notifications", nil).body, m[1]) {
 		t.Error("the rotated secret is on the page after it was shown")
+	}
+	// Send a test: how it went, on the page.
+	a = c.post("/notifications", "/notifications/channels/"+hook+"/test", nil)
+	if a.status != 200 || !strings.Contains(a.body, "Test delivered (answer 250, 12 ms)") {
+		t.Errorf("a test: %d %.300s", a.status, a.body)
+	}
+	c.post("/notifications", "/notifications/channels/"+hook+"/name", url.Values{"name": {"down"}})
+	a = c.post("/notifications", "/notifications/channels/"+hook+"/test", nil)
+	if a.status != 200 || !strings.Contains(a.body, "The test was not delivered (answer 503, 31 ms). answer: the receiver answered 503 &lt;b&gt;") {
+		t.Errorf("a failed test: %d", a.status)
+	}
+	if a = c.post("/notifications", "/notifications/channels/nc_nope/test", nil); a.status != 404 {
+		t.Errorf("a test of no channel: %d", a.status)
 	}
 	confirm := c.do("GET", "/notifications/channels/"+hook+"/delete", nil)
 	if confirm.status != 200 || !strings.Contains(confirm.body, "Delete the channel") {

@@ -19,9 +19,13 @@ import (
 // ntURL is the notifications API of s.
 func ntURL(s *server, path string) string { return s.URL + "/owner/v1/notifications" + path }
 
+// noRelay is an SMTP relay flag set for a server that must accept email
+// channels but is never asked to send one (nothing listens there).
+var noRelay = []string{"--smtp-relay", "127.0.0.1:9", "--smtp-from", "addrwatch@example.com"}
+
 func TestNotificationChannels(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := startServer(t, noRelay...)
 	a := s.createAccount(t, "extended")
 	agentKey := s.createKey(t, a, "write")
 	const token = "tok3n-in-the-path-4f1c9a"
@@ -147,7 +151,7 @@ func TestNotificationChannels(t *testing.T) {
 
 func TestNotificationRulesDeliveriesAndOutbox(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := startServer(t, noRelay...)
 	a := s.createAccount(t, "extended")
 	r := do(t, "POST", s.URL+"/owner/v1/portfolio/cards", a.OwnerSecret, map[string]any{"address": owAddress(7001)})
 	expect(t, r, http.StatusCreated, "")
@@ -236,5 +240,11 @@ func TestNotificationAllowPrivate(t *testing.T) {
 	expect(t, r, http.StatusCreated, "")
 	if owObject(t, r.JSON(t), "channel")["display"] != "http://127.0.0.1:9/…" {
 		t.Errorf("lab channel %s", r.Body)
+	}
+	// This server has no SMTP relay: an email channel is refused, saying so.
+	r = do(t, "POST", ntURL(s, "/channels"), a.OwnerSecret, map[string]any{"kind": "email", "name": "me", "address": "owner@example.com"})
+	expect(t, r, http.StatusUnprocessableEntity, "VALIDATION")
+	if !strings.Contains(string(r.Body), "--smtp-relay") {
+		t.Errorf("the refusal of an email channel without a relay: %s", r.Body)
 	}
 }

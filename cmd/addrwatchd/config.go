@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/mail"
 	"net/url"
 	"strconv"
 	"strings"
@@ -66,6 +67,16 @@ type config struct {
 	// NotifyAllowPrivate lets owners' webhooks and ntfy topics reach
 	// loopback, private and link-local addresses (labs only).
 	NotifyAllowPrivate bool
+	// SMTPRelay is the --smtp-relay host:port email notifications go
+	// through; empty means this node sends no email (and the owner API
+	// refuses email channels). SMTPFrom is their sender, SMTPUser and
+	// the password in SMTPPasswordFile the relay's AUTH PLAIN, and
+	// SMTPPlaintext lets a relay without STARTTLS be used in clear.
+	SMTPRelay        string
+	SMTPFrom         string
+	SMTPUser         string
+	SMTPPasswordFile string
+	SMTPPlaintext    bool
 }
 
 // Bounds of --chain-poll, and how many polls apart the mempool is read.
@@ -174,6 +185,15 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("ADDRWATCH_NOTIFY_ALLOW_PRIVATE: %w", err)
 	}
 	fs.BoolVar(&c.NotifyAllowPrivate, "notify-allow-private", allowPrivateDefault, "labs only: let owners' webhooks and ntfy topics reach loopback, private, link-local and shared addresses (this node's own network)")
+	fs.StringVar(&c.SMTPRelay, "smtp-relay", env("smtp-relay", ""), "HOST:PORT of the SMTP relay that owners' email notifications go through (587 for submission), with STARTTLS; without it the server sends no email and refuses email channels")
+	fs.StringVar(&c.SMTPFrom, "smtp-from", env("smtp-from", ""), "the sender of email notifications, an address or \"Name <address>\" (with --smtp-relay)")
+	fs.StringVar(&c.SMTPUser, "smtp-user", env("smtp-user", ""), "the relay's user name for AUTH PLAIN, sent only over TLS (with --smtp-password-file)")
+	fs.StringVar(&c.SMTPPasswordFile, "smtp-password-file", env("smtp-password-file", ""), "file holding the relay's password (mode 0600; a password is never taken on the command line, where every user of the machine can read it)")
+	smtpPlaintextDefault, err := parseBool(env("smtp-plaintext", "false"))
+	if err != nil {
+		return c, fmt.Errorf("ADDRWATCH_SMTP_PLAINTEXT: %w", err)
+	}
+	fs.BoolVar(&c.SMTPPlaintext, "smtp-plaintext", smtpPlaintextDefault, "labs only: use a relay that does not offer STARTTLS in clear, where anyone on the path reads (and can alter) each message and its recipient; a relay that offers STARTTLS is always used with it, and the password is never sent in clear")
 	fs.BoolVar(&c.Join, "join", joinDefault, "on a new data dir, wait to be added to a running cluster (addrwatch cluster add) instead of bootstrapping one")
 	insecureDefault, err := parseBool(env("insecure-cluster", "false"))
 	if err != nil {
@@ -242,6 +262,9 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if c.Groups < 1 || c.Groups > cluster.MaxGroups {
 		return c, fmt.Errorf("--groups must be from 1 to %d, not %d", cluster.MaxGroups, c.Groups)
 	}
+	if err := checkSMTP(c); err != nil {
+		return c, err
+	}
 	if c.PublicTLS, err = checkPublicTLS(publicTLS); err != nil {
 		return c, err
 	}
@@ -271,6 +294,30 @@ func checkNodeTraffic(files clusterTLSFiles, insecure bool) (*clusterTLSFiles, e
 		return nil, fmt.Errorf("--cluster-ca, --cluster-cert and --cluster-key go together: give all three or none")
 	}
 	return nil, nil
+}
+
+// checkSMTP checks the --smtp-* flags: a relay needs a sender, a user
+// needs a password file, and none of them means anything without a relay.
+func checkSMTP(c config) error {
+	if c.SMTPRelay == "" {
+		if c.SMTPFrom != "" || c.SMTPUser != "" || c.SMTPPasswordFile != "" || c.SMTPPlaintext {
+			return fmt.Errorf("--smtp-from, --smtp-user, --smtp-password-file and --smtp-plaintext need --smtp-relay")
+		}
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(c.SMTPRelay); err != nil {
+		return fmt.Errorf("--smtp-relay must be HOST:PORT: %w", err)
+	}
+	if c.SMTPFrom == "" {
+		return fmt.Errorf("--smtp-relay needs --smtp-from, the sender of the notifications")
+	}
+	if _, err := mail.ParseAddress(c.SMTPFrom); err != nil {
+		return fmt.Errorf("--smtp-from must be one email address: %w", err)
+	}
+	if (c.SMTPUser == "") != (c.SMTPPasswordFile == "") {
+		return fmt.Errorf("--smtp-user and --smtp-password-file go together")
+	}
+	return nil
 }
 
 // sessionIdleMin is the shortest --session-idle: a session is extended at

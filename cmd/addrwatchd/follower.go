@@ -19,6 +19,9 @@ type followerStore struct {
 	ids      func() []string
 	leading  func() bool
 	now      func() time.Time
+	// wake tells the deliverer an account enqueued notifications; nil
+	// tells nobody.
+	wake func(account string)
 }
 
 func (s followerStore) Leading() bool { return s.leading() }
@@ -63,7 +66,12 @@ func (s followerStore) targets(ctx context.Context, q actors.QueryOf[[]actors.Wa
 // is left out.
 func (s followerStore) Observe(ctx context.Context, account string, obs *actors.ObserveChain) error {
 	cmd := &actors.Command{Account: account, At: s.now().UnixNano(), Principal: actors.Principal{Kind: actors.PrincipalSystem}, Payload: obs}
-	_, err := s.accounts.Propose(ctx, cmd)
+	res, err := s.accounts.Propose(ctx, cmd)
+	if v, isView := res.Body.(actors.ObservedView); err == nil && isView && v.Enqueued > 0 && s.wake != nil {
+		// The deliverer on this node, the leader, sends them now rather
+		// than at its next look at the account.
+		s.wake(account)
+	}
 	if errors.Is(err, clustererr.ErrFeatureNotAdmitted) {
 		if obs.TipOnly {
 			return nil

@@ -26,6 +26,7 @@ import (
 	"github.com/addrwatch/addrwatch/httpd/balances"
 	"github.com/addrwatch/addrwatch/httpd/edge"
 	"github.com/addrwatch/addrwatch/httpd/site"
+	"github.com/addrwatch/addrwatch/notify/deliver"
 	"github.com/addrwatch/addrwatch/notify/egress"
 	"github.com/addrwatch/addrwatch/watch"
 )
@@ -106,6 +107,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var store backend
 	var demo demoNode
 	var follow followerStore
+	var delivery deliverStore
 	if cfg.Groups > 1 {
 		groups, err := cluster.OpenGroups(clusterCfg, cfg.Groups)
 		if err != nil {
@@ -114,6 +116,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer groups.Close()
 		store = newGroupsStore(groups)
 		follow = followerStore{accounts: groups, ids: groups.AccountIDs, leading: groups.ServesAny, now: time.Now}
+		delivery = deliverStore{accounts: groups, ids: groups.AccountIDs, leadership: groupsLed(groups), serves: groups.Serves, now: time.Now}
 		demo = demoNode{bootstrapped: groups.Bootstrapped, waitForLeader: groups.WaitForReady}
 	} else {
 		accounts := registry.New(logger)
@@ -125,6 +128,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer node.Close()
 		store = newNodeStore(node)
 		follow = followerStore{accounts: node, ids: node.AccountIDs, leading: node.Serving, now: time.Now}
+		delivery = deliverStore{accounts: node, ids: node.AccountIDs, leadership: leadsOne(node.Serving),
+			serves: func(string) bool { return node.Serving() }, now: time.Now}
 		demo = demoNode{bootstrapped: node.Bootstrapped, waitForLeader: node.WaitForLeader}
 	}
 
@@ -136,16 +141,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	history := chain.NewHistoryCache(source, historyTTL, nil, historyAddressesMax)
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
+	relay, err := smtpRelay(cfg)
+	if err != nil {
+		return err
+	}
+	channels := notifyChannels(notifyKey, notifyEgress, relay)
+	deliverer := deliver.New(delivery, channels, deliver.Options{Logger: logger.With("component", "deliverer"), Metrics: deliver.NewMetrics(metrics)})
+	follow.wake = deliverer.Wake
+	go deliverer.Run(followCtx)
 	follower := watch.New(source, follow, watch.Options{Poll: cfg.ChainPoll, MempoolEvery: chainMempoolPolls * cfg.ChainPoll,
 		Logger: logger.With("component", "follower")})
 	go follower.Run(followCtx)
 
 	store.registerMetrics(metrics)
 
-	api := httpd.New(httpd.Config{Store: store, Operator: store, StatusParts: map[string]func() any{"follower": func() any { return follower.Stats() }}, Logger: logger, AdminToken: adminToken,
+	api := httpd.New(httpd.Config{Store: store, Operator: store, StatusParts: map[string]func() any{"follower": func() any { return follower.Stats() }, "deliverer": func() any { return deliverer.Stats() }}, Logger: logger, AdminToken: adminToken,
 		EdgeLimits: cfg.Limits == "spec", SheetBudget: cfg.Limits != "off", History: history, Balances: balances.Observed(follow, balances.FromHistory(history)), TrustedProxies: cfg.TrustedProxies,
 		Cluster: store, Metrics: metrics, SpoolDir: cfg.Data, OpenMetrics: cfg.OpenMetrics, SessionIdle: cfg.SessionIdle,
 		NodesUnauthenticated: cfg.InsecureCluster, Network: cfg.Network, NotifyKey: notifyKey, NotifyEgress: notifyEgress,
+		NotifyWake: deliverer.Wake, NotifyTester: channels,
 		Chain: site.ChainSource{Kind: string(cfg.Chain.Kind), Host: cfg.Chain.Host(), Network: string(cfg.Network),
 			ThirdParty: cfg.Chain.ThirdParty(), Tor: cfg.ChainProxy != nil}})
 	public, err := serve(cfg.HTTP, publicTLS, api.NewHTTPServer("addrwatch", api.PublicHandler()))

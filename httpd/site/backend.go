@@ -90,6 +90,21 @@ type Owner interface {
 	// RotateNotifySecret gives a webhook channel a new secret and returns
 	// it, to show once; the old one signs nothing more.
 	RotateNotifySecret(cred actors.Credential, channelID string) (secret string, err error)
+	// TestNotifyChannel sends the channel a sample event now, outside the
+	// outbox and the delivery log, and says how it went.
+	TestNotifyChannel(cred actors.Credential, channelID string) (ChannelTest, error)
+	// SendsEmail reports whether this server can send email (its
+	// operator set an SMTP relay): without, email channels are refused.
+	SendsEmail() bool
+}
+
+// ChannelTest is what a channel's test message gave.
+type ChannelTest struct {
+	Delivered bool   `json:"delivered"`
+	Status    int    `json:"status"`
+	LatencyMs int64  `json:"latency_ms"`
+	Class     string `json:"class"`
+	Detail    string `json:"detail"`
 }
 
 // Edge is the HTTP edge's rules the site follows: which scheme the client

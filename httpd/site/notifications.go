@@ -1,6 +1,7 @@
 package site
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,6 +61,9 @@ type notificationsData struct {
 	Form     channelForm
 	Full     bool
 	Rules    rulesSummary
+	// NoEmail: the server has no SMTP relay, so email channels are
+	// refused (and tests of them fail).
+	NoEmail bool
 }
 
 // notifyChannelsMax mirrors the account's bound on channels, to hide the
@@ -68,12 +72,13 @@ const notifyChannelsMax = 10
 
 func (s *Site) registerNotifications(r Router) {
 	r.GET("/notifications", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
-		s.renderNotifications(ctx, sess, fasthttp.StatusOK, channelForm{Kind: string(actors.ChannelWebhook)}, "")
+		s.renderNotifications(ctx, sess, fasthttp.StatusOK, channelForm{Kind: string(actors.ChannelWebhook)}, "", "")
 	}))
 	r.POST("/notifications/channels", s.signedIn(s.addChannelForm))
 	r.POST("/notifications/channels/{channel_id}/name", s.signedIn(s.renameChannelForm))
 	r.POST("/notifications/channels/{channel_id}/enabled", s.signedIn(s.enableChannelForm))
 	r.POST("/notifications/channels/{channel_id}/secret", s.signedIn(s.rotateSecretForm))
+	r.POST("/notifications/channels/{channel_id}/test", s.signedIn(s.testChannelForm))
 	r.GET("/notifications/channels/{channel_id}/delete", s.signedIn(s.deleteChannelPage))
 	r.POST("/notifications/channels/{channel_id}/delete", s.signedIn(s.deleteChannelForm))
 	s.registerRules(r)
@@ -81,7 +86,7 @@ func (s *Site) registerNotifications(r Router) {
 	s.registerCentre(r)
 }
 
-func (s *Site) renderNotifications(ctx *fasthttp.RequestCtx, sess *siteSession, status int, form channelForm, problem string) {
+func (s *Site) renderNotifications(ctx *fasthttp.RequestCtx, sess *siteSession, status int, form channelForm, notice, problem string) {
 	r := s.reads(sess)
 	_, page := r.layout("notifications")
 	channels := read(r, actors.NotifyChannelsQuery{})
@@ -90,13 +95,15 @@ func (s *Site) renderNotifications(ctx *fasthttp.RequestCtx, sess *siteSession, 
 	if r.failed(ctx) {
 		return
 	}
-	d := notificationsData{Form: form, Full: len(channels.Channels) >= notifyChannelsMax}
+	d := notificationsData{Form: form, Full: len(channels.Channels) >= notifyChannelsMax, NoEmail: !s.owner.SendsEmail()}
 	for _, ch := range channels.Channels {
 		d.Channels = append(d.Channels, newChannelRow(ch))
 	}
 	d.Rules = summarizeRules(rules, cards, channels.Channels)
-	page.Title, page.Problem = "Notifications", problem
-	page.Notice = notifyNotices[string(ctx.QueryArgs().Peek("m"))]
+	page.Title, page.Notice, page.Problem = "Notifications", notice, problem
+	if notice == "" {
+		page.Notice = notifyNotices[string(ctx.QueryArgs().Peek("m"))]
+	}
 	page.Data = d
 	s.renderPage(ctx, status, "notifications", page)
 }
@@ -137,7 +144,7 @@ func (s *Site) addChannelForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		if form.Kind != string(actors.ChannelEmail) {
 			form.Where = ""
 		}
-		s.renderNotifications(ctx, sess, s.edge.Status(err.Code), form, "The channel was not added: "+err.Message+".")
+		s.renderNotifications(ctx, sess, s.edge.Status(err.Code), form, "", "The channel was not added: "+err.Message+".")
 		return
 	}
 	if created.Secret == "" {
@@ -176,7 +183,7 @@ func (s *Site) enableChannelForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 // or shows it again with why it was refused.
 func (s *Site) channelChange(ctx *fasthttp.RequestCtx, sess *siteSession, p actors.Payload, notice string) {
 	if _, err := s.siteWrite(sess, p); err != nil {
-		s.renderNotifications(ctx, sess, s.edge.Status(err.Code), channelForm{Kind: string(actors.ChannelWebhook)}, err.Message)
+		s.renderNotifications(ctx, sess, s.edge.Status(err.Code), channelForm{Kind: string(actors.ChannelWebhook)}, "", err.Message)
 		return
 	}
 	s.redirect(ctx, "/notifications?m="+notice)
@@ -186,7 +193,7 @@ func (s *Site) rotateSecretForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "channel_id")
 	secret, failure := s.owner.RotateNotifySecret(sess.cred, id)
 	if err := s.typed(failure); err != nil {
-		s.renderNotifications(ctx, sess, s.edge.Status(err.Code), channelForm{Kind: string(actors.ChannelWebhook)}, err.Message)
+		s.renderNotifications(ctx, sess, s.edge.Status(err.Code), channelForm{Kind: string(actors.ChannelWebhook)}, "", err.Message)
 		return
 	}
 	s.showChannelSecret(ctx, sess, "Webhook secret rotated", "The webhook has a new secret. Notifications are signed with it from now on: put it in your receiver, and the old one stops working.", secret)
@@ -217,4 +224,34 @@ func (s *Site) deleteChannelPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 
 func (s *Site) deleteChannelForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.channelChange(ctx, sess, &actors.DeleteNotifyChannel{ChannelID: pathParam(ctx, "channel_id")}, "channel-deleted")
+}
+
+// testChannelForm sends the channel a sample event now and shows how it
+// went on the page: outside the outbox, so not in the delivery log.
+func (s *Site) testChannelForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	res, failure := s.owner.TestNotifyChannel(sess.cred, pathParam(ctx, "channel_id"))
+	fresh := channelForm{Kind: string(actors.ChannelWebhook)}
+	if err := s.typed(failure); err != nil {
+		s.renderNotifications(ctx, sess, s.edge.Status(err.Code), fresh, "", "The test was not sent: "+err.Message)
+		return
+	}
+	if res.Delivered {
+		s.renderNotifications(ctx, sess, fasthttp.StatusOK, fresh, "Test delivered"+testFacts(res)+".", "")
+		return
+	}
+	said := res.Class
+	if res.Detail != "" {
+		said += ": " + res.Detail
+	}
+	s.renderNotifications(ctx, sess, fasthttp.StatusOK, fresh, "", "The test was not delivered"+testFacts(res)+". "+said)
+}
+
+// testFacts are a test's answer code and latency, in parentheses.
+func testFacts(res ChannelTest) string {
+	var facts []string
+	if res.Status != 0 {
+		facts = append(facts, "answer "+strconv.Itoa(res.Status))
+	}
+	facts = append(facts, strconv.FormatInt(res.LatencyMs, 10)+" ms")
+	return " (" + strings.Join(facts, ", ") + ")"
 }

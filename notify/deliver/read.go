@@ -1,0 +1,155 @@
+package deliver
+
+import (
+	"context"
+	"time"
+
+	"github.com/addrwatch/addrwatch/actors"
+)
+
+// reader reads the queued accounts' outboxes, one at a time, until ctx
+// ends.
+func (d *Deliverer) reader(ctx context.Context) {
+	for {
+		account, ok := d.nextRead()
+		if !ok {
+			select {
+			case <-ctx.Done():
+				return
+			case <-d.readReady:
+			}
+			continue
+		}
+		d.read(ctx, account)
+		d.mu.Lock()
+		delete(d.reading, account)
+		if d.again[account] {
+			delete(d.again, account)
+			d.enqueueLocked(account)
+		}
+		d.mu.Unlock()
+	}
+}
+
+// nextRead takes the next account queued, marking it being read.
+func (d *Deliverer) nextRead() (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.queue) == 0 {
+		return "", false
+	}
+	account := d.queue[0]
+	d.queue = d.queue[1:]
+	delete(d.queued, account)
+	d.reading[account] = true
+	if len(d.queue) > 0 {
+		// Another reader may take the rest.
+		poke(d.readReady)
+	}
+	return account, true
+}
+
+// read asks what account has due and starts a try of each entry it may
+// send now. The answer gives at most one entry per channel and card (the
+// first not delivered), so one card's entries on one channel go one at a
+// time, in order: the next is due only once this one's ack applies, which
+// wakes the account. Left for later, and read again soon: an entry in
+// flight, one whose ack this node saw applied (the answer was read before
+// it applied), and one whose channel has PerChannel tries in flight.
+func (d *Deliverer) read(ctx context.Context, account string) {
+	if !d.store.Serves(account) {
+		return
+	}
+	now := d.opts.Now()
+	due, err := d.store.Due(ctx, account, now)
+	d.mu.Lock()
+	d.stats.Reads++
+	if err != nil {
+		d.stats.ReadErrors++
+		d.mu.Unlock()
+		if ctx.Err() == nil && d.store.Serves(account) {
+			d.opts.Logger.Warn("could not read an account's outbox; trying again", "account", account, "err", err)
+			d.at(account, now.Add(d.opts.RetryEvery))
+		}
+		return
+	}
+	var start []actors.DueDelivery
+	held := false
+	for _, e := range due.Due {
+		k, ck := entryKey{account, e.EntryID}, channelKey{account, e.Channel.ID}
+		if _, busy := d.inFlight[k]; busy {
+			held = true
+			continue
+		}
+		if m, seen := d.acked[k]; seen && e.Attempt <= m.attempt {
+			held = true
+			continue
+		}
+		if d.perChannel[ck] >= d.opts.PerChannel {
+			held = true
+			continue
+		}
+		d.inFlight[k] = e.Channel.ID
+		d.perChannel[ck]++
+		start = append(start, e)
+	}
+	d.stats.InFlight = len(d.inFlight)
+	d.mu.Unlock()
+	d.opts.Metrics.inFlight(len(start))
+
+	if next := time.Unix(0, due.NextAt); due.NextAt != 0 && next.After(now) {
+		d.at(account, next)
+	} else if due.NextAt != 0 {
+		// More were due than one answer holds: what it held is in flight
+		// now, and each ack wakes the account; this is in case none does.
+		held = true
+	}
+	if held {
+		d.at(account, now.Add(d.opts.RetryEvery))
+	}
+	for _, e := range start {
+		select {
+		case d.workers <- struct{}{}:
+		case <-ctx.Done():
+			d.release(account, []actors.DueDelivery{e})
+			continue
+		}
+		d.tasks.Add(1)
+		go d.try(ctx, account, e)
+	}
+}
+
+// try makes one try of e and hands its result to the account's batch.
+func (d *Deliverer) try(ctx context.Context, account string, e actors.DueDelivery) {
+	defer d.tasks.Done()
+	start := d.opts.Now()
+	out := d.sender.Send(ctx, account, e)
+	<-d.workers
+	r := resultOf(e, start, out)
+	d.count(e, r, start)
+	d.add(ctx, account, e, r)
+}
+
+// release forgets that entries of account are in flight.
+func (d *Deliverer) release(account string, entries []actors.DueDelivery) {
+	d.mu.Lock()
+	for _, e := range entries {
+		d.releaseLocked(account, e.EntryID)
+	}
+	d.stats.InFlight = len(d.inFlight)
+	d.mu.Unlock()
+	d.opts.Metrics.inFlight(-len(entries))
+}
+
+func (d *Deliverer) releaseLocked(account, entry string) {
+	k := entryKey{account, entry}
+	channel, ok := d.inFlight[k]
+	if !ok {
+		return
+	}
+	delete(d.inFlight, k)
+	ck := channelKey{account, channel}
+	if d.perChannel[ck]--; d.perChannel[ck] <= 0 {
+		delete(d.perChannel, ck)
+	}
+}

@@ -99,7 +99,10 @@ func showRule(v actors.RuleView, channels []actors.ChannelView) ruleShown {
 func summarizeRules(rules actors.NotifyRulesView, cards actors.NotifiedCardsView, channels []actors.ChannelView) rulesSummary {
 	sum := rulesSummary{Default: showRule(rules.Default, channels)}
 	for _, sp := range cards.Spaces {
-		follows := "the default rule"
+		follows := ruleScopeWords[""]
+		if rules.Default.Set {
+			follows = ruleScopeWords[actors.RuleDefault]
+		}
 		if sp.HasRule {
 			follows = "its own rule"
 		}

@@ -140,6 +140,9 @@ function live(cursor, chainCursor) {
         swapped += result.swapped;
       });
       var at = new Date().toLocaleTimeString();
+      if (v.changes.length === 0 && !v.gap) {
+        return; // a new chain event shows itself; the status line is for changes
+      }
       if (kept > 0) {
         say(who(v) + " changed this page (" + at + "). What you are editing is kept as you typed it; saving it shows what changed.");
       } else if (swapped > 0) {

@@ -66,11 +66,25 @@ type RenderedQuery struct{ q sameFromState }
 // whose answer may be kept between applies (MeQuery, ListPortfolioQuery,
 // SheetQuery) becomes a RenderedQuery, any other stays as it is.
 func Render(q Query) Query {
+	switch q.(type) {
+	case MeQuery:
+		return renderedMe
+	case ListPortfolioQuery:
+		return renderedPortfolio
+	}
 	if s, keepable := q.(sameFromState); keepable {
 		return RenderedQuery{q: s}
 	}
 	return q
 }
+
+// The queries without parameters, rendered and boxed once: boxing a
+// RenderedQuery as a Query costs an allocation, and these two are the
+// agents' most common reads.
+var (
+	renderedMe        Query = RenderedQuery{q: MeQuery{}}
+	renderedPortfolio Query = RenderedQuery{q: ListPortfolioQuery{}}
+)
 
 // Unrendered is the query r renders.
 func (r RenderedQuery) Unrendered() Query { return r.q }

@@ -73,10 +73,14 @@ func (u *credentialUse) sessionEnds(now time.Time) (expiresAt, expiresAtMax int6
 
 // used notes that cred authenticated a request. It returns at once; a due
 // record is made in the background, with the time of this use (the clock
-// is read here, on the request's goroutine, and nowhere else).
-func (u *credentialUse) used(cred actors.Credential) {
+// is read here, on the request's goroutine, and nowhere else). It returns
+// the time before which no use of cred is due to be recorded, as far as it
+// knows (0: it does not), which only ever moves later: the next record
+// after a record is made at least a grain or a slice after it, and one
+// forgotten (forgetNotDue) would find nothing to record that early.
+func (u *credentialUse) used(cred actors.Credential) (notBefore int64) {
 	if cred.Kind != actors.CredentialAPIKey && cred.Kind != actors.CredentialSession {
-		return
+		return 0
 	}
 	ref := credentialRef{kind: cred.Kind, account: cred.AccountID, id: cred.ID}
 	now := cred.Now // the request's time, when the edge parsed the credential
@@ -85,12 +89,19 @@ func (u *credentialUse) used(cred actors.Credential) {
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.inFlight[ref] || now < u.due[ref] || len(u.inFlight) >= credentialTouchesMax {
-		return
+	if u.inFlight[ref] {
+		return 0
+	}
+	if due := u.due[ref]; now < due {
+		return due
+	}
+	if len(u.inFlight) >= credentialTouchesMax {
+		return 0
 	}
 	u.inFlight[ref] = true
 	u.touches.Add(1)
 	go u.touch(ref, cred, now)
+	return 0
 }
 
 // touch records one use and remembers when the next one is due.

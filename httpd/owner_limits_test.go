@@ -69,6 +69,23 @@ type ownerTest struct {
 	handler  fasthttp.RequestHandler
 	account  AccountCreated
 	password string
+	// conns are the clients' connections: each client's requests come
+	// one after another on one, as an agent's on a keep-alive connection
+	// (so they meet its memo, conn_memo.go).
+	conns map[string]net.Conn
+}
+
+// conn is the connection of the client at ip.
+func (o *ownerTest) conn(ip string) net.Conn {
+	if o.conns == nil {
+		o.conns = map[string]net.Conn{}
+	}
+	c := o.conns[ip]
+	if c == nil {
+		c = edge.WithMemo(benchConn{remote: &net.TCPAddr{IP: net.ParseIP(ip), Port: 40000}})
+		o.conns[ip] = c
+	}
+	return c
 }
 
 const ownerTestPassword = "correct horse battery"
@@ -108,7 +125,8 @@ func (o *ownerTest) sendRaw(ip, method, path, bearer string, body any) (int, int
 		req.SetBody(b)
 	}
 	ctx := &fasthttp.RequestCtx{}
-	ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP(ip), Port: 40000}, nil)
+	ctx.Init2(o.conn(ip), benchLogger{}, true)
+	req.CopyTo(&ctx.Request)
 	o.handler(ctx)
 	retry, _ := strconv.Atoi(string(ctx.Response.Header.Peek(fasthttp.HeaderRetryAfter)))
 	return ctx.Response.StatusCode(), retry, append([]byte(nil), ctx.Response.Body()...)

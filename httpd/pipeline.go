@@ -22,15 +22,24 @@ const (
 	audienceOwner
 )
 
+// credential is the bearer credential of ctx for aud, parsed (its
+// connection's memo may know it already: conn_memo.go), not yet checked on
+// its account.
 func (s *Server) credential(ctx *fasthttp.RequestCtx, aud audience) (actors.Credential, error) {
-	token, found := edge.BearerToken(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
-	if !found {
-		return actors.Credential{}, errUnauthorized
-	}
-	cred, valid := parseBearer(token, s.requestTime(ctx).UnixNano())
+	header := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)
+	m := s.memoOf(ctx)
+	cred, valid := m.parsed(header)
 	if !valid {
-		return actors.Credential{}, errUnauthorized
+		token, found := edge.BearerToken(header)
+		if !found {
+			return actors.Credential{}, errUnauthorized
+		}
+		if cred, valid = parseBearer(token, 0); !valid {
+			return actors.Credential{}, errUnauthorized
+		}
+		m.keep(header, cred)
 	}
+	cred.Now = s.requestTime(ctx).UnixNano()
 	switch aud {
 	case audienceAgent:
 		valid = cred.Kind == actors.CredentialAPIKey

@@ -17,9 +17,11 @@ import (
 //
 // Who fills what:
 //   - the route (routes.handle) makes it when the request reaches its
-//     handler: ctx, the audience of the API the route belongs to, the
-//     read consistency the client asked for (ConsistencyHeader), and on
-//     the owner API the owner-credential attempt the back-off admitted;
+//     handler, or takes up its connection's (conn_memo.go), which it
+//     clears once the request is answered: ctx, the audience of the API
+//     the route belongs to, the read consistency the client asked for
+//     (ConsistencyHeader), and on the owner API the owner-credential
+//     attempt the back-off admitted;
 //   - the handler parses the bearer credential into cred (s.bearer) before
 //     its first query;
 //   - ask (s.query) notes what a query proved: an API key that
@@ -37,6 +39,10 @@ import (
 // credential, and passive for a request the page made on its own (the
 // live view's polls), whose queries are not a use of the session
 // (credential_use.go).
+//
+// Nothing may keep a route's request value past its answer (a streamed
+// answer, written before the connection's next request is read, is the
+// longest it may live): its connection's next request takes it up.
 type request struct {
 	// ctx is the fasthttp request; nil for a site call made through
 	// site.Store, which has none.
@@ -64,9 +70,13 @@ type request struct {
 	key activityKeyRef
 	// code is the error code the request was answered with, if any.
 	code actors.Code
+	// memo is the memo of the request's connection, if it has one
+	// (conn_memo.go).
+	memo *connMemo
 }
 
-// newRequest is the request value of ctx on a route of aud.
+// newRequest is a request value of its own of ctx on a route of aud (a
+// route's is Server.newRequest's).
 func newRequest(ctx *fasthttp.RequestCtx, aud audience) *request {
 	return &request{ctx: ctx, aud: aud, consistency: consistencyOf(ctx)}
 }
@@ -102,9 +112,24 @@ func (s *Server) query(c context.Context, r *request, q actors.Query, rc ReadCon
 		r.key = activityKeyRef{account: r.cred.AccountID, keyID: r.cred.ID}
 	}
 	if !r.passive {
-		s.use.used(r.cred)
+		s.used(r)
 	}
 	return res, err
+}
+
+// used notes a use of r's credential (credentialUse.used), unless r's
+// connection already knows that none is due before r's time: then the
+// use would be a look under credentialUse's lock that finds nothing to do.
+func (s *Server) used(r *request) {
+	m := r.memo
+	if m == nil || !m.holds(r.cred) {
+		s.use.used(r.cred)
+		return
+	}
+	if r.cred.Now != 0 && r.cred.Now < m.useDue {
+		return
+	}
+	m.useDue = s.use.used(r.cred)
 }
 
 // ask is query with its answer as the type q declares (actors.QueryOf),
@@ -135,7 +160,8 @@ func (rt routes) handle(op operation, path string) {
 	}
 	pattern, count := op.method+" "+path, rt.aud == audienceAgent
 	rt.add.Handle(op.method, path, func(ctx *fasthttp.RequestCtx) {
-		r := newRequest(ctx, rt.aud)
+		r := rt.s.routeRequest(ctx, rt.aud)
+		defer r.done()
 		r.idempotent = op.idempotent
 		if rt.owner != nil {
 			attempt, err := rt.owner.Admit(ctx)

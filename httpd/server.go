@@ -283,7 +283,7 @@ func (s *Server) adminRoutes(forwarded bool) fasthttp.RequestHandler {
 	default:
 		h = s.forward.Handler(true, admin.ServedLocally, h)
 	}
-	return s.admin.Gate(r, h, forwarded && !s.nodesUnauthenticated)
+	return s.admin.Gate(r.Router, h, forwarded && !s.nodesUnauthenticated)
 }
 
 // siteAssetsPrefix is where the site's embedded stylesheet and scripts are.
@@ -299,9 +299,8 @@ func servedLocally(path []byte) bool {
 // shape: 404 for an unknown path, 405 with Allow for a wrong method, 204
 // with Allow for OPTIONS, 307 to the path without a trailing slash, and
 // 500 for a recovered panic.
-func (s *Server) newRouter() *router.Router {
+func (s *Server) newRouter() labeledRouter {
 	r := router.New()
-	r.SaveMatchedRoutePath = true   // the route label of the request metrics
 	r.RedirectTrailingSlash = false // we redirect with 307, below
 	r.RedirectFixedPath = false
 	r.HandleMethodNotAllowed = true
@@ -326,7 +325,36 @@ func (s *Server) newRouter() *router.Router {
 		ctx.Response.Reset()
 		writeError(ctx, actors.Errorf(actors.CodeInternal, "internal error"))
 	}
-	return r
+	return labeledRouter{r}
+}
+
+// labeledRouter is a router whose every route notes its pattern as its
+// requests' route label, for the request metrics (edge.RouteLabeled).
+// Routes are added through it; its Router is for looking them up.
+type labeledRouter struct{ *router.Router }
+
+func (r labeledRouter) Handle(method, path string, h fasthttp.RequestHandler) {
+	r.Router.Handle(method, path, edge.RouteLabeled(path, h))
+}
+
+func (r labeledRouter) GET(path string, h fasthttp.RequestHandler) {
+	r.Handle(fasthttp.MethodGet, path, h)
+}
+
+func (r labeledRouter) POST(path string, h fasthttp.RequestHandler) {
+	r.Handle(fasthttp.MethodPost, path, h)
+}
+
+func (r labeledRouter) PUT(path string, h fasthttp.RequestHandler) {
+	r.Handle(fasthttp.MethodPut, path, h)
+}
+
+func (r labeledRouter) PATCH(path string, h fasthttp.RequestHandler) {
+	r.Handle(fasthttp.MethodPatch, path, h)
+}
+
+func (r labeledRouter) DELETE(path string, h fasthttp.RequestHandler) {
+	r.Handle(fasthttp.MethodDelete, path, h)
 }
 
 var routeMethods = []string{fasthttp.MethodGet, fasthttp.MethodPost, fasthttp.MethodPut, fasthttp.MethodPatch, fasthttp.MethodDelete}

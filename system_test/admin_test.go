@@ -36,6 +36,7 @@ func owCheckOneNodeCluster(t testing.TB, s *server, st map[string]any) {
 }
 
 func TestAdminAPIEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	accounts := s.AdminURL + "/admin/v1/accounts"
 

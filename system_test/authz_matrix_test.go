@@ -185,6 +185,7 @@ func (c authzCase) mcpArgs() map[string]any {
 }
 
 func TestAuthorizationMatrix(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	f := newAuthzFixture(t, s)
 	cases := f.cases()

@@ -14,21 +14,6 @@ import (
 	"testing"
 )
 
-// owCLIBin is the CLI binary TestCLIEndToEnd built (once, into its temp dir).
-var owCLIBin string
-
-// owBuildCLI builds cmd/addrwatch into a temp dir removed when t ends.
-func owBuildCLI(t *testing.T) {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "addrwatch")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/addrwatch/addrwatch/cmd/addrwatch").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build cmd/addrwatch: %v\n%s", err, out)
-	}
-	owCLIBin = bin
-	t.Cleanup(func() { owCLIBin = "" })
-}
-
 // owCLIResult is one run of the CLI.
 type owCLIResult struct {
 	code           int
@@ -39,10 +24,7 @@ type owCLIResult struct {
 // plus env (NAME=value pairs).
 func owCLI(t testing.TB, env []string, args ...string) owCLIResult {
 	t.Helper()
-	if owCLIBin == "" {
-		t.Fatal("owCLI before owBuildCLI")
-	}
-	cmd := exec.Command(owCLIBin, args...)
+	cmd := exec.Command(cliBinary(t), args...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "ADDRWATCH_") {
 			cmd.Env = append(cmd.Env, kv)
@@ -106,7 +88,7 @@ func owLines(t testing.TB, out string, want ...string) map[string]string {
 }
 
 func TestCLIEndToEnd(t *testing.T) {
-	owBuildCLI(t)
+	t.Parallel()
 	s := startServer(t)
 	admin := []string{"--admin", s.AdminURL, "--admin-token", s.AdminToken}
 	const password = "cli password one"

@@ -20,6 +20,7 @@ import (
 // The committed api.gen.go is what oapi-codegen makes of the served
 // document: a change to the contract without regenerating fails here.
 func TestClientIsGeneratedFromTheServedDocument(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	r := do(t, "GET", s.URL+"/v1/openapi.json", "", nil)
 	expect(t, r, http.StatusOK, "")

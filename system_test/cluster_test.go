@@ -99,6 +99,7 @@ func adminStatus(t *testing.T, s *server, st any) {
 // survivors, restarts the dead node and checks that every node applies the
 // same log and that no acknowledged write is lost.
 func TestThreeNodeClusterForwardsAndFailsOver(t *testing.T) {
+	t.Parallel()
 	nodes := startTLSCluster(t, 3)
 	leader := statusOf(t, nodes[0]).Leader
 	if leader == "" {
@@ -216,6 +217,7 @@ func TestThreeNodeClusterForwardsAndFailsOver(t *testing.T) {
 // restores it into a fresh one: the account, its key and its cards are
 // all there.
 func TestBackupRestoresIntoANewCluster(t *testing.T) {
+	t.Parallel()
 	old := startServer(t)
 	a := old.createAccount(t, "base")
 	key := old.createKey(t, a, "write")
@@ -249,6 +251,7 @@ func TestBackupRestoresIntoANewCluster(t *testing.T) {
 // TestLeadershipTransferAndLinearizableReads moves leadership on request
 // and serves a linearizable read through a follower.
 func TestLeadershipTransferAndLinearizableReads(t *testing.T) {
+	t.Parallel()
 	nodes := startCluster(t, 3)
 	before := statusOf(t, nodes[0]).Leader
 	target := "n1"

@@ -33,6 +33,7 @@ import (
 // the document, its status included. The owner API calls of the setup are
 // checked against owner.json the same way.
 func TestContractAgentAPI(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "--limits", "account") // the Sheet-write budget, no edge limits
 	agent := ctLoad(t, s, "agent.json", "/v1")
 	owner := ctLoad(t, s, "owner.json", "/owner/v1")

@@ -13,6 +13,7 @@ import (
 // and password sign in, printed again on the next start of the same data
 // dir.
 func TestDemoPrintsAWorkingCurl(t *testing.T) {
+	t.Parallel()
 	t.Run("one group", func(t *testing.T) { testDemoPrintsAWorkingCurl(t) })
 	t.Run("sharded", func(t *testing.T) { testDemoPrintsAWorkingCurl(t, "--groups", "3") })
 }

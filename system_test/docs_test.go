@@ -9,6 +9,7 @@ import (
 // TestSheetGuideIsPublic checks that the Sheet guide is served as Markdown
 // without a key, and that a key sent anyway changes nothing.
 func TestSheetGuideIsPublic(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	key := s.createKey(t, s.createAccount(t, "base"), "read")
 	for _, bearer := range []string{"", key, "garbage"} {

@@ -367,6 +367,7 @@ func owRestart(t *testing.T, s *server, kill bool, when string, last owLastWrite
 }
 
 func TestDurabilityRestartAndSnapshot(t *testing.T) {
+	t.Parallel()
 	for _, store := range raftLogs {
 		t.Run(store, func(t *testing.T) { testDurabilityRestartAndSnapshot(t, store) })
 	}
@@ -594,6 +595,7 @@ func owCreateLoadAccounts(t *testing.T, s *server, n, base int) []*owLoadAccount
 }
 
 func TestDurabilityCrashMidLoad(t *testing.T) {
+	t.Parallel()
 	for _, store := range raftLogs {
 		t.Run(store, func(t *testing.T) { testDurabilityCrashMidLoad(t, store) })
 	}

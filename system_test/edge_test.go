@@ -141,6 +141,7 @@ func edgeAttacks(host, bearer string) []struct {
 // the server's output holds the secret. (fasthttp logged such requests
 // whole, Authorization included.)
 func TestEdgeKeepsRequestBytesOutOfTheLog(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	a := s.createAccount(t, "base")
 	key := s.createKey(t, a, "write")
@@ -189,6 +190,7 @@ func TestEdgeKeepsRequestBytesOutOfTheLog(t *testing.T) {
 // (It was read as chunked on a kept connection, and the smuggled request
 // got its own answer.)
 func TestEdgeRefusesAmbiguousFraming(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	a := s.createAccount(t, "base")
 	key := s.createKey(t, a, "write")
@@ -230,6 +232,7 @@ func TestEdgeRefusesAmbiguousFraming(t *testing.T) {
 // (They were 400, 400, 200, 200 without a Host, and no answer until the
 // read timeout.)
 func TestEdgeHeadLimits(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	host := hostOf(s.URL)
 	big := strings.Repeat("a", 20<<10)
@@ -276,6 +279,7 @@ func TestEdgeHeadLimits(t *testing.T) {
 // //evil.example/../v1/docs, which a browser follows to evil.example,
 // method and body included.)
 func TestEdgeRedirectsStayOnThisServer(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	for _, target := range []string{
 		"//evil.example/../v1/docs/",
@@ -312,6 +316,7 @@ func TestEdgeRedirectsStayOnThisServer(t *testing.T) {
 // closed, and once one closes a new one is served. (Any number was
 // served.)
 func TestEdgeConnectionCap(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "--limits", "spec")
 	const capped = 64
 	var open []net.Conn
@@ -446,6 +451,7 @@ func edgeUpload(t *testing.T, s *server, bearer string, size int64, chunked bool
 // heap. (The whole body was read into memory before the 401: a 400 MB one
 // left the heap at 416 MiB.)
 func TestEdgeRestoreChecksTheTokenBeforeTheBody(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	const size = 256 << 20
 	for _, c := range []struct {
@@ -502,6 +508,7 @@ func TestEdgeRestoreChecksTheTokenBeforeTheBody(t *testing.T) {
 // TestEdgeRestoreThroughAFollower restores a backup sent chunked to a
 // follower, which streams it on to the leader.
 func TestEdgeRestoreThroughAFollower(t *testing.T) {
+	t.Parallel()
 	nodes := startCluster(t, 3)
 	leader, followers := leaderAndFollowers(t, nodes)
 	follower := followers[0]
@@ -534,6 +541,7 @@ func TestEdgeRestoreThroughAFollower(t *testing.T) {
 // operator token by default, while the health probes stay open, and that
 // --open-metrics serves it to anyone. (It was served to anyone.)
 func TestMetricsNeedTheAdminToken(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	expect(t, do(t, "GET", s.AdminURL+"/metrics", "", nil), http.StatusUnauthorized, "UNAUTHORIZED")
 	expect(t, do(t, "GET", s.AdminURL+"/metrics", "not-the-admin-token", nil), http.StatusUnauthorized, "UNAUTHORIZED")

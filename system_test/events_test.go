@@ -11,6 +11,7 @@ import (
 // without since, paging with next_since while has_more, an RFC 3339 first
 // poll, grant filtering and scope_changed, and bad input.
 func TestChangeFeed(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	a := s.createAccount(t, "base")
 	w := s.createKey(t, a, "write")

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -16,26 +14,13 @@ import (
 // ordinary binary, which every other test runs, is built without it, and
 // so is every binary `make build` makes.
 
-var faultInject struct {
-	once   sync.Once
-	binary string
-	err    error
-	out    []byte
-}
+var faultInject builtOnce
 
-// faultInjectBinary builds addrwatchd with -tags faultinject, once, next
-// to TestMain's binary (removed with it).
+// faultInjectBinary is addrwatchd built with -tags faultinject, by the
+// first test that asks.
 func faultInjectBinary(t *testing.T) string {
 	t.Helper()
-	faultInject.once.Do(func() {
-		bin := filepath.Join(filepath.Dir(serverBinary), "addrwatchd-faultinject")
-		faultInject.out, faultInject.err = exec.Command("go", "build", "-tags", "faultinject", "-o", bin, "github.com/addrwatch/addrwatch/cmd/addrwatchd").CombinedOutput()
-		faultInject.binary = bin
-	})
-	if faultInject.err != nil {
-		t.Fatalf("go build -tags faultinject: %v\n%s", faultInject.err, faultInject.out)
-	}
-	return faultInject.binary
+	return faultInject.get(t, "addrwatchd-faultinject", "-tags", "faultinject", "github.com/addrwatch/addrwatch/cmd/addrwatchd")
 }
 
 // TestOrdinaryBuildIgnoresFaultRoutes: only the faultinject build reads
@@ -47,6 +32,7 @@ func TestOrdinaryBuildIgnoresFaultRoutes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
+	t.Parallel()
 	malformed := faultRoutesEnv + "=not-a-route"
 	cmd := exec.Command(faultInjectBinary(t), "--data", t.TempDir(), "--http", freeAddr(t), "--admin", freeAddr(t), "--raft", freeAddr(t))
 	cmd.Env = append(os.Environ(), malformed)

@@ -402,6 +402,7 @@ func (n *ftNet) unused() []string {
 // one. Durations are asserted only from below (a proxy that delays must
 // never be early), never from above.
 func TestFaultProxy(t *testing.T) {
+	t.Parallel()
 	echo, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -184,6 +184,7 @@ func ftDescribeStaleReads(ops []porcupine.Operation, stale []ftStaleRead, faults
 
 // TestFaultStaleReads checks the stale-read finder on small histories.
 func TestFaultStaleReads(t *testing.T) {
+	t.Parallel()
 	put := func(call, ret int64, expected int64, value string, out ftOutput) porcupine.Operation {
 		return porcupine.Operation{ClientId: 0, Input: ftInput{write: true, expected: expected, value: value}, Call: call, Output: out, Return: ret}
 	}

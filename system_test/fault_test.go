@@ -248,6 +248,7 @@ func ftStartLoad(t *testing.T, nodes []*server, regs []*ftRegister, rec *ftRecor
 // TestFaultModel checks the fault test's model on small histories, so that
 // a model that accepts everything cannot pass for a correct cluster.
 func TestFaultModel(t *testing.T) {
+	t.Parallel()
 	put := func(client int, call, ret int64, expected int64, value string, out ftOutput) porcupine.Operation {
 		return porcupine.Operation{ClientId: client, Input: ftInput{write: true, expected: expected, value: value}, Call: call, Output: out, Return: ret}
 	}

@@ -64,6 +64,7 @@ func dashboardMissing(exprs []string, exported map[string]bool) []string {
 }
 
 func TestGrafanaDashboardQueriesExportedMetrics(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(dashboardPath)
 	if err != nil {
 		t.Fatal(err)

@@ -47,6 +47,30 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// builtOnce is a binary that go build makes once for every test that
+// needs it, next to TestMain's binary (removed with it), so tests that run
+// side by side share one build.
+type builtOnce struct {
+	once sync.Once
+	path string
+	err  error
+	out  []byte
+}
+
+// get builds name from go build's args (the package last) the first time
+// it is asked, and fails t when that build failed.
+func (b *builtOnce) get(t testing.TB, name string, args ...string) string {
+	t.Helper()
+	b.once.Do(func() {
+		b.path = filepath.Join(filepath.Dir(serverBinary), name)
+		b.out, b.err = exec.Command("go", append([]string{"build", "-o", b.path}, args...)...).CombinedOutput()
+	})
+	if b.err != nil {
+		t.Fatalf("go build %s: %v\n%s", strings.Join(args, " "), b.err, b.out)
+	}
+	return b.path
+}
+
 // server is one addrwatchd process.
 type server struct {
 	t          testing.TB

@@ -24,6 +24,7 @@ func listedLastUse(t *testing.T, s *server, a account, keyID string) any {
 // as the key's last_used_at, shortly after (it is recorded in the
 // background), and recording it changes no revision the agent sees.
 func TestKeyLastUsedShowsUp(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	a := s.createAccount(t, "base")
 	r := do(t, "POST", s.URL+"/owner/v1/keys", a.OwnerSecret, map[string]any{"capability": "read", "name": "watcher"})

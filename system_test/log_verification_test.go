@@ -17,6 +17,7 @@ import (
 // its /metrics the matching counters. (Damage to one node's log is
 // tested in cluster/, where a test can reach beneath the verifier.)
 func TestLogVerificationOnEveryNode(t *testing.T) {
+	t.Parallel()
 	nodes := startCluster(t, 3)
 	deadline := time.Now().Add(20 * time.Second)
 	for i, s := range nodes {

@@ -29,6 +29,7 @@ func lgSignIn(t testing.TB, s *server, login, password, ip string) response {
 // case, signed in with, changed (the old one stops working), and given to
 // an account made without one.
 func TestLoginSignInAndChangeEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "--trusted-proxies", "127.0.0.0/8")
 	const password = "correct horse battery"
 	r := lgCreate(t, s, "Alice.Example+watch@Example.org")
@@ -88,6 +89,7 @@ func TestLoginSignInAndChangeEndToEnd(t *testing.T) {
 // Wrong passwords for one login from many clients back off on the login,
 // in any case, with 429 and Retry-After; an unknown login backs off alike.
 func TestLoginSignInBacksOff(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "--trusted-proxies", "127.0.0.0/8")
 	expect(t, lgCreate(t, s, "bob"), http.StatusCreated, "")
 	for _, login := range []string{"bob", "nobody"} {
@@ -113,6 +115,7 @@ func TestLoginSignInBacksOff(t *testing.T) {
 // forwards it), and the login index is replicated state: after the leader
 // dies, the new leader knows the changed login and has forgotten the old.
 func TestLoginOnAClusterSurvivesFailover(t *testing.T) {
+	t.Parallel()
 	nodes := startCluster(t, 3)
 	leader, followers := leaderAndFollowers(t, nodes)
 	const password = "correct horse battery"

@@ -10,6 +10,7 @@ import (
 // each POST to the leader like any other request, and a tool call's write
 // lands in the replicated state.
 func TestMCPThroughAFollower(t *testing.T) {
+	t.Parallel()
 	nodes := startCluster(t, 3)
 	leader, followers := leaderAndFollowers(t, nodes)
 	f := followers[0]

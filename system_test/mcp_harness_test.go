@@ -6,9 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -71,29 +69,13 @@ func mcpConnect(s *server, key string, tr mcpTransport) (*mcp.ClientSession, err
 	return mcp.NewClient(&mcp.Implementation{Name: "addrwatch-system-test", Version: "1"}, nil).Connect(context.Background(), transport, nil)
 }
 
-var cliBuild struct {
-	once sync.Once
-	path string
-	err  error
-	out  []byte
-}
+// cliBuild is the addrwatch CLI, built once for every test that runs it.
+var cliBuild builtOnce
 
-// cliBinary builds the addrwatch CLI once per test binary.
+// cliBinary is the addrwatch CLI, built by the first test that asks.
 func cliBinary(t testing.TB) string {
 	t.Helper()
-	cliBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", "addrwatch-cli")
-		if err != nil {
-			cliBuild.err = err
-			return
-		}
-		cliBuild.path = filepath.Join(dir, "addrwatch")
-		cliBuild.out, cliBuild.err = exec.Command("go", "build", "-o", cliBuild.path, "github.com/addrwatch/addrwatch/cmd/addrwatch").CombinedOutput()
-	})
-	if cliBuild.err != nil {
-		t.Fatalf("build addrwatch: %v\n%s", cliBuild.err, cliBuild.out)
-	}
-	return cliBuild.path
+	return cliBuild.get(t, "addrwatch", "github.com/addrwatch/addrwatch/cmd/addrwatch")
 }
 
 // mcpResult is a tool call's outcome: the structured content, or for a

@@ -62,6 +62,7 @@ func inspect(t *testing.T, target []string, env []string, args ...string) map[st
 }
 
 func TestMCPInspectorConformance(t *testing.T) {
+	t.Parallel()
 	eachMCPTransport(t, func(t *testing.T, s *server, tr mcpTransport, a mcpAccount) {
 		var target, env []string
 		switch tr {

@@ -37,6 +37,7 @@ func newMCPAccount(t *testing.T, s *server) mcpAccount {
 }
 
 func TestMCPServesTheAgentAPI(t *testing.T) {
+	t.Parallel()
 	eachMCPTransport(t, func(t *testing.T, s *server, tr mcpTransport, a mcpAccount) {
 		w := mcpSession(t, s, a.write, tr)
 		rd := mcpSession(t, s, a.read, tr)
@@ -113,6 +114,7 @@ func TestMCPServesTheAgentAPI(t *testing.T) {
 // A key the server refuses gets no MCP service: 401 over HTTP, and the
 // stdio server stops at start saying why, without printing the key.
 func TestMCPRefusesABadKey(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	const bad = "awk.nobody.nokey.notasecret"
 	if _, err := mcpConnect(s, bad, mcpHTTP); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
@@ -149,6 +151,7 @@ func exitCodeOf(err error) int {
 // The HTTP transport is stateless and answers JSON: any node can take any
 // request, so GET (a server stream) is refused as the transport allows.
 func TestMCPOverHTTPIsStateless(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	a := newMCPAccount(t, s)
 	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"me","arguments":{}}}`

@@ -17,6 +17,7 @@ import (
 // VALIDATION, and a good one joins as a non-voter that the cluster does
 // not need for its quorum.
 func TestAddNodeTypoKeepsTheCluster(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	nodes := s.AdminURL + "/admin/v1/cluster/nodes"
 	for _, body := range []map[string]any{
@@ -85,7 +86,7 @@ func answering(t *testing.T, leader *server, id string) bool {
 // survivor runs, rewrites its configuration once it is stopped, and the
 // survivor starts alone and serves every acknowledged write.
 func TestClusterRecoverAfterLostQuorum(t *testing.T) {
-	owBuildCLI(t)
+	t.Parallel()
 	nodes := startCluster(t, 3)
 	leader, followers := leaderAndFollowers(t, nodes)
 	idOf := func(s *server) string { return s.extra[1] }
@@ -163,6 +164,7 @@ func TestClusterRecoverAfterLostQuorum(t *testing.T) {
 // caught up: with the first node killed, the two that joined still make a
 // quorum, elect a leader and serve every acknowledged write.
 func TestJoinedNodesBecomeVoters(t *testing.T) {
+	t.Parallel()
 	first := &server{t: t, Dir: t.TempDir(), AdminToken: "join-admin-token-1"}
 	first.httpAddr, first.adminAddr, first.raftAddr = freeAddr(t), freeAddr(t), freeAddr(t)
 	first.URL, first.AdminURL = "http://"+first.httpAddr, "http://"+first.adminAddr

@@ -10,6 +10,7 @@ import (
 // apply latency, commit batch sizes, per-route request counts and actor
 // counts to the operator token, and that no secret or ID reaches a label.
 func TestMetricsOnTheAdminListener(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	a := s.createAccount(t, "base")
 	key := s.createKey(t, a, "write")

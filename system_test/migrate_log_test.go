@@ -31,7 +31,7 @@ func migrateStopped(t *testing.T, s *server) {
 // A node with data on bolt, migrated with migrate-log and restarted, starts
 // on the WAL and serves the same state; migrate-log refuses while it runs.
 func TestMigrateLogRoundTrip(t *testing.T) {
-	owBuildCLI(t)
+	t.Parallel()
 	s := startServer(t, "--raft-log", "bolt")
 	a := s.createAccount(t, "base")
 	for i := range 5 {
@@ -60,7 +60,7 @@ func TestMigrateLogRoundTrip(t *testing.T) {
 // A follower of a cluster on bolt, migrated and restarted, rejoins: it
 // applies what the cluster wrote while it was down and after.
 func TestMigrateLogFollowerRejoins(t *testing.T) {
-	owBuildCLI(t)
+	t.Parallel()
 	nodes := startCluster(t, 3, "--raft-log", "bolt")
 	leader, followers := leaderAndFollowers(t, nodes)
 	a := leader.createAccount(t, "base")

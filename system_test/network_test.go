@@ -17,6 +17,7 @@ import (
 // on another network than --network is refused at start, naming both
 // genesis blocks. The sim served over HTTP is a mainnet chain.
 func TestStartRefusesAnotherNetwork(t *testing.T) {
+	t.Parallel()
 	up := httptest.NewServer(chain.NewSim(time.Now))
 	defer up.Close()
 	s := startServer(t, "--chain", "esplora:"+up.URL)
@@ -38,6 +39,7 @@ func TestStartRefusesAnotherNetwork(t *testing.T) {
 // The settings page names a chain source that is someone else's server,
 // and says what it learns; the URL's password is never on the page.
 func TestSettingsNameTheChainSourceInABrowser(t *testing.T) {
+	t.Parallel()
 	up := httptest.NewServer(chain.NewSim(time.Now))
 	defer up.Close()
 	// The explorer is reached at its loopback address through a name that

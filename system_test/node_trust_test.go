@@ -30,6 +30,7 @@ const forwardedHeader = "X-Addrwatch-Forwarded"
 // header does not skip the edge rate limits. No file of a data dir and no
 // backup holds a forwarding secret at all.
 func TestForwardedHeaderGrantsNothing(t *testing.T) {
+	t.Parallel()
 	nodes := startCluster(t, 3, "--limits", "spec")
 	leader := leaderOf(t, nodes)
 	backup := do(t, "GET", leader.AdminURL+"/admin/v1/backup", leader.AdminToken, nil)
@@ -132,7 +133,6 @@ func startTLSCluster(t *testing.T, n int, extra ...string) []*server {
 // followed by extra.
 func clusterTLSArgs(t *testing.T, n int, extra ...string) func(i int) []string {
 	t.Helper()
-	owBuildCLI(t)
 	certs := filepath.Join(t.TempDir(), "certs")
 	var ids []string
 	for i := range n {
@@ -152,6 +152,7 @@ func clusterTLSArgs(t *testing.T, n int, extra ...string) func(i int) []string {
 // log says what that gives up (TestNodeWithPeersNeedsClusterCerts is the
 // same node without it).
 func TestInsecureClusterSaysWhatItGivesUp(t *testing.T) {
+	t.Parallel()
 	s := &server{t: t, Dir: t.TempDir(), AdminToken: "insecure-cluster-token"}
 	s.httpAddr, s.adminAddr, s.raftAddr = freeAddr(t), freeAddr(t), freeAddr(t)
 	s.URL, s.AdminURL = "http://"+s.httpAddr, "http://"+s.adminAddr

@@ -21,6 +21,7 @@ func TestOpenAPIGeneratesATypedGoClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server and runs the generator")
 	}
+	t.Parallel()
 	s := startServer(t)
 	root, err := filepath.Abs("..")
 	if err != nil {

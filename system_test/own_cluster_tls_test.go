@@ -23,6 +23,7 @@ import (
 // anything; before nodes authenticated each other on loopback it answered
 // 200 with every account's password and secret hashes.
 func TestDefaultNodeServesNoPlainNodeStream(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	if got := plainAdminBackup(t, s.raftAddr); len(got) > 0 {
 		t.Fatalf("a plain connection to the raft port got an answer to GET /admin/v1/backup without a token (%d bytes):\n%.200q", len(got), got)
@@ -72,6 +73,7 @@ func TestDefaultNodeServesNoPlainNodeStream(t *testing.T) {
 // the admin listener (before, a backup without one answered 200), and
 // the restore stream of a sharded cluster is not served at all.
 func TestInsecureClusterHoldsNodeStreamsToTheToken(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "--insecure-cluster")
 	got := plainAdminBackup(t, s.raftAddr)
 	if !bytes.HasPrefix(got, []byte("AHTTP/1.1 401 ")) {
@@ -183,6 +185,7 @@ func equalFiles(a, b map[string][]byte) bool {
 // flags would make a CA no peer knows, so it does not start, and says how
 // to give its nodes certificates of one CA.
 func TestNodeWithPeersNeedsClusterCerts(t *testing.T) {
+	t.Parallel()
 	for name, args := range map[string][]string{
 		"--peers": {"--node-id", "n1", "--peers", "n1=127.0.0.1:7001,n2=127.0.0.1:7002"},
 		"--join":  {"--node-id", "n2", "--join"},

@@ -18,6 +18,7 @@ import (
 // while the other still signs in. Were the leader to key its ledger on the
 // forwarding node, the second client would share the first one's back-off.
 func TestOwnerBackOffThroughAFollowerIsPerClient(t *testing.T) {
+	t.Parallel()
 	nodes := startCluster(t, 3)
 	_, followers := leaderAndFollowers(t, nodes)
 	follower := followers[0]

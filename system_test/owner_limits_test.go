@@ -33,6 +33,7 @@ func olFrom(ip string) []string { return []string{"X-Forwarded-For", ip} }
 // back-off. Now the client backs off, even a right password is refused
 // until Retry-After has passed, and then it works.
 func TestOwnerSignInBacksOffAfterRepeatedFailures(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	a := s.createAccount(t, "base")
 	var statuses []int
@@ -62,6 +63,7 @@ func TestOwnerSignInBacksOffAfterRepeatedFailures(t *testing.T) {
 // client backs off on that account; the owner, from another client, is
 // not held back.
 func TestOwnerSecretGuessesBackOff(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "--trusted-proxies", "127.0.0.0/8")
 	a := s.createAccount(t, "base")
 	attacker, owner := olFrom("203.0.113.20"), olFrom("198.51.100.20")
@@ -89,6 +91,7 @@ func TestOwnerSecretGuessesBackOff(t *testing.T) {
 // capped at 2 s; the owner secret keeps working throughout, so the owner
 // cannot be locked out.
 func TestOwnerAccountBackOffIsCappedAndSparesTheOwnerSecret(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "--trusted-proxies", "127.0.0.0/8")
 	a := s.createAccount(t, "base")
 	limited := 0
@@ -115,6 +118,7 @@ func TestOwnerAccountBackOffIsCappedAndSparesTheOwnerSecret(t *testing.T) {
 // own allowance) see some turned away with 503 and Retry-After, and the
 // rest succeed. Before the bound every one of them ran at once.
 func TestOwnerPasswordHashesAreBounded(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "--trusted-proxies", "127.0.0.0/8")
 	const accounts, perAccount = 4, 8 // under each account's free allowance
 	var list []account

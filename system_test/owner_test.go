@@ -192,6 +192,7 @@ func owFirstSpaceID(t testing.TB, s *server, bearer string) string {
 }
 
 func TestOwnerAPIEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 
 	t.Run("SignInAndSignOut", func(t *testing.T) {

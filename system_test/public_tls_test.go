@@ -110,6 +110,7 @@ func doTLS(t *testing.T, client *http.Client, method, url, bearer string, body a
 // with an AEAD suite or later, never older or CBC), and plain HTTP to that
 // port gets no API answer.
 func TestPublicListenerServesHTTPS(t *testing.T) {
+	t.Parallel()
 	certPath, keyPath, cert := selfSignedCert(t, t.TempDir(), "public")
 	s := startServer(t, "--tls-cert", certPath, "--tls-key", keyPath)
 	base := "https://" + s.httpAddr
@@ -167,6 +168,7 @@ func TestPublicListenerServesHTTPS(t *testing.T) {
 // certificate's each stop the server at start, with a message naming the
 // flag or file.
 func TestPublicTLSFilesAreCheckedAtStart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	certPath, keyPath, _ := selfSignedCert(t, dir, "one")
 	_, otherKeyPath, _ := selfSignedCert(t, dir, "other")

@@ -12,6 +12,7 @@ import (
 // docs link; another client (named by a trusted proxy) is unaffected; the
 // public documents are never limited.
 func TestEdgeRateLimits(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "--limits", "spec", "--trusted-proxies", "127.0.0.0/8")
 	key := s.createKey(t, s.createAccount(t, "base"), "read")
 	from := func(ip string) []string { return []string{"X-Forwarded-For", ip} }

@@ -51,6 +51,7 @@ func TestRollingUpgrade(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and restarts server processes")
 	}
+	t.Parallel()
 	old := olderRelease(t)
 	nodes := newClusterNodes(t, 3)
 	for _, s := range nodes {

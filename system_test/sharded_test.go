@@ -97,6 +97,7 @@ func retry503(t *testing.T, send func() response) response {
 // leaders spread one group per node; killing one node fails over only the
 // group it led, and no acknowledged write is lost.
 func TestShardedClusterServesTheAPI(t *testing.T) {
+	t.Parallel()
 	nodes := startCluster(t, 3, "--groups", "3")
 	st := groupsStatusOf(t, nodes[0])
 	if st.Meta.Groups != 3 || len(st.Groups) != 3 || st.Groups[0].Slots+st.Groups[1].Slots+st.Groups[2].Slots != 4096 {
@@ -277,6 +278,7 @@ func addressFor(i int) string {
 // are answered 503 with Retry-After and retried; none acknowledged is
 // lost, and afterwards the account is served from its new group.
 func TestShardedSlotMovesOverHTTP(t *testing.T) {
+	t.Parallel()
 	nodes := startCluster(t, 3, "--groups", "2")
 	const password = "correct horse battery"
 	r := retry503(t, func() response {
@@ -400,6 +402,7 @@ func TestShardedSlotMovesOverHTTP(t *testing.T) {
 // move and no group leaderships to drain, and says so; a move names a slot
 // or an account, and a group.
 func TestSlotMovesNeedAShardedCluster(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	for _, body := range []map[string]any{{"slot": 1, "to": 1}, {"to": 1}, {"slot": 1, "account": "x", "to": 1}} {
 		r := do(t, "POST", s.AdminURL+"/admin/v1/cluster/slots/move", s.AdminToken, body)
@@ -471,6 +474,7 @@ func TestSiteOnAShardedClusterInABrowser(t *testing.T) {
 // removed from every group, and the cluster of the new node and the two
 // others serves every account.
 func TestShardedClusterReplacesANode(t *testing.T) {
+	t.Parallel()
 	nodes := startCluster(t, 3, "--groups", "2")
 	ftAwaitBalanced(t, nodes)
 	type owned struct{ key, card string }

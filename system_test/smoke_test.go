@@ -6,6 +6,7 @@ import (
 )
 
 func TestSmokeCreateCardAndReadItBack(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	a := s.createAccount(t, "base")
 	key := s.createKey(t, a, "write")

@@ -76,6 +76,7 @@ func accountsAroundASnapshot(t *testing.T, s *server) (inSnapshot, after account
 // what is missing and what to do, and --recover-from-snapshot starts it
 // from the snapshot with a WARN line.
 func TestStartRefusesALostLog(t *testing.T) {
+	t.Parallel()
 	for _, store := range raftLogs {
 		t.Run(store, func(t *testing.T) { testStartRefusesALostLog(t, store) })
 	}
@@ -161,6 +162,7 @@ func makeEmpty(path, store string) error {
 // the meta pages said only "invalid database"); now it says raft.db is
 // corrupt, with its path, and exits 1.
 func TestStartRefusesACorruptRaftDB(t *testing.T) {
+	t.Parallel()
 	s := startOnRaftLog(t, "bolt")
 	for range 40 {
 		s.createAccount(t, "base")
@@ -204,6 +206,8 @@ func TestStartRefusesACorruptRaftDB(t *testing.T) {
 // WAL's wal/ and its files included), and a data dir an older build left
 // open is repaired at start.
 func TestDataDirIsPrivate(t *testing.T) {
+	// Not parallel: it sets the process's umask, which every process the
+	// other tests start would inherit.
 	for _, store := range raftLogs {
 		t.Run(store, func(t *testing.T) { testDataDirIsPrivate(t, store) })
 	}
@@ -294,6 +298,7 @@ func checkPrivate(t *testing.T, when, dir string) {
 // its path, and exits 1, with no panic or goroutine dump, and it leaves
 // the segments where they were.
 func TestStartRefusesACorruptWAL(t *testing.T) {
+	t.Parallel()
 	s := startOnRaftLog(t, "wal")
 	for range 40 {
 		s.createAccount(t, "base")
@@ -345,6 +350,7 @@ func TestStartRefusesACorruptWAL(t *testing.T) {
 // dir of a running one (on ports of its own): it exits 1 saying the data
 // dir is in use, and the first goes on serving.
 func TestSecondServerOnADataDirIsRefused(t *testing.T) {
+	t.Parallel()
 	for _, store := range raftLogs {
 		t.Run(store, func(t *testing.T) {
 			first := startOnRaftLog(t, store)

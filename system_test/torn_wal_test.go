@@ -19,6 +19,7 @@ import (
 // cluster, with writes made while the follower is down so that catching
 // up is more than refilling the torn entries.
 func TestTornWALTailRecovered(t *testing.T) {
+	t.Parallel()
 	nodes := startCluster(t, 3, "--raft-log", "wal")
 	for _, s := range nodes {
 		s.expectRaftLog("wal")

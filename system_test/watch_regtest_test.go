@@ -83,6 +83,8 @@ func waitRecorded(t *testing.T, s *server, a account, address, txid, state, bloc
 // in the longer branch is recorded there; and the balance the agents read
 // is the chain's.
 func TestWatchingARegtestChainThroughACluster(t *testing.T) {
+	// Not parallel: the tests on the shared regtest node mine and reorg
+	// its one chain, which the others would see.
 	node := regtest.Shared(t)
 	rpc := node.RPC()
 	cert := filepath.Join(t.TempDir(), "rpc.cert")
@@ -228,6 +230,8 @@ func followerLines(s *server) string {
 // subscriptions, chain.Notifier): a payment to a watched address is
 // recorded in the mempool and then confirmed in its block.
 func TestWatchingThroughAnElectrumServer(t *testing.T) {
+	// Not parallel: the tests on the shared regtest node mine and reorg
+	// its one chain, which the others would see.
 	node := regtest.Shared(t)
 	srv, err := electrumtest.Start(electrumtest.Config{RPC: node.Client()})
 	if err != nil {

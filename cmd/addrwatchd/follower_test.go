@@ -54,3 +54,35 @@ func TestTheFollowerProposesObserveChainOnceAdmitted(t *testing.T) {
 		}
 	}
 }
+
+// answering is an accountStore whose proposals apply with body.
+type answering struct {
+	accountStore
+	body any
+}
+
+func (a answering) Propose(context.Context, *actors.Command) (actors.Result, error) {
+	return actors.Result{Status: 200, Body: a.body}, nil
+}
+
+// An observation that enqueued notifications wakes the deliverer for its
+// account at once; one that enqueued none does not.
+func TestAnObservationThatEnqueuedWakesTheDeliverer(t *testing.T) {
+	obs := &actors.ObserveChain{ObserveAddress: actors.ObserveAddress{Address: "bcrt1qexample", TipHeight: 7, TipHash: "tip"}}
+	for _, tc := range []struct {
+		view actors.ObservedView
+		want []string
+	}{
+		{actors.ObservedView{New: 1, Events: 1, Enqueued: 2}, []string{"acct"}},
+		{actors.ObservedView{New: 1, Events: 1}, nil},
+	} {
+		var woken []string
+		s := followerStore{accounts: answering{body: tc.view}, now: time.Now, wake: func(a string) { woken = append(woken, a) }}
+		if err := s.Observe(context.Background(), "acct", obs); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(woken, tc.want) {
+			t.Errorf("%+v woke %v, want %v", tc.view, woken, tc.want)
+		}
+	}
+}

@@ -138,6 +138,7 @@ type edgeConn struct {
 	lines   lineCheck
 	err     error // sticky: once a head is refused, every Read fails
 	linger  bool  // drain the incoming bytes before closing
+	memo    any   // ConnMemo's
 }
 
 func (c *edgeConn) Read(p []byte) (int, error) {
@@ -195,6 +196,33 @@ func CloseAfterAnswer(ctx *fasthttp.RequestCtx) {
 	if c, ok := ctx.Conn().(interface{ lingerOnClose() }); ok {
 		c.lingerOnClose()
 	}
+}
+
+// ConnMemo is where the handlers of ctx's requests may keep a value from
+// one request of its connection to the next, or nil when ctx was not read
+// from a connection the edge accepted (an MCP tool call, a test's
+// context). fasthttp serves a connection's requests one at a time, on one
+// goroutine, and runs a request's handlers and writes its answer before it
+// reads the next one; the value lives as long as the connection. So what
+// is kept there must only be used on that goroutine, and since several
+// clients' requests may share a connection (from a trusted proxy, or
+// forwarded by another node), nothing kept of one request may be given to
+// another that did not send the same thing.
+func ConnMemo(ctx *fasthttp.RequestCtx) *any {
+	if c, isEdge := ctx.Conn().(interface{ connMemo() *any }); isEdge {
+		return c.connMemo()
+	}
+	return nil
+}
+
+func (c *edgeConn) connMemo() *any { return &c.memo }
+
+// WithMemo is c as the edge's listeners accept it, with its ConnMemo (for
+// benchmarks that run the handlers on a context of their own).
+func WithMemo(c net.Conn) net.Conn {
+	ec := &edgeConn{Conn: c, release: func() {}}
+	ec.lines.begin()
+	return ec
 }
 
 // longRequestLine tells fasthttp's error handler that an oversized head

@@ -5,16 +5,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fasthttp/router"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 )
 
 // RequestMetrics are the request metrics per route: counts by status and
-// latency. The route label is the router's pattern
-// (/v1/portfolio/cards/{card_id}, which the router saves when
-// SaveMatchedRoutePath is set), never the raw path, so IDs and secrets
-// cannot reach a label and the series stay few.
+// latency. The route label is the route's pattern
+// (/v1/portfolio/cards/{card_id}, which each route's handler notes with
+// RouteLabeled), never the raw path, so IDs and secrets cannot reach a
+// label and the series stay few.
 type RequestMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -49,13 +48,31 @@ func (m *RequestMetrics) Wrap(next fasthttp.RequestHandler) fasthttp.RequestHand
 			start = time.Now() // a request fasthttp did not take up itself
 		}
 		next(ctx)
-		route, _ := ctx.UserValue(router.MatchedRoutePathParam).(string)
+		route, _ := ctx.UserValue(routeLabelKey).(string)
 		if route == "" {
 			route = "unmatched"
 		}
 		s := m.series(route, ctx.Method(), ctx.Response.StatusCode())
 		s.requests.Inc()
 		s.latency.Observe(time.Since(start).Seconds())
+	}
+}
+
+// routeLabelKey is the user value a request's route label is kept under,
+// boxed once.
+var routeLabelKey any = routeLabel{}
+
+type routeLabel struct{}
+
+// RouteLabeled is h, the handler of the route with pattern route, noting
+// the pattern as its requests' route label (what fasthttp/router's
+// SaveMatchedRoutePath does, but with the label boxed once per route
+// instead of key and label twice per request).
+func RouteLabeled(route string, h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	label := any(route)
+	return func(ctx *fasthttp.RequestCtx) {
+		ctx.SetUserValue(routeLabelKey, label)
+		h(ctx)
 	}
 }
 

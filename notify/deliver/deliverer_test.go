@@ -361,3 +361,34 @@ func TestSchedule(t *testing.T) {
 		t.Error("the schedule is not empty")
 	}
 }
+
+// A try this node's own budgets refused is no try: nothing is recorded,
+// and the entry is tried again, as the same attempt, once the budget has
+// room.
+func TestATryOurBudgetsRefusedIsPutOff(t *testing.T) {
+	r := newRig(t, Options{RereadEvery: time.Hour})
+	limited := true
+	r.sender.outcome = func(actors.DueDelivery) send.Outcome {
+		if limited {
+			limited = false
+			return send.Outcome{Class: send.ClassRateLimited, RetryAfter: 2 * time.Second, Detail: "too many messages"}
+		}
+		return send.Outcome{Delivered: true, Status: 200}
+	}
+	r.store.put("acct", "nc_a", "card_1", 0, r.clock.Now())
+	r.run()
+	r.started()
+	r.waitFor("the try put off", 0, func() bool { return r.d.Stats().HeldBack == 1 })
+	r.clock.Advance(time.Second)
+	quiet()
+	if n := len(r.sender.sentTries()); n != 1 || len(r.store.recordCalls()) != 0 {
+		t.Fatalf("%d tries and %d records before the budget had room", n, len(r.store.recordCalls()))
+	}
+	r.clock.Advance(time.Second)
+	if s := r.started(); s.attempt != 1 {
+		t.Errorf("tried again as attempt %d, want 1", s.attempt)
+	}
+	if rec := r.flushed(); len(rec) != 1 || !rec[0].Delivered || rec[0].Attempt != 1 {
+		t.Errorf("recorded %+v", rec)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/notify/send"
 )
 
 // reader reads the queued accounts' outboxes, one at a time, until ctx
@@ -127,8 +128,28 @@ func (d *Deliverer) try(ctx context.Context, account string, e actors.DueDeliver
 	<-d.workers
 	r := resultOf(e, start, out)
 	d.count(e, r, start)
+	if r.Class == send.ClassRateLimited {
+		d.holdBack(account, e, start, out.RetryAfter)
+		return
+	}
 	d.add(ctx, account, e, r)
 }
+
+// holdBack puts off a try this node's own budgets refused (the account or
+// the channel sent too much lately): the receiver was never asked, so it
+// is no try of the entry's. Nothing is recorded (no attempt spent, no
+// back-off, no line in the delivery log); the entry leaves the in-flight
+// set and the account is read again once the budget has room.
+func (d *Deliverer) holdBack(account string, e actors.DueDelivery, start time.Time, wait time.Duration) {
+	d.release(account, []actors.DueDelivery{e})
+	d.mu.Lock()
+	d.stats.HeldBack++
+	d.mu.Unlock()
+	d.at(account, start.Add(max(wait, holdBackMin)))
+}
+
+// holdBackMin is the shortest wait after a refusal of the budgets.
+const holdBackMin = 100 * time.Millisecond
 
 // release forgets that entries of account are in flight.
 func (d *Deliverer) release(account string, entries []actors.DueDelivery) {

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -111,13 +112,18 @@ func write(path string) (*Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	// O_EXCL: two starts racing on one data dir must not each write a key
-	// and keep a different one.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return Load(path, false)
-	}
+	// The key is written whole to a file of its own, then linked to path,
+	// which fails when path exists: two starts racing on one data dir keep
+	// one key, and neither ever reads the other's half-written file (as
+	// an O_EXCL create of path itself would let it).
+	f, err := os.CreateTemp(filepath.Dir(path), ".notify-key-*")
 	if err != nil {
+		return nil, fmt.Errorf("write the notify key: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("write the notify key: %w", err)
 	}
 	if _, err := f.WriteString(hex.EncodeToString(k.secret[:]) + "\n"); err != nil {
@@ -128,7 +134,15 @@ func write(path string) (*Key, error) {
 		f.Close()
 		return nil, fmt.Errorf("write the notify key: %w", err)
 	}
-	return k, f.Close()
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("write the notify key: %w", err)
+	}
+	if err := os.Link(tmp, path); errors.Is(err, fs.ErrExist) {
+		return Load(path, false)
+	} else if err != nil {
+		return nil, fmt.Errorf("write the notify key: %w", err)
+	}
+	return k, nil
 }
 
 func checkPrivate(path string) error {

@@ -62,16 +62,16 @@ func TestEmailThroughSTARTTLS(t *testing.T) {
 		t.Fatalf("%d messages and %d AUTHs, want 2 and 2", len(messages), len(auths))
 	}
 	for _, a := range auths {
-		if !a.tls || a.user != relayUser || a.password != relayPassword {
+		if !a.TLS || a.User != relayUser || a.Password != relayPassword {
 			t.Fatalf("AUTH %+v, want the relay's credentials over TLS", a)
 		}
 	}
 	event := confirmedEvent()
 	for i, m := range messages {
-		if !m.tls || m.from != "alerts@notify.example" || m.to != ownerAddress {
-			t.Fatalf("message %d: tls %v from %q to %q", i+1, m.tls, m.from, m.to)
+		if !m.TLS || m.From != "alerts@notify.example" || m.To != ownerAddress {
+			t.Fatalf("message %d: tls %v from %q to %q", i+1, m.TLS, m.From, m.To)
 		}
-		msg, body := readMessage(t, m.data)
+		msg, body := readMessage(t, m.Data)
 		want := map[string]string{
 			"From":                      `"addrwatch" <alerts@notify.example>`,
 			"To":                        "<" + ownerAddress + ">",
@@ -122,7 +122,7 @@ func TestEmailRefusesARelayWithoutSTARTTLS(t *testing.T) {
 	if out := sendMail(t, relay, nil, ownerAddress, emailDelivery(1, "Savings")); !out.Delivered {
 		t.Fatalf("plain relay allowed, no password: %+v", out)
 	}
-	if messages, auths := ms.received(); len(messages) != 1 || messages[0].tls || len(auths) != 0 {
+	if messages, auths := ms.received(); len(messages) != 1 || messages[0].TLS || len(auths) != 0 {
 		t.Fatalf("the relay got %d messages and %d AUTHs, want 1 in clear and none", len(messages), len(auths))
 	}
 }
@@ -153,9 +153,9 @@ func TestEmailHostileCardNameAddsNoHeader(t *testing.T) {
 		t.Fatalf("%+v", out)
 	}
 	messages, _ := ms.received()
-	msg, body := readMessage(t, messages[0].data)
-	if to := msg.Header.Get("To"); to != "<"+ownerAddress+">" || messages[0].to != ownerAddress {
-		t.Fatalf("To %q, RCPT %q, want the address alone", to, messages[0].to)
+	msg, body := readMessage(t, messages[0].Data)
+	if to := msg.Header.Get("To"); to != "<"+ownerAddress+">" || messages[0].To != ownerAddress {
+		t.Fatalf("To %q, RCPT %q, want the address alone", to, messages[0].To)
 	}
 	var names []string
 	for name := range msg.Header {
@@ -179,7 +179,7 @@ func TestEmailHostileCardNameAddsNoHeader(t *testing.T) {
 // TestEmailRelayRefusal: the relay's reply code and words reach the log.
 func TestEmailRelayRefusal(t *testing.T) {
 	ms := newMailServer(t, true)
-	ms.rcptCode = 550
+	ms.RefuseRcpt(550)
 	out := sendMail(t, ms.relay(), nil, ownerAddress, emailDelivery(1, "Savings"))
 	if out.Delivered || out.Status != 550 || out.Class != ClassSMTP || !strings.Contains(out.Detail, "no such mailbox") {
 		t.Fatalf("%+v, want 550 with class %s", out, ClassSMTP)

@@ -3,22 +3,18 @@
 package system_test
 
 import (
-	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/emersion/go-smtp"
 
 	"github.com/addrwatch/addrwatch/internal/regtest"
 	"github.com/addrwatch/addrwatch/notify/send"
+	"github.com/addrwatch/addrwatch/notify/send/smtptest"
 )
 
 // The owner's notifications on the site, in a real browser against the
@@ -39,11 +35,11 @@ func TestSiteNotificationsInABrowser(t *testing.T) {
 	if err := os.WriteFile(cert, rpc.Cert, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	mail := newMailSink(t)
+	mail := smtptest.New(t, false)
 	s := startServer(t, "--network", "regtest", "--chain", "btcd:"+rpc.URL().String(), "--chain-cert", cert, "--chain-poll", "200ms",
-		"--notify-allow-private", "--smtp-relay", mail.addr, "--smtp-from", "addrwatch <alerts@example.com>", "--smtp-plaintext")
-	hook := newHookReceiver(t)
-	ntfy := newHookReceiver(t)
+		"--notify-allow-private", "--smtp-relay", mail.Addr, "--smtp-from", "addrwatch <alerts@example.com>", "--smtp-plaintext")
+	hook := newReceiver(t, nil)
+	ntfy := newReceiver(t, nil)
 
 	o := siteAccount(t, s, "extended", "notify.owner")
 	payee, err := node.NewKey(regtest.P2WPKH)
@@ -104,8 +100,9 @@ func TestSiteNotificationsInABrowser(t *testing.T) {
 	if status := b.submit(`#channels tbody tr:first-child form[action$="/test"] button`); status != http.StatusOK || !strings.Contains(b.text(".notice"), "Test delivered") {
 		t.Fatalf("send a test: %d %q", status, b.text("main"))
 	}
-	if got := hook.wait(t, 1); got[0].signed(secret) != nil {
-		t.Errorf("the test is not signed with the secret shown: %v", got[0].signed(secret))
+	atLeast := func(n int) func([]hookRequest) bool { return func(got []hookRequest) bool { return len(got) >= n } }
+	if got := hook.waitRequests(t, s, "the test", 30*time.Second, atLeast(1)); signedWith(got[0], secret) != nil {
+		t.Errorf("the test is not signed with the secret shown: %v", signedWith(got[0], secret))
 	}
 
 	// The default rule: a bad amount is said beside its field; then a
@@ -141,11 +138,14 @@ func TestSiteNotificationsInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := hook.wait(t, 2)[1]
-	if seen.eventType != "tx_seen" || seen.signed(secret) != nil || !strings.Contains(string(seen.body), txid) {
-		t.Fatalf("the webhook got %s %s (%v)", seen.eventType, seen.body, seen.signed(secret))
+	seen := hook.waitRequests(t, s, "tx_seen", 30*time.Second, atLeast(2))[1]
+	if seen.event.Type != "tx_seen" || seen.event.TxID != txid || signedWith(seen, secret) != nil {
+		t.Fatalf("the webhook got %s of %s (%v)", seen.event.Type, seen.event.TxID, signedWith(seen, secret))
 	}
-	ntfy.wait(t, 1)
+	ntfy.waitRequests(t, s, "ntfy", 30*time.Second, atLeast(1))
+	if messages := waitMessages(t, s, mail, 1); messages[0].To != "owner@example.com" {
+		t.Errorf("the email went to %q", messages[0].To)
+	}
 	b.waitText("#live-centre", txid[:8])
 	if !strings.Contains(b.text("#live-centre"), siteHostileImg) || !strings.Contains(b.text("#live-centre"), "0.00050000 BTC") {
 		t.Errorf("the centre: %q", b.text("#live-centre"))
@@ -158,7 +158,7 @@ func TestSiteNotificationsInABrowser(t *testing.T) {
 	if !run(b, "check the mark", chromedp.Evaluate[bool](`window.addrwatchTestMark === true`)) {
 		t.Fatal("the centre was reloaded to show the block")
 	}
-	hook.wait(t, 3)
+	hook.waitRequests(t, s, "tx_confirmed", 30*time.Second, atLeast(3))
 	if dir != "" {
 		b.screenshot(filepath.Join(dir, "site-notification-centre.png"))
 	}
@@ -176,13 +176,13 @@ func TestSiteNotificationsInABrowser(t *testing.T) {
 	// The webhook's lines only: its newest is the confirmation.
 	b.fill("Channel", hookID)
 	b.submit(`#deliveries-filter button`)
-	before := len(hook.received())
-	confirmed := hook.received()[2]
+	before := len(hook.requests())
+	confirmed := hook.requests()[2]
 	if status := b.submit(`#deliveries tbody tr:first-child form[action$="/redeliver"] button`); status != http.StatusOK || !b.hasText("pending again") {
 		t.Fatalf("send again: %d %q", status, b.text("main"))
 	}
-	if again := hook.wait(t, before+1)[before]; confirmed.eventType != "tx_confirmed" || again.eventID != confirmed.eventID || again.signed(secret) != nil {
-		t.Errorf("sent again: %s %s, want the confirmation's %s %s again", again.eventType, again.eventID, confirmed.eventType, confirmed.eventID)
+	if again := hook.waitRequests(t, s, "send again", 30*time.Second, atLeast(before+1))[before]; confirmed.event.Type != "tx_confirmed" || again.event.ID != confirmed.event.ID || signedWith(again, secret) != nil {
+		t.Errorf("sent again: %s %s, want the confirmation's %s %s again", again.event.Type, again.event.ID, confirmed.event.Type, confirmed.event.ID)
 	}
 	b.open(s.URL + "/notifications/deliveries")
 	if dir != "" {
@@ -212,79 +212,7 @@ func TestSiteNotificationsInABrowser(t *testing.T) {
 	b.assertNoConsoleErrors()
 }
 
-// hookReceiver is an httptest server that keeps every request.
-type hookReceiver struct {
-	*httptest.Server
-	mu   sync.Mutex
-	got  []hookRequest
-	more chan struct{}
+// signedWith checks a receiver's request's signature with secret.
+func signedWith(r hookRequest, secret string) error {
+	return send.Verify(secret, r.header.Get("Addrwatch-Signature"), r.body, time.Now(), 0)
 }
-
-type hookRequest struct {
-	eventID, eventType, signature string
-	body                          []byte
-}
-
-// signed checks the request's signature with secret.
-func (h hookRequest) signed(secret string) error {
-	return send.Verify(secret, h.signature, h.body, time.Now(), 0)
-}
-
-func newHookReceiver(t *testing.T) *hookReceiver {
-	h := &hookReceiver{more: make(chan struct{}, 100)}
-	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		h.mu.Lock()
-		h.got = append(h.got, hookRequest{eventID: r.Header.Get("Addrwatch-Event-Id"), eventType: r.Header.Get("Addrwatch-Event-Type"),
-			signature: r.Header.Get("Addrwatch-Signature"), body: body})
-		h.mu.Unlock()
-		h.more <- struct{}{}
-	}))
-	t.Cleanup(h.Close)
-	return h
-}
-
-func (h *hookReceiver) received() []hookRequest {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]hookRequest(nil), h.got...)
-}
-
-// wait waits until the receiver holds n requests, and returns them.
-func (h *hookReceiver) wait(t *testing.T, n int) []hookRequest {
-	t.Helper()
-	deadline := time.After(30 * time.Second)
-	for {
-		if got := h.received(); len(got) >= n {
-			return got
-		}
-		select {
-		case <-h.more:
-		case <-deadline:
-			t.Fatalf("the receiver got %d requests in 30 s, want %d", len(h.received()), n)
-		}
-	}
-}
-
-// mailSink is a plaintext SMTP server on loopback that accepts anything.
-type mailSink struct{ addr string }
-
-func newMailSink(t *testing.T) *mailSink {
-	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return sinkSession{}, nil }))
-	srv.Domain = "relay.test"
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	return &mailSink{addr: l.Addr().String()}
-}
-
-type sinkSession struct{}
-
-func (sinkSession) Mail(string, *smtp.MailOptions) error { return nil }
-func (sinkSession) Rcpt(string, *smtp.RcptOptions) error { return nil }
-func (sinkSession) Data(r io.Reader) error               { _, err := io.Copy(io.Discard, r); return err }
-func (sinkSession) Reset()                               {}
-func (sinkSession) Logout() error                        { return nil }

@@ -53,8 +53,8 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test ./mcpserver -run '^$$' -fuzz FuzzToolArguments -fuzztime $(FUZZTIME)
 	$(GO) test ./notify/send -run '^$$' -fuzz FuzzVerifySignatureHeader -fuzztime $(FUZZTIME)
 
-screenshots: ## take the README's pictures of the site again (docs/site-*.png), with headless Chromium
-	ADDRWATCH_TOUR_DIR=$(CURDIR)/docs $(GO) test ./system_test -run '^TestSiteTourInABrowser$$' -count=1
+screenshots: ## take the README's pictures of the site again (docs/site-*.png), with headless Chromium (the notification pages on a btcd regtest node)
+	ADDRWATCH_TOUR_DIR=$(CURDIR)/docs $(GO) test ./system_test -run '^(TestSiteTourInABrowser|TestSiteNotificationsInABrowser)$$' -count=1
 
 bench: ## load-test one local node with bench/ (auth-reads, mcp, reads, sheet-put, site, baseline, then read-ratios against a bare fasthttp server), watch for three blocks on a btcd regtest node of its own (see bench/README.md), then the rule benchmarks
 	@set -e; $(GO) build -o $(BIN)/addrwatchd ./cmd/addrwatchd; dir=$$(mktemp -d); set -- $$($(GO) run ./bench free-ports 3); \

@@ -32,6 +32,12 @@ type LiveView struct {
 	Cursor  uint64       `json:"cursor"`
 	Changes []LiveChange `json:"changes"`
 	Gap     bool         `json:"gap"`
+	// ChainCursor is the account's newest chain event (ChainEventSeq):
+	// chain events are not changes of the audit log, and a page showing
+	// them (the notification centre, the Portfolio's last activity, the
+	// navigation's badge) redraws when it moves past the one it was
+	// drawn at.
+	ChainCursor uint64 `json:"chain_cursor"`
 }
 
 func (q LiveQuery) answer(a *Account, who Principal, _ Level, _ int64) (LiveView, *Error) {
@@ -41,7 +47,7 @@ func (q LiveQuery) answer(a *Account, who Principal, _ Level, _ int64) (LiveView
 	if q.AfterSeq > a.AuditSeq {
 		return LiveView{}, Errorf(CodeValidation, "after is past the account's last change")
 	}
-	v := LiveView{Cursor: a.AuditSeq, Changes: []LiveChange{}}
+	v := LiveView{Cursor: a.AuditSeq, Changes: []LiveChange{}, ChainCursor: a.ChainEventSeq}
 	start := sort.Search(len(a.Audit), func(i int) bool { return a.Audit[i].Seq > q.AfterSeq })
 	// Seqs are consecutive, so the first one kept after the cursor tells
 	// whether the log dropped some in between.

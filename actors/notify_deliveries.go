@@ -209,12 +209,15 @@ type DeliveryLine struct {
 	EventID   string         `json:"event_id"`
 	Kind      ChainEventKind `json:"kind"`
 	CardID    string         `json:"card_id"`
-	Attempt   int            `json:"attempt"`
-	Delivered bool           `json:"delivered,omitempty"`
-	Status    int            `json:"status,omitempty"`
-	Class     string         `json:"class,omitempty"`
-	LatencyMs int64          `json:"latency_ms,omitempty"`
-	Detail    string         `json:"detail,omitempty"`
+	// AmountSat is the event's (the card's net change), for the log's
+	// reader: the event may leave the chain-event ring before the line.
+	AmountSat int64  `json:"amount_sat,omitempty"`
+	Attempt   int    `json:"attempt"`
+	Delivered bool   `json:"delivered,omitempty"`
+	Status    int    `json:"status,omitempty"`
+	Class     string `json:"class,omitempty"`
+	LatencyMs int64  `json:"latency_ms,omitempty"`
+	Detail    string `json:"detail,omitempty"`
 	// GaveUp says this try (or the outbox's bound) ended the entry
 	// undelivered.
 	GaveUp bool `json:"gave_up,omitempty"`
@@ -229,6 +232,7 @@ func (a *Account) logDelivery(l DeliveryLine, e *OutboxEntry) {
 	n := a.Notify
 	n.DeliverySeq++
 	l.Seq, l.EventID, l.Kind, l.CardID, l.GaveUp = n.DeliverySeq, e.Event.ID(), e.Event.Kind, e.Event.CardID, e.State == DeliveryGivenUp
+	l.AmountSat = e.Event.AmountSat
 	// The ring is kept in log order, which a try's own time (the
 	// deliverer's clock) need not follow: age is judged by the newest
 	// line, as for the other rings.
@@ -267,6 +271,7 @@ type DeliveryLineView struct {
 	EventID   string         `json:"event_id"`
 	Kind      ChainEventKind `json:"kind"`
 	CardID    string         `json:"card_id"`
+	AmountSat int64          `json:"amount_sat"`
 	Attempt   int            `json:"attempt"`
 	Delivered bool           `json:"delivered"`
 	Status    int            `json:"status"`
@@ -310,7 +315,7 @@ func (q DeliveryLogQuery) answer(a *Account, who Principal, _ Level, _ int64) (D
 
 func (l DeliveryLine) view() DeliveryLineView {
 	return DeliveryLineView{Seq: l.Seq, At: formatTime(l.At), ChannelID: l.ChannelID, EntryID: l.EntryID,
-		EventID: l.EventID, Kind: l.Kind, CardID: l.CardID, Attempt: l.Attempt, Delivered: l.Delivered,
+		EventID: l.EventID, Kind: l.Kind, CardID: l.CardID, AmountSat: l.AmountSat, Attempt: l.Attempt, Delivered: l.Delivered,
 		Status: l.Status, Class: l.Class, LatencyMs: l.LatencyMs, Detail: l.Detail, GaveUp: l.GaveUp}
 }
 

@@ -339,7 +339,8 @@ func TestRulesChooseEventsAndChannels(t *testing.T) {
 	}
 }
 
-// The delivery log pages newest first, by channel.
+// The delivery log pages newest first, by channel; each line names its
+// event's amount.
 func TestDeliveryLogPages(t *testing.T) {
 	ta := newTestAccount(t, PlanExtended)
 	oneCardWithChannel(ta)
@@ -358,7 +359,7 @@ func TestDeliveryLogPages(t *testing.T) {
 		t.Errorf("second page %+v", rest)
 	}
 	b, _ := DeliveryLogQuery{ChannelID: "nc_b"}.answer(ta.a, ownerP, LevelWrite, ta.at)
-	if len(b.Deliveries) != 2 || b.Deliveries[0].ChannelID != "nc_b" || !b.Deliveries[0].Delivered || b.Deliveries[1].Class != "timeout" {
+	if len(b.Deliveries) != 2 || b.Deliveries[0].ChannelID != "nc_b" || !b.Deliveries[0].Delivered || b.Deliveries[1].Class != "timeout" || b.Deliveries[0].AmountSat != 5000 {
 		t.Errorf("nc_b's lines %+v", b)
 	}
 	if _, err := (DeliveryLogQuery{Limit: DeliveryLogLimitMax + 1}).answer(ta.a, ownerP, LevelWrite, ta.at); err == nil {

@@ -130,40 +130,50 @@ func (s *Server) createNotifyChannel(r *request) error {
 	if err := decodeBody(r.ctx, &req, ownerBodyBytesMax); err != nil {
 		return err
 	}
-	p, target, err := channelOf(req)
-	if err != nil {
-		return err
-	}
-	if p.ChannelKind == actors.ChannelEmail && (s.notifyTester == nil || !s.notifyTester.SendsEmail()) {
-		return errNoRelay
-	}
-	if s.notifyKey == nil || s.notifyEgress == nil {
-		return errNotifyUnset
-	}
 	c, cancel := s.context()
 	defer cancel()
-	who, err := s.authorize(c, r)
+	v, err := s.makeNotifyChannel(c, r, req)
 	if err != nil {
 		return err
+	}
+	return answer(r.ctx, fasthttp.StatusCreated, v)
+}
+
+// makeNotifyChannel makes the channel req asks for as r's owner (the
+// owner API's and the site's), with a webhook's secret, shown once.
+func (s *Server) makeNotifyChannel(c context.Context, r *request, req channelCreateRequest) (actors.ChannelCreatedView, error) {
+	p, target, err := channelOf(req)
+	if err != nil {
+		return actors.ChannelCreatedView{}, err
+	}
+	if p.ChannelKind == actors.ChannelEmail && (s.notifyTester == nil || !s.notifyTester.SendsEmail()) {
+		return actors.ChannelCreatedView{}, errNoRelay
+	}
+	if s.notifyKey == nil || s.notifyEgress == nil {
+		return actors.ChannelCreatedView{}, errNotifyUnset
+	}
+	who, err := s.authorize(c, r)
+	if err != nil {
+		return actors.ChannelCreatedView{}, err
 	}
 	p.ChannelID = "nc_" + newID()
 	if p.ChannelKind != actors.ChannelEmail {
 		if err := s.sealURL(c, p, target); err != nil {
-			return err
+			return actors.ChannelCreatedView{}, err
 		}
 	}
 	res, err := s.propose(c, &actors.Command{Account: r.cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal, Payload: p})
 	if err != nil {
-		return err
+		return actors.ChannelCreatedView{}, err
 	}
 	v, err := bodyOf[actors.ChannelCreatedView](res)
 	if err != nil {
-		return err
+		return actors.ChannelCreatedView{}, err
 	}
 	if p.ChannelKind == actors.ChannelWebhook {
 		v.Secret = s.notifyKey.WebhookSecret(p.ChannelID, p.Nonce)
 	}
-	return answer(r.ctx, fasthttp.StatusCreated, v)
+	return v, nil
 }
 
 // channelOf reads a creation request into the command, all but what the
@@ -279,6 +289,24 @@ func (s *Server) rotateNotifySecret(r *request) error {
 			return actors.Result{Status: fasthttp.StatusOK, Body: notifySecretView{Secret: s.notifyKey.WebhookSecret(id, nonce)}}
 		},
 	})
+}
+
+// rotateNotifySecretAs is the site's rotation, as r's owner: the same
+// command, and the secret to show once.
+func (s *Server) rotateNotifySecretAs(c context.Context, r *request, id string) (string, error) {
+	if s.notifyKey == nil {
+		return "", errNotifyUnset
+	}
+	who, err := s.authorize(c, r)
+	if err != nil {
+		return "", err
+	}
+	nonce := newNonce()
+	cmd := &actors.Command{Account: r.cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal, Payload: &actors.RotateNotifySecret{ChannelID: id, Nonce: nonce}}
+	if _, err := s.propose(c, cmd); err != nil {
+		return "", err
+	}
+	return s.notifyKey.WebhookSecret(id, nonce), nil
 }
 
 func putRule(scope actors.RuleScope, param string) func(*Server, *request) error {

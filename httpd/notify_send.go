@@ -44,20 +44,30 @@ func (s *Server) testNotifyChannel(r *request) error {
 	if err := s.bearer(r); err != nil {
 		return err
 	}
-	if s.notifyTester == nil {
-		return errNotifyUnset
-	}
 	c, cancel := s.context()
 	defer cancel()
-	ch, err := ask(c, s, r, actors.NotifyChannelQuery{ChannelID: pathParam(r.ctx, "channel_id")}, ReadLeader)
+	v, err := s.testChannelAs(c, r, pathParam(r.ctx, "channel_id"))
 	if err != nil {
 		return err
+	}
+	return answer(r.ctx, fasthttp.StatusOK, v)
+}
+
+// testChannelAs sends the channel id of r's owner a sample event now (the
+// owner API's test and the site's).
+func (s *Server) testChannelAs(c context.Context, r *request, id string) (channelTestView, error) {
+	if s.notifyTester == nil {
+		return channelTestView{}, errNotifyUnset
+	}
+	ch, err := ask(c, s, r, actors.NotifyChannelQuery{ChannelID: id}, ReadLeader)
+	if err != nil {
+		return channelTestView{}, err
 	}
 	sendCtx, cancelSend := context.WithTimeout(c, channelTestTimeout)
 	defer cancelSend()
 	out := s.notifyTester.Test(sendCtx, r.cred.AccountID, ch, s.now())
-	return answer(r.ctx, fasthttp.StatusOK, channelTestView{Delivered: out.Delivered, Status: out.Status,
-		LatencyMs: out.Latency.Milliseconds(), Class: out.Class, Detail: out.Detail})
+	return channelTestView{Delivered: out.Delivered, Status: out.Status,
+		LatencyMs: out.Latency.Milliseconds(), Class: out.Class, Detail: out.Detail}, nil
 }
 
 // wakeDeliverer is a write's decoration that wakes this node's deliverer

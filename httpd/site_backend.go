@@ -52,7 +52,22 @@ func (b siteBackend) Query(cred actors.Credential, q actors.Query, passive bool)
 func (b siteBackend) Propose(cmd *actors.Command) (actors.Result, error) {
 	c, cancel := b.s.context()
 	defer cancel()
-	return b.s.propose(c, cmd)
+	res, err := b.s.propose(c, cmd)
+	if err == nil && b.s.notifyWake != nil && wakesDeliverer(cmd.Payload) {
+		b.s.notifyWake(cmd.Account)
+	}
+	return res, err
+}
+
+// wakesDeliverer reports whether an owner's command may have made
+// notifications due, as the owner API's routes that wake the deliverer
+// (wakeDeliverer): a "send again", a channel enabled.
+func wakesDeliverer(p actors.Payload) bool {
+	switch p.(type) {
+	case *actors.RedeliverEntry, *actors.UpdateNotifyChannel:
+		return true
+	}
+	return false
 }
 
 func (b siteBackend) NewID() string { return newID() }
@@ -125,6 +140,35 @@ func (b siteBackend) SaveNote(ctx *fasthttp.RequestCtx, cred actors.Credential, 
 	defer cancel()
 	_, err := b.s.saveNote(c, b.request(ctx, cred), &who, txid, text)
 	return err
+}
+
+func (b siteBackend) CreateNotifyChannel(cred actors.Credential, kind, name, where string) (actors.ChannelCreatedView, error) {
+	c, cancel := b.s.context()
+	defer cancel()
+	req := channelCreateRequest{Kind: &kind, Name: &name}
+	if kind == string(actors.ChannelEmail) {
+		req.Address = &where
+	} else {
+		req.URL = &where
+	}
+	return b.s.makeNotifyChannel(c, b.request(nil, cred), req)
+}
+
+func (b siteBackend) RotateNotifySecret(cred actors.Credential, channelID string) (string, error) {
+	c, cancel := b.s.context()
+	defer cancel()
+	return b.s.rotateNotifySecretAs(c, b.request(nil, cred), channelID)
+}
+
+func (b siteBackend) TestNotifyChannel(cred actors.Credential, channelID string) (site.ChannelTest, error) {
+	c, cancel := b.s.context()
+	defer cancel()
+	v, err := b.s.testChannelAs(c, b.request(nil, cred), channelID)
+	return site.ChannelTest(v), err
+}
+
+func (b siteBackend) SendsEmail() bool {
+	return b.s.notifyTester != nil && b.s.notifyTester.SendsEmail()
 }
 
 func (b siteBackend) IsHTTPS(ctx *fasthttp.RequestCtx) bool { return b.s.requestIsHTTPS(ctx) }

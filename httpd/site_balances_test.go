@@ -34,9 +34,18 @@ const siteHostileName = `"><img src=x onerror=alert(1)><script>alert(1)</script>
 // History is empty), signed in through the site.
 func newBalancesSite(t *testing.T, src Balances) (*siteClient, *ownerTest) {
 	t.Helper()
+	return newConfiguredSite(t, actors.PlanBase, func(cfg *Config) { cfg.Balances = src })
+}
+
+// newConfiguredSite is an account of plan on a server with an empty
+// History and what configure sets, signed in through the site.
+func newConfiguredSite(t *testing.T, plan actors.Plan, configure func(*Config)) (*siteClient, *ownerTest) {
+	t.Helper()
 	c := newClock()
-	s := New(Config{Store: newMemoryStore(t), Now: c.now, PasswordCost: bcrypt.MinCost, History: &csvHistory{now: c.now()}, Balances: src})
-	created, err := s.CreateAccount(context.Background(), actors.PlanBase, ownerTestPassword, "")
+	cfg := Config{Store: newMemoryStore(t), Now: c.now, PasswordCost: bcrypt.MinCost, History: &csvHistory{now: c.now()}}
+	configure(&cfg)
+	s := New(cfg)
+	created, err := s.CreateAccount(context.Background(), plan, ownerTestPassword, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,11 +44,8 @@ type siteOwner struct {
 
 func siteSetUp(t *testing.T, s *server, login string) siteOwner {
 	t.Helper()
-	password := "correct horse battery"
-	r := do(t, "POST", s.AdminURL+"/admin/v1/accounts", s.AdminToken, map[string]any{"plan": "base", "password": password, "login": login})
-	expect(t, r, http.StatusCreated, "")
-	m := r.JSON(t)
-	o := siteOwner{account: account{ID: m["account_id"].(string), OwnerSecret: m["owner_secret"].(string), Password: password}, Login: login, siteURL: s.URL}
+	o := siteAccount(t, s, "base", login)
+	var r response
 	for i, name := range []string{siteHostileScript, siteHostileImg} {
 		card := owOwnerCard(t, s, o.OwnerSecret, owAddress(900+i), name)
 		o.cards = append(o.cards, owString(t, card, "id"))
@@ -77,6 +74,17 @@ func siteSignIn(t *testing.T, b *browserTab, o siteOwner, login string) {
 	if status := b.submit(`form[action="/sign-in"] button`); status != http.StatusOK || !strings.HasSuffix(b.location(), "/access") {
 		t.Fatalf("sign-in landed on %s with %d", b.location(), status)
 	}
+}
+
+// siteAccount creates an account of plan with login and a password, to
+// sign in to the site with.
+func siteAccount(t *testing.T, s *server, plan, login string) siteOwner {
+	t.Helper()
+	password := "correct horse battery"
+	r := do(t, "POST", s.AdminURL+"/admin/v1/accounts", s.AdminToken, map[string]any{"plan": plan, "password": password, "login": login})
+	expect(t, r, http.StatusCreated, "")
+	m := r.JSON(t)
+	return siteOwner{account: account{ID: m["account_id"].(string), OwnerSecret: m["owner_secret"].(string), Password: password}, Login: login, siteURL: s.URL}
 }
 
 // value returns the value of the form control matching selector.

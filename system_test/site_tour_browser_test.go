@@ -21,11 +21,7 @@ import (
 func TestSiteTourInABrowser(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	password := "correct horse battery"
-	r := do(t, "POST", s.AdminURL+"/admin/v1/accounts", s.AdminToken, map[string]any{"plan": "extended", "password": password, "login": "alice@example.com"})
-	expect(t, r, http.StatusCreated, "")
-	m := r.JSON(t)
-	o := siteOwner{account: account{ID: m["account_id"].(string), OwnerSecret: m["owner_secret"].(string), Password: password}, Login: "alice@example.com", siteURL: s.URL}
+	o := siteAccount(t, s, "extended", "alice@example.com")
 	e := spEnv{s: s, acct: o.account}
 	owner := e.owner()
 
@@ -63,7 +59,7 @@ func TestSiteTourInABrowser(t *testing.T) {
 	agent.patch(map[string]any{"rows": rows})
 
 	// The agents at work: reads, a note, a refused write.
-	r = do(t, "GET", s.URL+"/v1/history/cards/"+cards[1]+"/transactions?limit=3", writer, nil)
+	r := do(t, "GET", s.URL+"/v1/history/cards/"+cards[1]+"/transactions?limit=3", writer, nil)
 	expect(t, r, http.StatusOK, "")
 	txs := r.JSON(t)["transactions"].([]any)
 	if len(txs) == 0 {

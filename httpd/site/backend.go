@@ -81,6 +81,30 @@ type Owner interface {
 	// SaveNote writes a transaction note as who, once the upstream has
 	// confirmed the transaction (the note route's rules).
 	SaveNote(ctx *fasthttp.RequestCtx, cred actors.Credential, who actors.Principal, txid, text string) error
+	// CreateNotifyChannel makes a notification channel of kind (webhook,
+	// ntfy or email) named name, told at where (a URL, or for email an
+	// address), with the owner API's checks: the URL resolved and
+	// refused as a send would refuse it, then sealed. A webhook's answer
+	// holds its secret, to show once.
+	CreateNotifyChannel(cred actors.Credential, kind, name, where string) (actors.ChannelCreatedView, error)
+	// RotateNotifySecret gives a webhook channel a new secret and returns
+	// it, to show once; the old one signs nothing more.
+	RotateNotifySecret(cred actors.Credential, channelID string) (secret string, err error)
+	// TestNotifyChannel sends the channel a sample event now, outside the
+	// outbox and the delivery log, and says how it went.
+	TestNotifyChannel(cred actors.Credential, channelID string) (ChannelTest, error)
+	// SendsEmail reports whether this server can send email (its
+	// operator set an SMTP relay): without, email channels are refused.
+	SendsEmail() bool
+}
+
+// ChannelTest is what a channel's test message gave.
+type ChannelTest struct {
+	Delivered bool   `json:"delivered"`
+	Status    int    `json:"status"`
+	LatencyMs int64  `json:"latency_ms"`
+	Class     string `json:"class"`
+	Detail    string `json:"detail"`
 }
 
 // Edge is the HTTP edge's rules the site follows: which scheme the client

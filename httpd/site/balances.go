@@ -38,10 +38,12 @@ type totalShown struct {
 	Complete  bool
 }
 
-// cardRow is a card of a table with its balance.
+// cardRow is a card of a table with its balance, and on the Portfolio
+// its last chain event (nil for none).
 type cardRow struct {
 	actors.CardView
-	Balance balanceShown
+	Balance      balanceShown
+	LastActivity *lastActivity
 }
 
 // balancesOf reads the balances of the owner's addresses.

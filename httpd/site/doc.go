@@ -1,12 +1,13 @@
 // Package site is the owner's site: the server-rendered pages on the
 // public listener at / (sign-in, API access, settings, downloads,
-// Portfolio, Spaces, the Sheet editor, History, agent activity and the
-// live view's polls), with its templates and assets embedded (templates/,
-// static/).
+// Portfolio, Spaces, the Sheet editor, History, agent activity, the
+// notification settings, delivery log and centre, and the live view's
+// polls), with its templates and assets embedded (templates/, static/).
 //
 // What lives here: the handlers (one file per section: access.go,
 // settings.go, labels.go, portfolio.go, spaces.go, sheet.go, history.go,
-// activity.go, live.go), the session cookie, CSRF and same-origin rules
+// activity.go, notifications.go, notify_rules.go, deliveries.go,
+// centre.go, live.go), the session cookie, CSRF and same-origin rules
 // (session.go), the signed-in gate and its error pages (site.go), and the
 // rendering with its security headers (render.go, rows.go).
 //
@@ -23,7 +24,8 @@
 //   - Owner: the owner API's operations that are more than one command
 //     (sign-in, key creation, login, password and owner-secret changes,
 //     account deletion, label download and import, the History CSV, the
-//     History views, a note save), so the site runs the same rules.
+//     History views, a note save, a notification channel's creation and
+//     a webhook secret's rotation), so the site runs the same rules.
 //   - Edge: whether the client used HTTPS, the session token's shape, the
 //     owner-credential back-off, and the one conversion of an error to the
 //     spec's {code, error} and status.

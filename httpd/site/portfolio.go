@@ -66,11 +66,17 @@ func (s *Site) renderPortfolio(ctx *fasthttp.RequestCtx, sess *siteSession, stat
 	_, page := r.layout("portfolio")
 	res := read(r, actors.ListPortfolioQuery{})
 	me := read(r, actors.MeQuery{})
+	last := read(r, actors.LastChainEventsQuery{})
 	if r.failed(ctx) {
 		return
 	}
 	used := me.PortfolioCards
 	cards, total := s.cardRows(sess, res.Cards)
+	for i := range cards {
+		if e, has := last[cards[i].ID]; has {
+			cards[i].LastActivity = lastActivityOf(e)
+		}
+	}
 	page.Title, page.Problem = "Portfolio", problem
 	page.Notice = portfolioNotices[string(ctx.QueryArgs().Peek("m"))]
 	page.Data = portfolioData{Cards: cards, Total: total, Form: form, Colors: actors.ColorKeys, Full: used.Used >= used.Limit, Limit: used.Limit}

@@ -23,20 +23,20 @@ var siteStaticFiles embed.FS
 
 // sitePageNames are the templates that render a whole page inside the
 // layout.
-var sitePageNames = []string{"signin", "message", "access", "key_created", "revoke", "settings", "secret_shown", "delete", "downloads", "labels_report", "portfolio", "card", "card_delete", "history", "spaces", "space", "space_delete", "sheet", "activity"}
+var sitePageNames = []string{"signin", "message", "access", "key_created", "revoke", "settings", "secret_shown", "delete", "downloads", "labels_report", "portfolio", "card", "card_delete", "history", "spaces", "space", "space_delete", "sheet", "activity", "notifications", "channel_secret", "channel_delete", "notify_rule", "deliveries", "centre"}
 
 var (
 	sitePagesOnce sync.Once
 	sitePages     map[string]*template.Template
 )
 
-// sitePageTemplates parses each page with the layout and the balance
-// blocks, once.
+// sitePageTemplates parses each page with the layout, the balance
+// blocks and the notification pages' parts, once.
 func sitePageTemplates() map[string]*template.Template {
 	sitePagesOnce.Do(func() {
 		sitePages = make(map[string]*template.Template, len(sitePageNames))
 		for _, name := range sitePageNames {
-			sitePages[name] = template.Must(template.ParseFS(siteTemplateFiles, "templates/layout.html", "templates/balance.html", "templates/"+name+".html"))
+			sitePages[name] = template.Must(template.ParseFS(siteTemplateFiles, "templates/layout.html", "templates/balance.html", "templates/notify_parts.html", "templates/"+name+".html"))
 		}
 	})
 	return sitePages
@@ -46,7 +46,7 @@ func sitePageTemplates() map[string]*template.Template {
 // page's own in Data.
 type sitePage struct {
 	Title     string
-	Nav       string // the current section: access, settings or downloads
+	Nav       string // the current section: portfolio, access, settings, notifications, centre, …
 	Signed    bool
 	CSRF      string
 	AccountID string
@@ -59,6 +59,13 @@ type sitePage struct {
 	// LiveCursor is the account's last change when the page was drawn:
 	// site.js asks /live for the changes after it (live.go).
 	LiveCursor uint64
+	// ChainCursor is the account's newest chain event when the page was
+	// drawn: site.js redraws the page's live parts when /live names a
+	// newer one.
+	ChainCursor uint64
+	// Unseen is the notification centre's badge: how many chain events
+	// came since this browser last opened it ("" for none).
+	Unseen string
 }
 
 // sitePageBuffers are the buffers pages render into. A full API access

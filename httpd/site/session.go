@@ -47,6 +47,9 @@ type siteSession struct {
 	// passive marks a request the page made on its own (signedInPassive):
 	// its queries do not extend the session.
 	passive bool
+	// seen is the newest chain event this browser has seen in the
+	// notification centre (centre.go), for the navigation's badge.
+	seen uint64
 }
 
 // SessionToken returns the session cookie's value: over HTTPS only the

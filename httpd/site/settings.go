@@ -101,13 +101,20 @@ func (s *Site) settingsFailed(ctx *fasthttp.RequestCtx, sess *siteSession, failu
 
 // showSecret renders a new owner secret, once, on the answer page.
 func (s *Site) showSecret(ctx *fasthttp.RequestCtx, sess *siteSession, title, text, secret string) {
+	s.showOnce(ctx, sess, "settings", "secret_shown", title, secretShownData{Text: text, Secret: secret})
+}
+
+// showOnce renders the answer page name of a change that made a secret
+// (data holds it), in section nav: the one time it is shown, since a
+// reload asks the server again, which keeps no secret to show.
+func (s *Site) showOnce(ctx *fasthttp.RequestCtx, sess *siteSession, nav, name, title string, data any) {
 	r := s.reads(sess)
-	_, page := r.layout("settings")
+	_, page := r.layout(nav)
 	if r.failed(ctx) {
 		return
 	}
-	page.Title, page.Data = title, secretShownData{Text: text, Secret: secret}
-	s.renderPage(ctx, fasthttp.StatusOK, "secret_shown", page)
+	page.Title, page.Data = title, data
+	s.renderPage(ctx, fasthttp.StatusOK, name, page)
 }
 
 type deleteData struct {

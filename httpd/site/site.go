@@ -130,6 +130,7 @@ func (s *Site) Register(r Router) {
 	s.registerHistory(r)
 	s.registerSpaces(r)
 	s.registerSheet(r)
+	s.registerNotifications(r)
 	r.GET("/live", s.signedInPassive(s.liveChanges))
 	r.GET("/activity", s.signedIn(s.activityPage))
 	registerAssets(r)
@@ -185,7 +186,7 @@ func (s *Site) signedInAs(h siteHandler, passive bool) fasthttp.RequestHandler {
 			s.siteError(ctx, s.edge.SpecError(err))
 			return
 		}
-		h(ctx, &siteSession{cred: cred, who: who.Principal, csrf: csrfToken(token), https: https, passive: passive})
+		h(ctx, &siteSession{cred: cred, who: who.Principal, csrf: csrfToken(token), https: https, passive: passive, seen: seenOf(ctx, https, cred.AccountID)})
 	}
 }
 
@@ -307,10 +308,17 @@ func read[T any](r *pageReads, q actors.QueryOf[T]) T {
 }
 
 // layout reads the access panel: the account's keys and resources, and
-// the layout's fields of a page in section nav.
+// the layout's fields of a page in section nav, with the notification
+// centre's badge.
 func (r *pageReads) layout(nav string) (actors.AccessPanelView, sitePage) {
 	v := read(r, actors.AccessPanelQuery{})
-	return v, sitePage{Nav: nav, Signed: true, CSRF: r.sess.csrf, AccountID: v.AccountID, Login: v.Login, Plan: v.Plan.String(), LiveCursor: v.AuditSeq}
+	unseen := read(r, actors.ChainUnseenQuery{Seen: r.sess.seen})
+	page := sitePage{Nav: nav, Signed: true, CSRF: r.sess.csrf, AccountID: v.AccountID, Login: v.Login, Plan: v.Plan.String(),
+		LiveCursor: v.AuditSeq, ChainCursor: unseen.Latest}
+	if unseen.Count > 0 {
+		page.Unseen = badgeText(unseen.Count)
+	}
+	return v, page
 }
 
 // failed shows the first refusal on the error page and reports whether

@@ -7,7 +7,7 @@
 document.addEventListener("DOMContentLoaded", function () {
   enhance(document);
   var cursor = document.body.getAttribute("data-live-cursor");
-  if (cursor !== null) { live(cursor); }
+  if (cursor !== null) { live(cursor, document.body.getAttribute("data-chain-cursor")); }
 });
 
 // enhance wires the controls under root: the whole page once, and each
@@ -84,8 +84,10 @@ function enhance(root) {
 // control with the focus: what the owner is typing is never replaced.
 // Its own inner data-live parts are still brought up to date, and the
 // status line says the rest waits (a save then shows what changed, as
-// the versions make it).
-function live(cursor) {
+// the versions make it). A new chain event (chain_cursor past the page's
+// data-chain-cursor) redraws the same way: the notification centre, the
+// Portfolio's last activity and the navigation's badge show it.
+function live(cursor, chainCursor) {
   var status = document.getElementById("live-status");
   var busy = false;
   var stopped = false;
@@ -107,7 +109,9 @@ function live(cursor) {
         say("Live updates stopped: " + v.error + " Reload the page to start them again.");
         return null;
       }
-      if (v.changes.length === 0 && !v.gap) { return null; }
+      var chainMoved = chainCursor !== null && v.chain_cursor !== undefined && String(v.chain_cursor) !== chainCursor;
+      if (chainMoved) { chainCursor = String(v.chain_cursor); }
+      if (v.changes.length === 0 && !v.gap) { return chainMoved ? redraw(v) : null; }
       cursor = String(v.cursor);
       var handled = !document.dispatchEvent(new CustomEvent("addrwatch:changes", { detail: v, cancelable: true }));
       return handled ? null : redraw(v);
@@ -136,6 +140,9 @@ function live(cursor) {
         swapped += result.swapped;
       });
       var at = new Date().toLocaleTimeString();
+      if (v.changes.length === 0 && !v.gap) {
+        return; // a new chain event shows itself; the status line is for changes
+      }
       if (kept > 0) {
         say(who(v) + " changed this page (" + at + "). What you are editing is kept as you typed it; saving it shows what changed.");
       } else if (swapped > 0) {
@@ -145,6 +152,7 @@ function live(cursor) {
   }
 
   function who(v) {
+    if (v.changes.length === 0 && !v.gap) { return "New chain activity"; }
     var agents = v.changes.some(function (c) { return c.by_agent; });
     var owner = v.changes.some(function (c) { return !c.by_agent; });
     if (v.gap || (agents && owner)) { return "An agent or another of your pages"; }

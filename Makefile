@@ -52,6 +52,14 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test ./httpd -run '^$$' -fuzz FuzzMCPDirectCall -fuzztime $(FUZZTIME)
 	$(GO) test ./mcpserver -run '^$$' -fuzz FuzzToolArguments -fuzztime $(FUZZTIME)
 	$(GO) test ./notify/send -run '^$$' -fuzz FuzzVerifySignatureHeader -fuzztime $(FUZZTIME)
+	$(GO) test ./notify/egress -run '^$$' -fuzz '^FuzzParseTarget$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./notify/egress -run '^$$' -fuzz '^FuzzClassOfForms$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./httpd -run '^$$' -fuzz '^FuzzChannelCreateRequest$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./httpd -run '^$$' -fuzz '^FuzzFeedCursor$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./httpd -run '^$$' -fuzz '^FuzzRoutingAccount$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./actors -run '^$$' -fuzz '^FuzzAppendString$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./actors -run '^$$' -fuzz '^FuzzJSONString$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./chain/electrum -run '^$$' -fuzz '^FuzzReadAndDecode$$' -fuzztime $(FUZZTIME)
 
 screenshots: ## take the README's pictures of the site again (docs/site-*.png), with headless Chromium (the notification pages on a btcd regtest node)
 	ADDRWATCH_TOUR_DIR=$(CURDIR)/docs $(GO) test ./system_test -run '^(TestSiteTourInABrowser|TestSiteNotificationsInABrowser)$$' -count=1

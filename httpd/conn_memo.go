@@ -90,6 +90,15 @@ func (s *Server) routeRequest(ctx *fasthttp.RequestCtx, aud audience) *request {
 	return &m.req
 }
 
+// outliving is r for work that goes on after the handler returns (a
+// streamed answer): a copy of its own, which the connection's next
+// request does not take up, and which done leaves as it is.
+func (r *request) outliving() *request {
+	own := *r
+	own.memo = nil
+	return &own
+}
+
 // done ends r's use: the connection's next request may take it up.
 func (r *request) done() {
 	if m := r.memo; m != nil && r == &m.req {

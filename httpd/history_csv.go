@@ -109,6 +109,10 @@ func ownerHistoryCSV(perCard bool) func(*Server, *request) error {
 // names: one Account card's when cardID is set, else the combined one. An
 // error is returned before anything is written.
 func (s *Server) serveHistoryCSV(r *request, cardID string) error {
+	// The file is written after the handler returns, when the
+	// connection's request value is already given back: the download
+	// keeps a copy of its own.
+	r = r.outliving()
 	ctx := r.ctx
 	c, cancel := readContext(upstreamTimeout)
 	defer cancel()

@@ -3,6 +3,7 @@ package actors
 import (
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -72,6 +73,11 @@ type NotifyChannel struct {
 	// Nonce makes a webhook's signing secret with the notify key; a
 	// rotation sets a new one, and the old secret stops.
 	Nonce string `json:"nonce,omitempty"`
+	// PreviousNonce is the nonce a rotation with a grace replaced: its
+	// secret signs beside the new one until PreviousUntil, so a receiver
+	// can be given the new secret without refusing a try meanwhile.
+	PreviousNonce string `json:"previous_nonce,omitempty"`
+	PreviousUntil int64  `json:"previous_until,omitempty"`
 	// KeyFingerprint names the notify key Target was sealed and the
 	// secret derived under: a node with another key refuses the channel.
 	KeyFingerprint string `json:"key_fingerprint,omitempty"`
@@ -117,7 +123,7 @@ func (p *CreateNotifyChannel) apply(a *Account, c *Command, _ Level) Result {
 	n := a.notify()
 	n.Channels = append(n.Channels, ch)
 	a.nextVersion()
-	return created(ChannelCreatedView{Channel: ch.view()})
+	return created(ChannelCreatedView{Channel: ch.view(c.At)})
 }
 
 func (p *CreateNotifyChannel) validate() *Error {
@@ -253,7 +259,7 @@ func (p *UpdateNotifyChannel) apply(a *Account, c *Command, _ Level) Result {
 		}
 	}
 	a.nextVersion()
-	return ok(ch.view())
+	return ok(ch.view(c.At))
 }
 
 var errChannelNotFound = Errorf(CodeNotFound, "no such notification channel")
@@ -284,9 +290,43 @@ func (p *RotateNotifySecret) apply(a *Account, c *Command, _ Level) Result {
 	if ch.Nonce == p.Nonce {
 		return fail(Errorf(CodeConflict, "the new nonce must differ from the old"))
 	}
-	ch.Nonce = p.Nonce
+	ch.Nonce, ch.PreviousNonce, ch.PreviousUntil = p.Nonce, "", 0
 	a.nextVersion()
-	return ok(ch.view())
+	return ok(ch.view(c.At))
+}
+
+// NotifySecretGraceMax is the longest an old secret may keep signing
+// after a rotation: a day, as long as a notification is tried.
+const NotifySecretGraceMax = 24 * time.Hour
+
+// RotateNotifySecretWithGrace gives a webhook channel a new nonce while
+// the old secret keeps signing beside it for GraceSeconds (1 s to a day):
+// each try carries a signature under each, and either verifies. Only the
+// secret just replaced is kept: a second rotation within the grace ends
+// the first one's.
+type RotateNotifySecretWithGrace struct {
+	ChannelID    string `json:"channel_id"`
+	Nonce        string `json:"nonce"`
+	GraceSeconds int64  `json:"grace_seconds"`
+}
+
+func (*RotateNotifySecretWithGrace) Kind() Kind { return KindRotateNotifySecretWithGrace }
+
+func (p *RotateNotifySecretWithGrace) apply(a *Account, c *Command, level Level) Result {
+	if p.GraceSeconds < 1 || p.GraceSeconds > int64(NotifySecretGraceMax/time.Second) {
+		return fail(Errorf(CodeValidation, "grace_seconds must be from 1 to %d (a day)", int64(NotifySecretGraceMax/time.Second)))
+	}
+	ch := a.notifyChannel(p.ChannelID)
+	var previous string
+	if ch != nil {
+		previous = ch.Nonce
+	}
+	res := (&RotateNotifySecret{ChannelID: p.ChannelID, Nonce: p.Nonce}).apply(a, c, level)
+	if res.err != nil {
+		return res
+	}
+	ch.PreviousNonce, ch.PreviousUntil = previous, c.At+p.GraceSeconds*int64(time.Second)
+	return ok(ch.view(c.At))
 }
 
 // DeleteNotifyChannel deletes a channel and every entry of its outbox:
@@ -326,6 +366,10 @@ type ChannelView struct {
 	DisabledReason string      `json:"disabled_reason,omitempty"`
 	FailingSince   *string     `json:"failing_since"`
 	LastSuccessAt  *string     `json:"last_success_at"`
+	// PreviousSecretUntil is when the secret before the last rotation
+	// stops signing (a rotation with a grace); null when it has stopped
+	// or there was none.
+	PreviousSecretUntil *string `json:"previous_secret_until"`
 }
 
 // ChannelCreatedView is the body of a channel's creation; the edge adds
@@ -335,10 +379,15 @@ type ChannelCreatedView struct {
 	Secret  string      `json:"secret,omitempty"`
 }
 
-func (ch *NotifyChannel) view() ChannelView {
-	return ChannelView{ID: ch.ID, Kind: ch.Kind, Name: ch.Name, Display: ch.Display, Enabled: ch.Enabled,
+// view is the channel as the owner sees it at now.
+func (ch *NotifyChannel) view(now int64) ChannelView {
+	v := ChannelView{ID: ch.ID, Kind: ch.Kind, Name: ch.Name, Display: ch.Display, Enabled: ch.Enabled,
 		CreatedAt: formatTime(ch.CreatedAt), DisabledAt: optionalTime(ch.DisabledAt), DisabledReason: ch.DisabledReason,
 		FailingSince: optionalTime(ch.FailingSince), LastSuccessAt: optionalTime(ch.LastSuccessAt)}
+	if ch.previousSigns(now) {
+		v.PreviousSecretUntil = optionalTime(ch.PreviousUntil)
+	}
+	return v
 }
 
 // NotifyChannelsQuery is the owner's list of channels, in the order they
@@ -350,14 +399,14 @@ type NotifyChannelsView struct {
 	Channels []ChannelView `json:"channels"`
 }
 
-func (NotifyChannelsQuery) answer(a *Account, who Principal, _ Level, _ int64) (NotifyChannelsView, *Error) {
+func (NotifyChannelsQuery) answer(a *Account, who Principal, _ Level, now int64) (NotifyChannelsView, *Error) {
 	if err := ownerOnlyQuery(who); err != nil {
 		return NotifyChannelsView{}, err
 	}
 	v := NotifyChannelsView{Channels: []ChannelView{}}
 	if a.Notify != nil {
 		for _, ch := range a.Notify.Channels {
-			v.Channels = append(v.Channels, ch.view())
+			v.Channels = append(v.Channels, ch.view(now))
 		}
 	}
 	return v, nil
@@ -369,16 +418,19 @@ type NotifyChannelQuery struct{ ChannelID string }
 
 // NotifyChannelTarget is what a sender needs of a channel.
 type NotifyChannelTarget struct {
-	ID             string
-	Kind           ChannelKind
-	Name           string
-	Target         string
-	Nonce          string
+	ID     string
+	Kind   ChannelKind
+	Name   string
+	Target string
+	Nonce  string
+	// PreviousNonce is the nonce of the secret a rotation's grace still
+	// signs with at the query's time ("" when none).
+	PreviousNonce  string
 	KeyFingerprint string
 	Enabled        bool
 }
 
-func (q NotifyChannelQuery) answer(a *Account, who Principal, _ Level, _ int64) (NotifyChannelTarget, *Error) {
+func (q NotifyChannelQuery) answer(a *Account, who Principal, _ Level, now int64) (NotifyChannelTarget, *Error) {
 	if err := ownerOnlyQuery(who); err != nil {
 		return NotifyChannelTarget{}, err
 	}
@@ -386,10 +438,21 @@ func (q NotifyChannelQuery) answer(a *Account, who Principal, _ Level, _ int64) 
 	if ch == nil {
 		return NotifyChannelTarget{}, errChannelNotFound
 	}
-	return ch.target(), nil
+	return ch.target(now), nil
 }
 
-func (ch *NotifyChannel) target() NotifyChannelTarget {
-	return NotifyChannelTarget{ID: ch.ID, Kind: ch.Kind, Name: ch.Name, Target: ch.Target, Nonce: ch.Nonce,
+// target is the channel as a sender needs it at now.
+func (ch *NotifyChannel) target(now int64) NotifyChannelTarget {
+	t := NotifyChannelTarget{ID: ch.ID, Kind: ch.Kind, Name: ch.Name, Target: ch.Target, Nonce: ch.Nonce,
 		KeyFingerprint: ch.KeyFingerprint, Enabled: ch.Enabled}
+	if ch.previousSigns(now) {
+		t.PreviousNonce = ch.PreviousNonce
+	}
+	return t
+}
+
+// previousSigns reports whether the secret before the last rotation still
+// signs at now.
+func (ch *NotifyChannel) previousSigns(now int64) bool {
+	return ch.PreviousNonce != "" && now < ch.PreviousUntil
 }

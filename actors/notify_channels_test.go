@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // webhookChannel is a well-formed webhook channel's creation.
@@ -121,4 +122,64 @@ func TestUpdatingAndRotatingAChannel(t *testing.T) {
 	ta.mustOK(ta.owner, &mail)
 	ta.mustFail(CodeValidation, ta.owner, &RotateNotifySecret{ChannelID: "nc_e", Nonce: "a-new-nonce-0123456789"})
 	ta.mustFail(CodeNotFound, ta.owner, &DeleteNotifyChannel{ChannelID: "nc_zz"})
+}
+
+// A rotation with a grace keeps the secret it replaced signing until the
+// grace ends: the deliverer's and the test's reads carry its nonce until
+// then, the owner's view says until when; a plain rotation, or another
+// with a grace, ends it; the grace is bounded to a day.
+func TestRotateNotifySecretWithGrace(t *testing.T) {
+	ta := newTestAccount(t, PlanExtended)
+	oneCardWithChannel(ta)
+	ch := ta.a.notifyChannel("nc_a")
+	first := ch.Nonce
+	ta.observeChain(addrs[0], 900, mempoolTx("a1", 5000)) // an entry to deliver
+
+	for _, grace := range []int64{0, -1, 86401} {
+		ta.mustFail(CodeValidation, ta.owner, &RotateNotifySecretWithGrace{ChannelID: "nc_a", Nonce: "second-nonce-0123456789", GraceSeconds: grace})
+	}
+	ta.mustFail(CodeForbidden, ta.addKey(LevelWrite), &RotateNotifySecretWithGrace{ChannelID: "nc_a", Nonce: "second-nonce-0123456789", GraceSeconds: 60})
+	ta.mustFail(CodeConflict, ta.owner, &RotateNotifySecretWithGrace{ChannelID: "nc_a", Nonce: first, GraceSeconds: 60})
+	ta.mustFail(CodeNotFound, ta.owner, &RotateNotifySecretWithGrace{ChannelID: "nc_zz", Nonce: "second-nonce-0123456789", GraceSeconds: 60})
+
+	v := ta.mustOK(ta.owner, &RotateNotifySecretWithGrace{ChannelID: "nc_a", Nonce: "second-nonce-0123456789", GraceSeconds: 3600}).Body.(ChannelView)
+	rotatedAt := ta.at
+	until := rotatedAt + int64(time.Hour)
+	if v.PreviousSecretUntil == nil || *v.PreviousSecretUntil != formatTime(until) || ch.Nonce != "second-nonce-0123456789" {
+		t.Fatalf("after the rotation: view %+v, nonce %q", v, ch.Nonce)
+	}
+	// Both the deliverer's read and the test's read sign with the old
+	// nonce beside the new one until the grace ends, not at its end.
+	for _, c := range []struct {
+		now      int64
+		previous string
+	}{{rotatedAt, first}, {until - 1, first}, {until, ""}, {until + int64(time.Hour), ""}} {
+		due := ta.due(c.now)
+		target, err := NotifyChannelQuery{ChannelID: "nc_a"}.answer(ta.a, ownerP, LevelWrite, c.now)
+		if err != nil || len(due.Due) != 1 {
+			t.Fatalf("at %d: %v, %+v", c.now-rotatedAt, err, due)
+		}
+		if got := due.Due[0].Channel; got.Nonce != "second-nonce-0123456789" || got.PreviousNonce != c.previous || target.PreviousNonce != c.previous {
+			t.Errorf("%s after the rotation: due %+v, test %+v; want previous %q", time.Duration(c.now-rotatedAt), got, target, c.previous)
+		}
+		list, _ := NotifyChannelsQuery{}.answer(ta.a, ownerP, LevelWrite, c.now)
+		if shown := list.Channels[0].PreviousSecretUntil != nil; shown != (c.previous != "") {
+			t.Errorf("%s after the rotation: the owner's view shows previous_secret_until: %v", time.Duration(c.now-rotatedAt), shown)
+		}
+	}
+
+	// A second rotation with a grace keeps only the secret it replaced.
+	ta.mustOK(ta.owner, &RotateNotifySecretWithGrace{ChannelID: "nc_a", Nonce: "third-nonce-0123456789", GraceSeconds: 60})
+	if got := ta.due(ta.at).Due[0].Channel; got.PreviousNonce != "second-nonce-0123456789" {
+		t.Errorf("after a second rotation the previous nonce is %q", got.PreviousNonce)
+	}
+	// A plain rotation ends the grace at once.
+	v = ta.mustOK(ta.owner, &RotateNotifySecret{ChannelID: "nc_a", Nonce: "fourth-nonce-0123456789"}).Body.(ChannelView)
+	if got := ta.due(ta.at).Due[0].Channel; got.PreviousNonce != "" || v.PreviousSecretUntil != nil || ch.PreviousNonce != "" || ch.PreviousUntil != 0 {
+		t.Errorf("after a plain rotation: target %+v, view %+v", got, v)
+	}
+
+	mail := emailChannel("nc_e", "o@example.com")
+	ta.mustOK(ta.owner, &mail)
+	ta.mustFail(CodeValidation, ta.owner, &RotateNotifySecretWithGrace{ChannelID: "nc_e", Nonce: "second-nonce-0123456789", GraceSeconds: 60})
 }

@@ -265,7 +265,7 @@ func (q DueDeliveriesQuery) answer(a *Account, who Principal, _ Level, _ int64) 
 			continue
 		}
 		out.Due = append(out.Due, DueDelivery{EntryID: e.ID, Attempt: e.Attempts + 1, Event: e.Event,
-			Channel: ch.target(), CardName: a.cardName(e.Event.CardID)})
+			Channel: ch.target(q.Now), CardName: a.cardName(e.Event.CardID)})
 	}
 	return out, nil
 }

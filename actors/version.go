@@ -30,7 +30,11 @@ import (
 // RedeliverEntry. An account's notification state exists only once one
 // of them is applied, and ObserveChain enqueues nothing and tells tx_deep
 // at TxDeepConfirmations without it, so a version-5 node applying the
-// log up to the first of them holds the same accounts.
+// log up to the first of them holds the same accounts; version 7 adds
+// RotateNotifySecretWithGrace, a rotation whose old secret signs beside
+// the new one for a while: a version-6 node would apply it as a plain
+// rotation and keep no previous secret, so it is a kind of its own, and
+// the edge answers 503 for a grace until every voter applies it.
 
 // A leader refuses a command of a newer version than some voter applies
 // before it enters the log: clustererr.ErrFeatureNotAdmitted.
@@ -39,7 +43,7 @@ import (
 type FeatureVersion uint32
 
 // CurrentFeatureVersion is the highest version this release knows.
-const CurrentFeatureVersion FeatureVersion = 6
+const CurrentFeatureVersion FeatureVersion = 7
 
 // featureVersionOverride, set at link time with
 // -ldflags "-X github.com/addrwatch/addrwatch/actors.featureVersionOverride=1",

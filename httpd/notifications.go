@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/mail"
 	"strings"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -49,7 +50,7 @@ var notificationOperations = []operation{
 			}})
 		}},
 	{id: "rotateNotificationSecret", method: fasthttp.MethodPost, path: notificationsPrefix + "/channels/{channel_id}/secret", apis: ownerAPI,
-		response: typeOf[notifySecretView](), status: fasthttp.StatusOK,
+		request: typeOf[rotateSecretRequest](), response: typeOf[notifySecretView](), status: fasthttp.StatusOK,
 		serve: (*Server).rotateNotifySecret},
 	{id: "listNotificationRules", method: fasthttp.MethodGet, path: notificationsPrefix + "/rules", apis: ownerAPI,
 		response: answerOf(actors.NotifyRulesQuery{}), status: fasthttp.StatusOK,
@@ -109,9 +110,36 @@ type ruleRequest struct {
 	Channels     *[]string `json:"channels"`
 }
 
-// notifySecretView is a webhook's new secret, shown once.
+// rotateSecretRequest is a rotation's optional body: how long the old
+// secret keeps signing beside the new one (0 or left out: it stops now).
+type rotateSecretRequest struct {
+	GraceSeconds int64 `json:"grace_seconds"`
+}
+
+// notifySecretView is a webhook's new secret, shown once, and when the
+// old one stops signing if a grace was asked for.
 type notifySecretView struct {
-	Secret string `json:"secret"`
+	Secret              string  `json:"secret"`
+	PreviousSecretUntil *string `json:"previous_secret_until"`
+}
+
+// rotation is the command of a rotation to nonce, with grace seconds
+// (0: none) in which the old secret still signs.
+func rotation(id, nonce string, grace int64) actors.Payload {
+	if grace == 0 {
+		return &actors.RotateNotifySecret{ChannelID: id, Nonce: nonce}
+	}
+	return &actors.RotateNotifySecretWithGrace{ChannelID: id, Nonce: nonce, GraceSeconds: grace}
+}
+
+// rotatedView is the answer to a rotation: the new secret, and when
+// the old one stops signing (from the channel the command answered).
+func (s *Server) rotatedView(res actors.Result, id, nonce string) notifySecretView {
+	v := notifySecretView{Secret: s.notifyKey.WebhookSecret(id, nonce)}
+	if ch, ok := res.Body.(actors.ChannelView); ok {
+		v.PreviousSecretUntil = ch.PreviousSecretUntil
+	}
+	return v
 }
 
 // errNotifyUnset refuses a channel's creation or rotation on a node
@@ -282,31 +310,41 @@ func (s *Server) rotateNotifySecret(r *request) error {
 	}
 	id, nonce := pathParam(r.ctx, "channel_id"), newNonce()
 	return s.write(r, writeSpec{
-		payload: func(*fasthttp.RequestCtx, string) (actors.Payload, error) {
-			return &actors.RotateNotifySecret{ChannelID: id, Nonce: nonce}, nil
+		payload: func(ctx *fasthttp.RequestCtx, _ string) (actors.Payload, error) {
+			var req rotateSecretRequest
+			if len(ctx.PostBody()) > 0 {
+				if err := decodeBody(ctx, &req, ownerBodyBytesMax); err != nil {
+					return nil, err
+				}
+			}
+			if longest := int64(actors.NotifySecretGraceMax / time.Second); req.GraceSeconds < 0 || req.GraceSeconds > longest {
+				return nil, actors.Errorf(actors.CodeValidation, "grace_seconds must be from 0 (the old secret stops now) to %d (a day)", longest)
+			}
+			return rotation(id, nonce, req.GraceSeconds), nil
 		},
-		decorate: func(actors.Result) actors.Result {
-			return actors.Result{Status: fasthttp.StatusOK, Body: notifySecretView{Secret: s.notifyKey.WebhookSecret(id, nonce)}}
+		decorate: func(res actors.Result) actors.Result {
+			return actors.Result{Status: fasthttp.StatusOK, Body: s.rotatedView(res, id, nonce)}
 		},
 	})
 }
 
 // rotateNotifySecretAs is the site's rotation, as r's owner: the same
 // command, and the secret to show once.
-func (s *Server) rotateNotifySecretAs(c context.Context, r *request, id string) (string, error) {
+func (s *Server) rotateNotifySecretAs(c context.Context, r *request, id string, grace int64) (notifySecretView, error) {
 	if s.notifyKey == nil {
-		return "", errNotifyUnset
+		return notifySecretView{}, errNotifyUnset
 	}
 	who, err := s.authorize(c, r)
 	if err != nil {
-		return "", err
+		return notifySecretView{}, err
 	}
 	nonce := newNonce()
-	cmd := &actors.Command{Account: r.cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal, Payload: &actors.RotateNotifySecret{ChannelID: id, Nonce: nonce}}
-	if _, err := s.propose(c, cmd); err != nil {
-		return "", err
+	cmd := &actors.Command{Account: r.cred.AccountID, At: s.now().UnixNano(), Principal: who.Principal, Payload: rotation(id, nonce, grace)}
+	res, err := s.propose(c, cmd)
+	if err != nil {
+		return notifySecretView{}, err
 	}
-	return s.notifyKey.WebhookSecret(id, nonce), nil
+	return s.rotatedView(res, id, nonce), nil
 }
 
 func putRule(scope actors.RuleScope, param string) func(*Server, *request) error {

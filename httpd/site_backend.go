@@ -1,6 +1,8 @@
 package httpd
 
 import (
+	"time"
+
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
@@ -154,10 +156,11 @@ func (b siteBackend) CreateNotifyChannel(cred actors.Credential, kind, name, whe
 	return b.s.makeNotifyChannel(c, b.request(nil, cred), req)
 }
 
-func (b siteBackend) RotateNotifySecret(cred actors.Credential, channelID string) (string, error) {
+func (b siteBackend) RotateNotifySecret(cred actors.Credential, channelID string, grace time.Duration) (string, *string, error) {
 	c, cancel := b.s.context()
 	defer cancel()
-	return b.s.rotateNotifySecretAs(c, b.request(nil, cred), channelID)
+	v, err := b.s.rotateNotifySecretAs(c, b.request(nil, cred), channelID, int64(grace/time.Second))
+	return v.Secret, v.PreviousSecretUntil, err
 }
 
 func (b siteBackend) TestNotifyChannel(cred actors.Credential, channelID string) (site.ChannelTest, error) {

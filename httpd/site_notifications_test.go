@@ -161,6 +161,18 @@ func TestSiteNotificationChannels(t *testing.T) {
 	if strings.Contains(c.do("GET", "/notifications", nil).body, m[1]) {
 		t.Error("the rotated secret is on the page after it was shown")
 	}
+	// Rotate keeping the old secret for an hour: the page says until
+	// when, and so does the channel's row; a grace not offered is refused.
+	a = c.post("/notifications", "/notifications/channels/"+hook+"/secret", url.Values{"grace": {"3600"}})
+	if a.status != 200 || shownSecret.FindStringSubmatch(a.body) == nil || !strings.Contains(a.body, "signed with both the old and the new one") {
+		t.Fatalf("rotate with a grace: %d %.3000s", a.status, a.body)
+	}
+	if body := c.do("GET", "/notifications", nil).body; !strings.Contains(body, "the old secret also signs until") {
+		t.Errorf("the channel's row does not say the old secret still signs")
+	}
+	if a = c.post("/notifications", "/notifications/channels/"+hook+"/secret", url.Values{"grace": {"7"}}); a.status != 422 || !strings.Contains(a.body, "how long the old secret keeps working") {
+		t.Errorf("a grace the form does not offer: %d", a.status)
+	}
 	// Send a test: how it went, on the page.
 	a = c.post("/notifications", "/notifications/channels/"+hook+"/test", nil)
 	if a.status != 200 || !strings.Contains(a.body, "Test delivered (answer 250, 12 ms)") {

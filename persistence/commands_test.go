@@ -18,7 +18,7 @@ import (
 // commandKindsMax is the highest Kind this build knows. The round-trip test
 // asserts that NewPayload knows every kind up to it and none after it, so a
 // new kind that is not added here fails loudly instead of going untested.
-const commandKindsMax = actors.KindRedeliverEntry
+const commandKindsMax = actors.KindRotateNotifySecretWithGrace
 
 // at0 is the leader time of the first test command.
 var at0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano()
@@ -202,6 +202,8 @@ func samplePayload(t testing.TB, k actors.Kind) actors.Payload {
 		p.ChannelID, p.Name, p.Enabled = "nc_1", strPtr("renamed"), new(bool)
 	case *actors.RotateNotifySecret:
 		p.ChannelID, p.Nonce = "nc_1", "nonce-fedcba987654"
+	case *actors.RotateNotifySecretWithGrace:
+		p.ChannelID, p.Nonce, p.GraceSeconds = "nc_1", "nonce-fedcba987654", 3600
 	case *actors.DeleteNotifyChannel:
 		p.ChannelID = "nc_1"
 	case *actors.PutNotifyRule:

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The owner's notification settings over real HTTP against the real
@@ -80,7 +81,39 @@ func TestNotificationChannels(t *testing.T) {
 	if rotated == secret || !strings.HasPrefix(rotated, "whsec_") {
 		t.Errorf("rotated secret %q (old %q)", rotated, secret)
 	}
+	if v := r.JSON(t); v["previous_secret_until"] != nil {
+		t.Errorf("a rotation without a grace keeps the old secret: %s", r.Body)
+	}
+	// With a grace: the old secret signs until a time the answer and the
+	// list both give; a bad grace is refused and changes nothing.
+	r = do(t, "POST", ntURL(s, "/channels/"+hookID+"/secret"), a.OwnerSecret, map[string]any{"grace_seconds": 3600})
+	expect(t, r, http.StatusOK, "")
+	until, _ := r.JSON(t)["previous_secret_until"].(string)
+	if when, err := time.Parse(time.RFC3339Nano, until); err != nil || when.Sub(time.Now()) < 59*time.Minute || when.Sub(time.Now()) > 61*time.Minute {
+		t.Errorf("a rotation with an hour's grace: %s", r.Body)
+	}
+	r = do(t, "GET", ntURL(s, "/channels"), a.OwnerSecret, nil)
+	if !strings.Contains(string(r.Body), `"previous_secret_until":"`+until+`"`) {
+		t.Errorf("the list does not show the grace's end %s: %s", until, r.Body)
+	}
+	for name, body := range map[string]any{
+		"negative grace": map[string]any{"grace_seconds": -1},
+		"over a day":     map[string]any{"grace_seconds": 86401},
+		"a string":       map[string]any{"grace_seconds": "3600"},
+		"unknown member": map[string]any{"grace": 3600},
+		"not an object":  []int{3600},
+		"fractional":     map[string]any{"grace_seconds": 1.5},
+	} {
+		if r := do(t, "POST", ntURL(s, "/channels/"+hookID+"/secret"), a.OwnerSecret, body); r.Status != http.StatusUnprocessableEntity || r.Code(t) != "VALIDATION" {
+			t.Errorf("a rotation with %s: %d %s", name, r.Status, r.Body)
+		}
+	}
+	r = do(t, "GET", ntURL(s, "/channels"), a.OwnerSecret, nil)
+	if !strings.Contains(string(r.Body), `"previous_secret_until":"`+until+`"`) {
+		t.Errorf("a refused rotation changed the channel: %s", r.Body)
+	}
 	expect(t, do(t, "POST", ntURL(s, "/channels/"+mailID+"/secret"), a.OwnerSecret, nil), http.StatusUnprocessableEntity, "VALIDATION")
+	expect(t, do(t, "POST", ntURL(s, "/channels/"+mailID+"/secret"), a.OwnerSecret, map[string]any{"grace_seconds": 60}), http.StatusUnprocessableEntity, "VALIDATION")
 	expect(t, do(t, "POST", ntURL(s, "/channels/nc_nope/secret"), a.OwnerSecret, nil), http.StatusNotFound, "NOT_FOUND")
 
 	// Bad input: the documented 4xx, never a 500, never a partial write.

@@ -176,6 +176,33 @@ func TestNotificationsDeliveredFromARegtestChain(t *testing.T) {
 	if err := send.Verify(goodSecret, tests[0].header.Get(send.SignatureHeader), tests[0].body, time.Now(), 0); err != nil {
 		t.Errorf("the test message's signature: %v", err)
 	}
+	// A rotation with a grace: a try is signed under the old and the new
+	// secret, and either verifies; one without a grace ends the old one.
+	rotate := func(body any) string {
+		r := do(t, "POST", ntURL(s, "/channels/"+goodID+"/secret"), a.OwnerSecret, body)
+		expect(t, r, http.StatusOK, "")
+		return r.JSON(t)["secret"].(string)
+	}
+	testSignedBy := func(what string, secrets map[string]bool) {
+		t.Helper()
+		before := len(good.requests())
+		expect(t, do(t, "POST", ntURL(s, "/channels/"+goodID+"/test"), a.OwnerSecret, nil), http.StatusOK, "")
+		got := good.requests()
+		if len(got) != before+1 {
+			t.Fatalf("%s: the test message did not arrive: %s", what, describe(got))
+		}
+		for secret, verifies := range secrets {
+			if err := send.Verify(secret, got[before].header.Get(send.SignatureHeader), got[before].body, time.Now(), 0); (err == nil) != verifies {
+				t.Errorf("%s: a secret verifies %v, want %v (%v)", what, err == nil, verifies, err)
+			}
+		}
+	}
+	graced := rotate(map[string]any{"grace_seconds": 600})
+	testSignedBy("within the grace", map[string]bool{goodSecret: true, graced: true})
+	newest := rotate(nil)
+	testSignedBy("after a rotation without a grace", map[string]bool{goodSecret: false, graced: false, newest: true})
+	goodSecret = newest
+
 	r = do(t, "POST", ntURL(s, "/channels/"+mailID+"/test"), a.OwnerSecret, nil)
 	expect(t, r, http.StatusOK, "")
 	if v := r.JSON(t); v["delivered"] != true || v["status"] != float64(250) {

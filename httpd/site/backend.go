@@ -1,6 +1,8 @@
 package site
 
 import (
+	"time"
+
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
@@ -88,8 +90,9 @@ type Owner interface {
 	// holds its secret, to show once.
 	CreateNotifyChannel(cred actors.Credential, kind, name, where string) (actors.ChannelCreatedView, error)
 	// RotateNotifySecret gives a webhook channel a new secret and returns
-	// it, to show once; the old one signs nothing more.
-	RotateNotifySecret(cred actors.Credential, channelID string) (secret string, err error)
+	// it, to show once. The old one signs beside it for grace (0: it
+	// signs nothing more), until previousUntil (RFC 3339).
+	RotateNotifySecret(cred actors.Credential, channelID string, grace time.Duration) (secret string, previousUntil *string, err error)
 	// TestNotifyChannel sends the channel a sample event now, outside the
 	// outbox and the delivery log, and says how it went.
 	TestNotifyChannel(cred actors.Credential, channelID string) (ChannelTest, error)

@@ -122,6 +122,9 @@ func newChannelRow(ch actors.ChannelView) channelRow {
 	default:
 		row.State = "Active, nothing sent yet"
 	}
+	if ch.PreviousSecretUntil != nil {
+		row.State += "; the old secret also signs until " + shortTime(ch.PreviousSecretUntil)
+	}
 	return row
 }
 
@@ -191,13 +194,28 @@ func (s *Site) channelChange(ctx *fasthttp.RequestCtx, sess *siteSession, p acto
 
 func (s *Site) rotateSecretForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "channel_id")
-	secret, failure := s.owner.RotateNotifySecret(sess.cred, id)
+	grace, ok := rotationGraces[formValue(ctx, "grace")]
+	if !ok {
+		s.renderNotifications(ctx, sess, fasthttp.StatusUnprocessableEntity, channelForm{Kind: string(actors.ChannelWebhook)}, "", "Choose how long the old secret keeps working.")
+		return
+	}
+	secret, previousUntil, failure := s.owner.RotateNotifySecret(sess.cred, id, grace)
 	if err := s.typed(failure); err != nil {
 		s.renderNotifications(ctx, sess, s.edge.Status(err.Code), channelForm{Kind: string(actors.ChannelWebhook)}, "", err.Message)
 		return
 	}
-	s.showChannelSecret(ctx, sess, "Webhook secret rotated", "The webhook has a new secret. Notifications are signed with it from now on: put it in your receiver, and the old one stops working.", secret)
+	text := "The webhook has a new secret. Notifications are signed with it from now on: put it in your receiver, and the old one stops working."
+	if previousUntil != nil {
+		text = "The webhook has a new secret. Until " + shortTime(previousUntil) + " each notification is signed with both the old and the new one, so your receiver accepts them while you put the new one in; after that, only the new one."
+	}
+	s.showChannelSecret(ctx, sess, "Webhook secret rotated", text, secret)
 }
+
+// rotationGraces are the site's choices of how long a rotated secret
+// keeps signing: none (the form's default, for a secret that may have
+// leaked), an hour, or a day (the owner API takes any number of seconds
+// up to a day). A form without the field is one from before the choice.
+var rotationGraces = map[string]time.Duration{"": 0, "0": 0, "3600": time.Hour, "86400": 24 * time.Hour}
 
 // channelDeleteData is the confirmation page of a channel's deletion.
 type channelDeleteData struct {

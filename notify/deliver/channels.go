@@ -48,9 +48,10 @@ func (c *Channels) SendsEmail() bool { return c.Email != nil }
 func (c *Channels) send(ctx context.Context, ch actors.NotifyChannelTarget, d send.Delivery) send.Outcome {
 	switch ch.Kind {
 	case actors.ChannelWebhook:
-		// The state keeps no previous nonce: a rotation ends the old
-		// secret at once, so there is none to sign with beside it.
-		return c.Webhook.Send(ctx, send.WebhookChannel{SealedURL: ch.Target, Nonce: ch.Nonce, KeyFingerprint: ch.KeyFingerprint}, d)
+		// PreviousNonce is set while a rotation's grace lasts (the
+		// query's time): the try is signed under both secrets.
+		return c.Webhook.Send(ctx, send.WebhookChannel{SealedURL: ch.Target, Nonce: ch.Nonce, PreviousNonce: ch.PreviousNonce,
+			KeyFingerprint: ch.KeyFingerprint}, d)
 	case actors.ChannelNtfy:
 		return c.Ntfy.Send(ctx, send.NtfyChannel{SealedURL: ch.Target, KeyFingerprint: ch.KeyFingerprint}, d)
 	case actors.ChannelEmail:

@@ -180,3 +180,47 @@ func mustHeight(t *testing.T, n *Node) int64 {
 	}
 	return h
 }
+
+// One PayMany pays every address given, each its own output, in one
+// transaction that a block confirms.
+func TestPayManyPaysEveryAddressInOneTransaction(t *testing.T) {
+	n := Shared(t)
+	var addrs []string
+	for range 40 {
+		k, err := n.NewKey(P2WPKH)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs = append(addrs, k.Address)
+	}
+	txid, err := n.PayMany(addrs, 30_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !inMempool(t, n, txid) {
+		t.Fatal("the payment is not in the mempool")
+	}
+	h, _ := chainhash.NewHashFromStr(txid)
+	tx, err := n.Client().GetRawTransactionVerbose(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paid := map[string]bool{}
+	for _, out := range tx.Vout {
+		if out.Value == 0.0003 {
+			paid[out.ScriptPubKey.Address] = true
+		}
+	}
+	for _, a := range addrs {
+		if !paid[a] {
+			t.Errorf("%s not paid; outputs %+v", a, tx.Vout)
+		}
+	}
+	mined, err := n.Mine(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := blockOf(t, n, txid); got != mined[0] {
+		t.Fatalf("after a block the payment is in %q, want %s", got, mined[0])
+	}
+}

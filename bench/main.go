@@ -38,7 +38,7 @@ const (
 
 // config is everything the flags and arguments say.
 type config struct {
-	command     string // "run", "compare-etcd", "read-ratios", "watch", "bare-server", "fsync" or "free-ports"
+	command     string // "run", "compare-etcd", "read-ratios", "watch", "notify", "bare-server", "fsync" or "free-ports"
 	scenarios   []string
 	targets     []string // public listeners, without a trailing slash
 	admin       string
@@ -56,7 +56,8 @@ type config struct {
 	etcdBin     string
 	rounds      int // compare-etcd, read-ratios: rounds of the reference then addrwatch
 	freePorts   int
-	watch       watchConfig // the watch command's own flags
+	watch       watchConfig  // the watch command's own flags, which notify reads too
+	notify      notifyConfig // the notify command's own flags
 }
 
 func main() {
@@ -90,6 +91,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return readRatios(ctx, cfg, stdout, stderr)
 	case "watch":
 		return watchCommand(ctx, cfg, stdout, stderr)
+	case "notify":
+		return notifyCommand(ctx, cfg, stdout, stderr)
 	case "bare-server":
 		return bareServerCommand(ctx, stdout, stderr)
 	default:
@@ -121,6 +124,7 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	fs.StringVar(&cfg.etcdBin, "etcd", "etcd", "compare-etcd: the etcd binary")
 	fs.IntVar(&cfg.rounds, "rounds", 1, "compare-etcd and read-ratios: run the reference then addrwatch this many times in turn and report every round's ratio and their median")
 	addWatchFlags(fs, &cfg.watch)
+	addNotifyFlags(fs, &cfg.notify)
 
 	var positional []string
 	for {
@@ -136,7 +140,7 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 
 	if len(positional) > 0 {
 		switch positional[0] {
-		case "compare-etcd", "read-ratios", "watch":
+		case "compare-etcd", "read-ratios", "watch", "notify":
 			cfg.command, positional = positional[0], positional[1:]
 			if len(positional) > 0 {
 				return nil, fmt.Errorf("%s takes no scenarios, got %q", cfg.command, positional)
@@ -216,6 +220,9 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	if err := checkWatchFlags(cfg, flagsSet(fs)); err != nil {
 		return nil, err
 	}
+	if err := checkNotifyFlags(cfg, flagsSet(fs)); err != nil {
+		return nil, err
+	}
 	if cfg.accounts == 0 {
 		cfg.accounts = cfg.connections
 	}
@@ -262,6 +269,8 @@ Usage:
   go run ./bench [flags] compare-etcd      the same durable writes through a 3-node etcd, then addrwatch
   go run ./bench [flags] read-ratios       GET /v1/me and a 10-card list against a bare fasthttp server, in turn (--rounds)
   go run ./bench [flags] watch             start btcd (regtest) and addrwatchd, watch --addresses, mine --blocks, time the balances
+  go run ./bench [flags] notify            as watch, with a webhook per account to receivers in bench: time block → signed
+                                           webhook, then a burst of deliveries with a slow receiver
   go run ./bench bare-server               serve {"ok":true} on a free loopback port, printed first (read-ratios starts it)
   go run ./bench --data DIR fsync          time a 4 KiB append + fsync on DIR's disk (--requests, default 2000)
   go run ./bench free-ports N              print N free loopback addresses (used by make bench)
@@ -311,6 +320,16 @@ watch starts its own btcd regtest node and --nodes addrwatchd (--targets,
   --leader-kills N     SIGKILLs of the raft leader, in N of the blocks, each restarted (default 0)
 The run ends with an audit of every payment to a watched address against
 btcd on every node, and fails when a record misses or double-counts one.
+
+notify starts the same node and servers (with --notify-allow-private), takes
+watch's flags but --reorgs and --leader-kills, gives every account a webhook
+to a receiver in bench, times each block's tx_confirmed webhooks from btcd's
+announcement, and then runs a throughput phase on accounts of its own:
+  --burst-accounts N   accounts of the throughput phase, 0 skips it (default 60)
+  --burst-channels N   webhook channels each, one receiver an account (default 4)
+  --burst-addresses N  watched addresses each, all paid in one block (default 100)
+  --slow-answer D      how long one channel's receiver takes to answer (default 2s)
+Every signature is checked, and a missing or badly signed event fails the run.
 
 Examples:
   go run ./bench --data /tmp/aw --duration 30s sheet-put sheet-patch

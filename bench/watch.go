@@ -61,30 +61,12 @@ func runWatch(ctx context.Context, cfg *config, stderr io.Writer) (*watchResult,
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	fmt.Fprintln(stderr, "watch: starting btcd on regtest …")
-	node, err := regtest.Start()
+	w, err := startWatch(ctx, cfg, dir, nil, stderr)
 	if err != nil {
 		return nil, err
 	}
-	defer node.Stop()
-	ann, err := listenBlocks(node.RPC())
-	if err != nil {
-		return nil, err
-	}
-	defer ann.close()
-	src, err := startWatchSource(cfg.watch.source, node)
-	if err != nil {
-		return nil, err
-	}
-	defer src.close()
-	c := newClient(max(setupParallelism, cfg.watch.watchedPerBlock()), cfg.timeout)
-	wc, err := startWatchCluster(ctx, cfg, c, src, dir, stderr)
-	if err != nil {
-		return nil, err
-	}
-	defer wc.stop()
-
-	w := &watchRun{cfg: cfg, c: c, node: node, source: src, ann: ann, cluster: wc}
+	defer w.stop()
+	wc := w.cluster
 	res := &watchResult{}
 	if err := w.setup(ctx, res, stderr); err != nil {
 		return nil, fmt.Errorf("setup: %w\n%s", err, wc.logTail())
@@ -105,6 +87,52 @@ func runWatch(ctx context.Context, cfg *config, stderr io.Writer) (*watchResult,
 		res.logTail = wc.logTail()
 	}
 	return res, nil
+}
+
+// startWatch starts what a run follows and serves, under dir: the btcd
+// regtest node, bench's own listener for its block announcements, the
+// source the servers follow, and --nodes servers, each with the extra
+// arguments besides watch's. stop stops them all.
+func startWatch(ctx context.Context, cfg *config, dir string, extra []string, stderr io.Writer) (*watchRun, error) {
+	w := &watchRun{cfg: cfg}
+	if err := w.start(ctx, dir, extra, stderr); err != nil {
+		w.stop()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *watchRun) start(ctx context.Context, dir string, extra []string, stderr io.Writer) error {
+	var err error
+	fmt.Fprintf(stderr, "%s: starting btcd on regtest …\n", w.cfg.command)
+	if w.node, err = regtest.Start(); err != nil {
+		return err
+	}
+	if w.ann, err = listenBlocks(w.node.RPC()); err != nil {
+		return err
+	}
+	if w.source, err = startWatchSource(w.cfg.watch.source, w.node); err != nil {
+		return err
+	}
+	w.c = newClient(max(setupParallelism, w.cfg.watch.watchedPerBlock()), w.cfg.timeout)
+	w.cluster, err = startWatchCluster(ctx, w.cfg, w.c, w.source, dir, extra, stderr)
+	return err
+}
+
+// stop stops what startWatch started, the servers first.
+func (w *watchRun) stop() {
+	if w.cluster != nil {
+		w.cluster.stop()
+	}
+	if w.source != nil {
+		w.source.close()
+	}
+	if w.ann != nil {
+		w.ann.close()
+	}
+	if w.node != nil {
+		_ = w.node.Stop()
+	}
 }
 
 // runBlocks mines and measures the blocks, killing the leader in some
@@ -174,8 +202,8 @@ func (w *watchRun) setup(ctx context.Context, res *watchResult, stderr io.Writer
 		return err
 	}
 	added := time.Now()
-	fmt.Fprintf(stderr, "watch: %d accounts with %s watched addresses on their cards in %s; waiting for the follower to observe every one …\n",
-		len(accounts), commas(int64(cfg.watch.addresses)), added.Sub(started).Round(time.Millisecond))
+	fmt.Fprintf(stderr, "%s: %d accounts with %s watched addresses on their cards in %s; waiting for the follower to observe every one …\n",
+		cfg.command, len(accounts), commas(int64(cfg.watch.addresses)), added.Sub(started).Round(time.Millisecond))
 	// One account at a time: a poll of every account at once would load
 	// the server while it sweeps.
 	for _, a := range accounts {
@@ -194,8 +222,8 @@ func (w *watchRun) setup(ctx context.Context, res *watchResult, stderr io.Writer
 	res.firstRequests = w.requestsNow(after).since(requestsBefore)
 	res.rssAfter = w.cluster.metric(w.c, cfg, "process_resident_memory_bytes")
 	w.targets = interleave(accounts)
-	fmt.Fprintf(stderr, "watch: every address observed %s after the last card was added (%s requests to %s)\n",
-		fmtLatency(res.firstObserved), commas(res.firstRequests.atSource()), w.source.name)
+	fmt.Fprintf(stderr, "%s: every address observed %s after the last card was added (%s requests to %s)\n",
+		cfg.command, fmtLatency(res.firstObserved), commas(res.firstRequests.atSource()), w.source.name)
 	return nil
 }
 

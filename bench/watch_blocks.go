@@ -46,6 +46,7 @@ type payment struct {
 	account *watchAccount
 	address string
 	txid    string
+	sent    time.Time // when its broadcast returned
 }
 
 // blockSample is what one block measured.
@@ -197,7 +198,7 @@ func (w *watchRun) pay() ([]*paidTx, time.Time, error) {
 			return nil, time.Time{}, err
 		}
 		sent = time.Now()
-		pays[i] = w.note(payment{account: t.account, address: t.address, txid: txid})
+		pays[i] = w.note(payment{account: t.account, address: t.address, txid: txid, sent: sent})
 	}
 	return pays, sent, nil
 }

@@ -50,10 +50,11 @@ type watchNode struct {
 	up     bool // started and not killed or stopped since
 }
 
-// startWatchCluster starts --nodes nodes of --server under dir and waits
-// until each is ready. It points cfg's admin URL at the leader, its
-// targets at every node, and sets the admin token the nodes share.
-func startWatchCluster(ctx context.Context, cfg *config, c *client, src *watchSource, dir string, stderr io.Writer) (*watchCluster, error) {
+// startWatchCluster starts --nodes nodes of --server under dir, each
+// with extra arguments besides the common ones, and waits until each is
+// ready. It points cfg's admin URL at the leader, its targets at every
+// node, and sets the admin token the nodes share.
+func startWatchCluster(ctx context.Context, cfg *config, c *client, src *watchSource, dir string, extra []string, stderr io.Writer) (*watchCluster, error) {
 	bin := cfg.watch.server
 	if info, err := os.Stat(bin); err != nil || info.IsDir() {
 		return nil, fmt.Errorf("no addrwatchd binary at --server %s: run `make build`, or name it with --server", bin)
@@ -72,6 +73,7 @@ func startWatchCluster(ctx context.Context, cfg *config, c *client, src *watchSo
 	}
 	common := []string{"--limits", "off", "--network", "regtest", "--admin-token", cfg.adminToken,
 		"--chain", src.spec, "--chain-cert", cert, "--chain-poll", cfg.watch.chainPoll.String()}
+	common = append(common, extra...)
 	var peers []string
 	var certNodes []nodecert.Node
 	for i := range n {
@@ -120,8 +122,8 @@ func startWatchCluster(ctx context.Context, cfg *config, c *client, src *watchSo
 		wc.stop()
 		return nil, fmt.Errorf("%w\n%s", err, wc.logTail())
 	}
-	fmt.Fprintf(stderr, "watch: %d × %s following %s, --chain-poll %s, on %s (leader's admin %s), logs in %s\n",
-		n, bin, src.name, cfg.watch.chainPoll, strings.Join(cfg.targets, " "), cfg.admin, dir)
+	fmt.Fprintf(stderr, "%s: %d × %s following %s, --chain-poll %s, on %s (leader's admin %s), logs in %s\n",
+		cfg.command, n, bin, src.name, cfg.watch.chainPoll, strings.Join(cfg.targets, " "), cfg.admin, dir)
 	return wc, nil
 }
 

@@ -62,13 +62,14 @@ func flagsSet(fs *flag.FlagSet) map[string]bool {
 	return set
 }
 
-// checkWatchFlags refuses watch's flags on another command and bounds
-// them on watch, where --accounts defaults to watchAccountsDefault.
+// checkWatchFlags refuses watch's flags on a command other than watch
+// and notify, and bounds them on those, where --accounts defaults to
+// watchAccountsDefault.
 func checkWatchFlags(cfg *config, set map[string]bool) error {
-	if cfg.command != "watch" {
+	if cfg.command != "watch" && cfg.command != "notify" {
 		for _, name := range watchOnlyFlags {
 			if set[name] {
-				return fmt.Errorf("--%s is for watch", name)
+				return fmt.Errorf("--%s is for watch and notify", name)
 			}
 		}
 		return nil

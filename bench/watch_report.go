@@ -249,18 +249,29 @@ func rssReport(before, after []metricReading, addresses int) (nodes []nodeRSSRep
 	return nodes, worstBefore, worstAfter, worstPer
 }
 
+// writeReport prints a command's text (stdout, or stderr under --json)
+// and, under --json, its document on stdout. It reports whether the
+// document could be written.
+func writeReport(cfg *config, stdout, stderr io.Writer, text func(io.Writer), doc any) bool {
+	text(stderrOrStdout(cfg, stdout, stderr))
+	if !cfg.jsonOut {
+		return true
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		fmt.Fprintln(stderr, "bench: --json:", err)
+		return false
+	}
+	return true
+}
+
 // reportWatch prints the figures (stdout, or stderr under --json) and the
 // JSON. A run that measured no block failed.
 func reportWatch(cfg *config, res *watchResult, stdout, stderr io.Writer) int {
 	r := buildWatchReport(cfg, res)
-	printWatchReport(stderrOrStdout(cfg, stdout, stderr), r)
-	if cfg.jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
-			fmt.Fprintln(stderr, "bench: --json:", err)
-			return exitFailed
-		}
+	if !writeReport(cfg, stdout, stderr, func(w io.Writer) { printWatchReport(w, r) }, r) {
+		return exitFailed
 	}
 	if len(res.blocks) == 0 {
 		fmt.Fprintln(stderr, "bench: watch measured no block")

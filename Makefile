@@ -64,7 +64,7 @@ fuzz: ## run every fuzz target for FUZZTIME each
 screenshots: ## take the README's pictures of the site again (docs/site-*.png), with headless Chromium (the notification pages on a btcd regtest node)
 	ADDRWATCH_TOUR_DIR=$(CURDIR)/docs $(GO) test ./system_test -run '^(TestSiteTourInABrowser|TestSiteNotificationsInABrowser)$$' -count=1
 
-bench: ## load-test one local node with bench/ (auth-reads, mcp, reads, sheet-put, site, baseline, then read-ratios against a bare fasthttp server), watch for three blocks on a btcd regtest node of its own (see bench/README.md), then the rule benchmarks
+bench: ## load-test one local node with bench/ (auth-reads, mcp, reads, sheet-put, site, baseline, then read-ratios against a bare fasthttp server), watch for three blocks on a btcd regtest node of its own, notify for three blocks and a small burst of webhooks (see bench/README.md), then the rule benchmarks
 	@set -e; $(GO) build -o $(BIN)/addrwatchd ./cmd/addrwatchd; dir=$$(mktemp -d); set -- $$($(GO) run ./bench free-ports 3); \
 	$(BIN)/addrwatchd --limits off --data "$$dir" --http "$$1" --admin "$$2" --raft "$$3" >"$$dir/addrwatchd.log" 2>&1 & pid=$$!; \
 	trap 'st=$$?; kill $$pid 2>/dev/null || true; wait $$pid 2>/dev/null || true; [ $$st -eq 0 ] || tail -n 20 "$$dir/addrwatchd.log"; rm -rf "$$dir"' EXIT; \
@@ -72,6 +72,7 @@ bench: ## load-test one local node with bench/ (auth-reads, mcp, reads, sheet-pu
 	$(GO) run ./bench --targets "http://$$1" --admin "http://$$2" --data "$$dir" --duration 5s auth-reads mcp reads sheet-put site baseline; \
 	$(GO) run ./bench --targets "http://$$1" --admin "http://$$2" --data "$$dir" -c 64 --duration 5s --rounds 3 read-ratios
 	$(GO) run ./bench --server $(BIN)/addrwatchd --blocks 3 watch
+	$(GO) run ./bench --server $(BIN)/addrwatchd --blocks 3 --burst-accounts 12 --burst-addresses 20 notify
 	$(GO) test ./actors ./persistence -run '^$$' -bench . -benchmem -benchtime 300ms
 
 .PHONY: cluster cluster-clean

@@ -108,7 +108,12 @@ type burstReport struct {
 	// The fast channels' webhooks: how many, the first's and the last's
 	// arrival after the block's announcement, and their count over the
 	// time from first to last.
-	FastReceived   int     `json:"fast_received"`
+	FastReceived int `json:"fast_received"`
+	// SweptS is when the follower had observed every address the block
+	// paid, after the announcement (every event in the outbox);
+	// AfterSweptPerS the fast webhooks from then to the last, a second.
+	SweptS         float64 `json:"swept_s"`
+	AfterSweptPerS float64 `json:"after_swept_per_s"`
 	FastFirstS     float64 `json:"fast_first_s"`
 	FastLastS      float64 `json:"fast_last_s"`
 	DeliveriesPerS float64 `json:"deliveries_per_s"`
@@ -194,6 +199,16 @@ func buildBurstReport(s *burstSample) *burstReport {
 		Budget: budgetOf(s.accounts, s.channels)}
 	first, last, rate := rateOf(s.fast)
 	r.FastFirstS, r.FastLastS, r.DeliveriesPerS = first.Seconds(), last.Seconds(), rate
+	r.SweptS = s.swept.Seconds()
+	if s.swept > 0 && last > s.swept {
+		after := 0
+		for _, at := range s.fast {
+			if at >= s.swept {
+				after++
+			}
+		}
+		r.AfterSweptPerS = float64(after) / (last - s.swept).Seconds()
+	}
 	if s.statsRead {
 		d := &delivererDelta{Tries: s.after.Sent - s.before.Sent, Delivered: s.after.Delivered - s.before.Delivered,
 			HeldBack: s.after.HeldBack - s.before.HeldBack, AckBatches: s.after.AckBatches - s.before.AckBatches, Failed: map[string]int64{}}
@@ -283,6 +298,8 @@ func printNotifyReport(w io.Writer, r notifyReport) {
 		b.Accounts, b.Channels, b.AddressesPerAccount, b.Transactions, commas(int64(b.Expected)), commas(int64(b.Received)), b.Missing)
 	fmt.Fprintf(w, "  burst: fast channels %s webhooks from %.2f s to %.2f s after the announcement: %s deliveries/s\n",
 		commas(int64(b.FastReceived)), b.FastFirstS, b.FastLastS, commas(int64(b.DeliveriesPerS)))
+	fmt.Fprintf(w, "  burst: the follower had observed every address the block paid %.2f s after the announcement; fast webhooks from then to the last: %s/s\n",
+		b.SweptS, commas(int64(b.AfterSweptPerS)))
 	fmt.Fprintf(w, "  burst: per second after the announcement: %s\n", intList(b.PerSecond))
 	fmt.Fprintf(w, "  burst: the slow channel got %d of %d\n", b.SlowReceived, b.SlowExpected)
 	fmt.Fprintf(w, "  burst: the budgets allow %s/s (accounts %s/s, channels %s/s) once %s sends at once are spent\n",

@@ -47,6 +47,12 @@ type receiver struct {
 }
 
 func newReceiver(t *testing.T, answer func([]hookRequest) int) *receiver {
+	return newSlowReceiver(t, 0, answer)
+}
+
+// newSlowReceiver is newReceiver answering each request delay after it
+// came (it is kept at once): a slow receiver, whose requests overlap.
+func newSlowReceiver(t *testing.T, delay time.Duration, answer func([]hookRequest) int) *receiver {
 	rc := &receiver{answer: answer}
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -59,6 +65,7 @@ func newReceiver(t *testing.T, answer func([]hookRequest) int) *receiver {
 			status = rc.answer(rc.got)
 		}
 		rc.mu.Unlock()
+		time.Sleep(delay)
 		w.WriteHeader(status)
 	}))
 	t.Cleanup(rc.Close)

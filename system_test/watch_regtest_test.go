@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -82,18 +80,23 @@ func waitRecorded(t *testing.T, s *server, a account, address, txid, state, bloc
 // leaves the chain takes its payment out, and the payment confirmed again
 // in the longer branch is recorded there; and the balance the agents read
 // is the chain's.
+//
+// Each of these is told (notifyThroughTheCluster): the owner's webhook
+// gets every chain event signed, per card in order, the leader's kill
+// notwithstanding; the agents' feed read through a follower lists the
+// same events, of the cards the key can read only; and a node given
+// another notify key signs nothing.
 func TestWatchingARegtestChainThroughACluster(t *testing.T) {
 	// Not parallel: the tests on the shared regtest node mine and reorg
 	// its one chain, which the others would see.
 	node := regtest.Shared(t)
-	rpc := node.RPC()
-	cert := filepath.Join(t.TempDir(), "rpc.cert")
-	if err := os.WriteFile(cert, rpc.Cert, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	nodes := startCluster(t, 3, "--network", "regtest", "--chain", "btcd:"+rpc.URL().String(), "--chain-cert", cert, "--chain-poll", "200ms")
+	// Every node has the same notify key, as the README says it must.
+	notifyKey := notifyKeyFile(t, 0x5a)
+	nodes := startCluster(t, 3, append(btcdChainArgs(t, node), "--notify-key", notifyKey, "--notify-allow-private")...)
 	leader := leaderOf(t, nodes)
 	acct := leader.createAccount(t, "extended")
+	hook := newReceiver(t, nil)
+	hookID, hookSecret := webhookChannel(t, leader, acct, "hook", hook.URL+"/hook")
 	payee, err := node.NewKey(regtest.P2WPKH)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +106,7 @@ func TestWatchingARegtestChainThroughACluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	cardID := apOwnerCreateCard(t, leader, acct, payee.Address, "payee")["id"].(string)
-	apOwnerCreateCard(t, leader, acct, payer.Address, "payer")
+	payerCardID := apOwnerCreateCard(t, leader, acct, payer.Address, "payer")["id"].(string)
 
 	// Seen, then confirmed.
 	first, err := node.Pay(payee.Address, 50_000)
@@ -118,6 +121,7 @@ func TestWatchingARegtestChainThroughACluster(t *testing.T) {
 	waitRecorded(t, leader, acct, payee.Address, first, "confirmed", blocks[0])
 
 	// The leader dies; the next one carries on from the record.
+	dead := leader
 	leader.kill()
 	var rest []*server
 	for _, s := range nodes {
@@ -126,7 +130,8 @@ func TestWatchingARegtestChainThroughACluster(t *testing.T) {
 		}
 	}
 	leader = nextLeader(t, nodes, leader)
-	if _, err := payer.Fund(200_000); err != nil {
+	funded, err := payer.Fund(200_000)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := node.Mine(1); err != nil {
@@ -176,6 +181,14 @@ func TestWatchingARegtestChainThroughACluster(t *testing.T) {
 			t.Errorf("%s: the payee's balance %s, want 80000 confirmed", s.URL, hbJSON(v.Cards))
 		}
 	}
+
+	notifyThroughTheCluster(t, clusterNotifications{
+		nodes: nodes, leader: leader, rest: rest, dead: dead, acct: acct, read: read,
+		hook: hook, hookID: hookID, hookSecret: hookSecret,
+		payee: cardID, payer: payerCardID,
+		txs:         map[string]string{first: "first", funded: "funded", sent: "sent", bumped: "bumped"},
+		confirmedIn: blocks[0], reconfirmedIn: again[0],
+	})
 }
 
 // nextLeader waits until the nodes but dead agree on a leader other than

@@ -217,6 +217,44 @@ func TestAReorgTakesAPaymentOutAndBack(t *testing.T) {
 	}
 }
 
+// A sweep that finds several changes of an address at once (a follower
+// catching up, a new leader's first sweep) proposes them in the order
+// they happened, which is the order of their chain events, the order a
+// card's receivers hear them in: a block that left the chain before what
+// the branch that replaced it confirmed, an older block before a newer,
+// a block's payments in the block's order, and the mempool's news after
+// every block (a replaced payment before its replacement).
+func TestASweepTellsWhatHappenedInOrder(t *testing.T) {
+	c, s := newTestChain(), newTestStore(t, map[string][]string{"acct": {addrA}})
+	f := New(c, s, Options{})
+	left := c.pay(addrA, 1_000, hashOf("p0")+":0")
+	c.mine()
+	replaced := c.pay(addrA, 2_000, hashOf("p4")+":0")
+	sweep(t, f, c)
+	c.reorg(1, func(chain.Tx) bool { return false }) // left is on no chain now
+	c.drop(replaced.TxID)
+	older := c.pay(addrA, 20_000, hashOf("p1")+":0")
+	sameBlock := c.pay(addrA, 21_000, hashOf("p2")+":0")
+	c.mine()
+	newer := c.pay(addrA, 30_000, hashOf("p3")+":0")
+	c.mine()
+	replacement := c.pay(addrA, 1_900, hashOf("p4")+":0")
+	fresh := c.pay(addrA, 5_000, hashOf("p5")+":0")
+	before := len(s.accounts["acct"].ChainEvents)
+	sweep(t, f, c)
+	name := map[string]string{left.TxID: "left", replaced.TxID: "replaced", older.TxID: "older", sameBlock.TxID: "sameBlock",
+		newer.TxID: "newer", replacement.TxID: "replacement", fresh.TxID: "fresh"}
+	var got []string
+	for _, e := range s.accounts["acct"].ChainEvents[before:] {
+		got = append(got, string(e.Kind)+" "+name[e.TxID])
+	}
+	want := []string{"tx_reorged left", "tx_confirmed older", "tx_confirmed sameBlock", "tx_confirmed newer",
+		"tx_replaced replaced", "tx_seen replacement", "tx_seen fresh"}
+	if !slices.Equal(got, want) {
+		t.Errorf("one sweep told\n%q\nwant\n%q", got, want)
+	}
+}
+
 // An address is read once however many accounts watch it, and each
 // account records it; an address whose reads fail holds back no other.
 func TestAddressesAreReadOnceAndFailAlone(t *testing.T) {

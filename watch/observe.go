@@ -1,8 +1,10 @@
 package watch
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"math"
 	"slices"
 
 	"github.com/addrwatch/addrwatch/actors"
@@ -77,6 +79,7 @@ func observation(ctx context.Context, address string, s sight, rec *actors.Watch
 		// observation, once these are recorded.
 		obs.Txs = obs.Txs[:observeTxsMax]
 	}
+	inOrderOfHappening(obs.Txs, recorded)
 	if rec != nil && len(obs.Txs) == 0 && rec.TipHash == obs.TipHash && rec.TipHeight == obs.TipHeight &&
 		rec.Confirmed == obs.Confirmed && rec.Mempool == obs.Mempool {
 		return nil, nil
@@ -87,6 +90,62 @@ func observation(ctx context.Context, address string, s sight, rec *actors.Watch
 // observeTxsMax is how many transactions one observation carries (the
 // rules' bound).
 const observeTxsMax = 100
+
+// inOrderOfHappening sorts an observation's transactions in the order
+// what they tell happened, since apply derives the chain events in the
+// order it is given them, and that is the order of the feed and of a
+// card's notifications: a block that left the chain before anything the
+// branch replacing it confirmed, an older block before a newer, a block's
+// transactions in the block's order, and the mempool's news after every
+// block (what left the mempool before what entered it). The sight lists
+// the mempool first and the confirmed newest first, so without this a
+// follower catching up on two blocks told the newer first, and a spend
+// in the mempool came before the confirmation of the coin it spends.
+// The order is the proposer's to choose (apply takes a command's as it
+// comes), so a node of an older version applies it alike.
+func inOrderOfHappening(txs []actors.TxObservation, recorded map[string]*actors.WatchedTx) {
+	keyed := make([]happening, len(txs))
+	for i, o := range txs {
+		keyed[i] = happeningOf(i, o, recorded[o.TxID])
+	}
+	slices.SortFunc(keyed, func(x, y happening) int {
+		return cmp.Or(cmp.Compare(x.height, y.height), cmp.Compare(x.rank, y.rank), cmp.Compare(x.pos, y.pos))
+	})
+	for i := range keyed {
+		txs[i] = keyed[i].o
+	}
+}
+
+// happening is when what an observation tells happened.
+type happening struct {
+	height int64 // the block it left or entered; past every block for the mempool's news
+	rank   int   // at one height: leaving, then entering; past the blocks: leaving the mempool, then entering
+	pos    int   // the source's order, oldest first within a block
+	o      actors.TxObservation
+}
+
+const (
+	leavesBlock = iota
+	entersBlock
+	leavesMempool
+	entersMempool
+)
+
+// happeningOf is when o, the source's i-th, happened; t is the record
+// of its transaction (nil when new).
+func happeningOf(i int, o actors.TxObservation, t *actors.WatchedTx) happening {
+	if t != nil && t.State == actors.TxConfirmed && (o.State != actors.TxConfirmed || o.BlockHash != t.BlockHash) {
+		return happening{t.Height, leavesBlock, i, o}
+	}
+	switch o.State {
+	case actors.TxConfirmed:
+		// The source lists a block's transactions newest first.
+		return happening{o.Height, entersBlock, -i, o}
+	case actors.TxReplaced, actors.TxDropped:
+		return happening{math.MaxInt64, leavesMempool, i, o}
+	}
+	return happening{math.MaxInt64, entersMempool, i, o}
+}
 
 // gone lists, in the record's order, the transactions the account holds
 // as in the mempool or confirmed that the source no longer shows so. A

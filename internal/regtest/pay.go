@@ -16,11 +16,30 @@ const walletFeeRate = 10
 // Pay sends sats from the harness's wallet to addr and returns the
 // transaction's ID. The payment waits in the mempool for the next Mine.
 func (n *Node) Pay(addr string, sats int64) (string, error) {
-	script, err := n.script(addr)
-	if err != nil {
-		return "", err
+	return n.PayAll(Payment{Address: addr, Sats: sats})
+}
+
+// Payment is one output of PayAll: Sats to Address.
+type Payment struct {
+	Address string
+	Sats    int64
+}
+
+// PayAll makes every payment in one transaction from the harness's
+// wallet, as an exchange pays a batch of withdrawals, and returns its
+// ID: one transaction, so one mempool sighting and one block bring the
+// news of every address at once. It waits in the mempool for the next
+// Mine.
+func (n *Node) PayAll(payments ...Payment) (string, error) {
+	outputs := make([]*wire.TxOut, 0, len(payments))
+	for _, p := range payments {
+		script, err := n.script(p.Address)
+		if err != nil {
+			return "", err
+		}
+		outputs = append(outputs, &wire.TxOut{Value: p.Sats, PkScript: script})
 	}
-	tx, err := n.send(&wire.TxOut{Value: sats, PkScript: script})
+	tx, err := n.send(outputs...)
 	if err != nil {
 		return "", err
 	}

@@ -74,6 +74,39 @@ func TestPaymentsMineAndReorg(t *testing.T) {
 	}
 }
 
+// PayAll pays every address its amount in one transaction.
+func TestPayAllPaysEachInOneTransaction(t *testing.T) {
+	n := Shared(t)
+	var payments []Payment
+	for i := range 3 {
+		k, err := n.NewKey(P2WPKH)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payments = append(payments, Payment{Address: k.Address, Sats: int64(10_000 * (i + 1))})
+	}
+	txid, err := n.PayAll(payments...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := chainhash.NewHashFromStr(txid)
+	tx, err := n.Client().GetRawTransactionVerbose(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paid := map[string]int64{}
+	for _, out := range tx.Vout {
+		for _, addr := range out.ScriptPubKey.Addresses {
+			paid[addr] += int64(out.Value*1e8 + 0.5)
+		}
+	}
+	for _, p := range payments {
+		if paid[p.Address] != p.Sats {
+			t.Errorf("%s was paid %d, want %d (the transaction pays %v)", p.Address, paid[p.Address], p.Sats, paid)
+		}
+	}
+}
+
 // A Key's unconfirmed spend is replaced by one paying a higher fee; btcd
 // refuses a replacement that pays no more.
 func TestKeyReplacesItsSpend(t *testing.T) {

@@ -132,6 +132,9 @@ type Deliverer struct {
 	batches  map[string]*batch
 	batchGen uint64
 	stats    Stats
+	// warned is when each class of this node's own setup was last
+	// logged (warnMisconfigured).
+	warned map[string]time.Time
 
 	// tasks are the tries and flushes under way, which Run waits for.
 	tasks sync.WaitGroup
@@ -184,7 +187,7 @@ func New(store Store, sender Sender, opts Options) *Deliverer {
 		signal: make(chan struct{}, 1), readReady: make(chan struct{}, 1), workers: make(chan struct{}, opts.Workers),
 		wakes: map[string]bool{}, queued: map[string]bool{}, reading: map[string]bool{}, again: map[string]bool{},
 		inFlight: map[entryKey]string{}, perChannel: map[channelKey]int{}, acked: map[entryKey]ackMark{},
-		batches: map[string]*batch{}, stats: Stats{Failed: map[string]int64{}}}
+		batches: map[string]*batch{}, stats: Stats{Failed: map[string]int64{}}, warned: map[string]time.Time{}}
 }
 
 // Wake tells the deliverer that account has entries that may be due now:

@@ -2,6 +2,7 @@ package deliver
 
 import (
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -390,5 +391,58 @@ func TestATryOurBudgetsRefusedIsPutOff(t *testing.T) {
 	}
 	if rec := r.flushed(); len(rec) != 1 || !rec[0].Delivered || rec[0].Attempt != 1 {
 		t.Errorf("recorded %+v", rec)
+	}
+}
+
+// A try this node's setup refused (another notify key than the channel's,
+// no SMTP relay) is no try either: nothing is recorded, so a misconfigured
+// leader spends no attempt and wears out no channel; the entries are tried
+// again a minute later (by then the operator, or another leader, may have
+// fixed it), and the operator is told once a minute, not per try.
+func TestATryThisNodesSetupRefusedIsPutOff(t *testing.T) {
+	for _, class := range []string{send.ClassKeyMismatch, ClassNoRelay} {
+		t.Run(class, func(t *testing.T) {
+			var logged strings.Builder
+			r := newRig(t, Options{RereadEvery: time.Hour, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+			fixed := false
+			r.sender.outcome = func(actors.DueDelivery) send.Outcome {
+				if !fixed {
+					return send.Outcome{Class: class, Detail: "this node is set up wrong"}
+				}
+				return send.Outcome{Delivered: true, Status: 200}
+			}
+			r.store.put("acct", "nc_a", "card_1", 0, r.clock.Now())
+			r.store.put("acct", "nc_a", "card_2", 0, r.clock.Now())
+			r.run()
+			r.started()
+			r.started()
+			r.waitFor("both refusals put off", 0, func() bool { return r.d.Stats().HeldBack == 2 })
+			r.clock.Advance(59 * time.Second)
+			quiet()
+			if n := len(r.sender.sentTries()); n != 2 || len(r.store.recordCalls()) != 0 {
+				t.Fatalf("%d tries and %d records within the minute", n, len(r.store.recordCalls()))
+			}
+			if n := strings.Count(logged.String(), "notifications held back"); n != 1 || !strings.Contains(logged.String(), "class="+class) {
+				t.Errorf("the operator was told %d times of two refusals at once (want once):\n%s", n, logged.String())
+			}
+			fixed = true
+			r.clock.Advance(time.Second)
+			for range 2 {
+				if s := r.started(); s.attempt != 1 {
+					t.Errorf("tried again as attempt %d, want 1", s.attempt)
+				}
+			}
+			r.clock.Advance(time.Second) // the batch's flush
+			var recs []actors.DeliveryResult
+			r.waitFor("both delivered and recorded", 0, func() bool {
+				recs = slices.Concat(r.store.recordCalls()...)
+				return len(recs) == 2
+			})
+			for _, rec := range recs {
+				if !rec.Delivered || rec.Attempt != 1 {
+					t.Errorf("recorded %+v, want only delivered tries, as attempt 1", rec)
+				}
+			}
+		})
 	}
 }

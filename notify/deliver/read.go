@@ -128,28 +128,58 @@ func (d *Deliverer) try(ctx context.Context, account string, e actors.DueDeliver
 	<-d.workers
 	r := resultOf(e, start, out)
 	d.count(e, r, start)
-	if r.Class == send.ClassRateLimited {
-		d.holdBack(account, e, start, out.RetryAfter)
+	switch r.Class {
+	case send.ClassRateLimited:
+		d.holdBack(account, e, start, max(out.RetryAfter, holdBackMin))
+		return
+	case send.ClassKeyMismatch, ClassNoRelay:
+		d.warnMisconfigured(r, start)
+		d.holdBack(account, e, start, misconfiguredWait)
 		return
 	}
 	d.add(ctx, account, e, r)
 }
 
-// holdBack puts off a try this node's own budgets refused (the account or
-// the channel sent too much lately): the receiver was never asked, so it
-// is no try of the entry's. Nothing is recorded (no attempt spent, no
-// back-off, no line in the delivery log); the entry leaves the in-flight
-// set and the account is read again once the budget has room.
+// holdBack puts off a try this node refused of its own making: its
+// budgets (the account or the channel sent too much lately), or its
+// setup (another notify key than the channel's, no SMTP relay). The
+// receiver was never asked, so it is no try of the entry's, and another
+// node, or this one set up again, may deliver it. Nothing is recorded (no
+// attempt spent, no back-off, no line in the delivery log, nothing said of
+// the channel's health: a misconfigured leader must not wear out every
+// owner's channels); the entry leaves the in-flight set and the account
+// is read again after wait.
 func (d *Deliverer) holdBack(account string, e actors.DueDelivery, start time.Time, wait time.Duration) {
 	d.release(account, []actors.DueDelivery{e})
 	d.mu.Lock()
 	d.stats.HeldBack++
 	d.mu.Unlock()
-	d.at(account, start.Add(max(wait, holdBackMin)))
+	d.at(account, start.Add(wait))
 }
 
-// holdBackMin is the shortest wait after a refusal of the budgets.
-const holdBackMin = 100 * time.Millisecond
+const (
+	// holdBackMin is the shortest wait after a refusal of the budgets.
+	holdBackMin = 100 * time.Millisecond
+	// misconfiguredWait is the wait after a refusal of this node's
+	// setup, which only its operator changes (or a new leader).
+	misconfiguredWait = time.Minute
+)
+
+// warnMisconfigured tells the operator, at most once a minute a class,
+// that this node holds notifications back for its own setup.
+func (d *Deliverer) warnMisconfigured(r actors.DeliveryResult, at time.Time) {
+	d.mu.Lock()
+	last, warned := d.warned[r.Class]
+	if !warned || at.Sub(last) >= misconfiguredWait {
+		d.warned[r.Class] = at
+	}
+	d.mu.Unlock()
+	if warned && at.Sub(last) < misconfiguredWait {
+		return
+	}
+	d.opts.Logger.Warn("notifications held back: this node cannot send them as set up; they wait, unrecorded, for it to be fixed or for another node to lead",
+		"class", r.Class, "detail", r.Detail)
+}
 
 // release forgets that entries of account are in flight.
 func (d *Deliverer) release(account string, entries []actors.DueDelivery) {

@@ -17,8 +17,9 @@ type Stats struct {
 	// Failed counts the failed tries by class.
 	Failed   map[string]int64 `json:"failed"`
 	InFlight int              `json:"in_flight"` // tries not yet recorded
-	// HeldBack counts the tries this node's own budgets refused
-	// (rate_limited, also in Failed): put off, not recorded.
+	// HeldBack counts the tries this node refused of its own making, its
+	// budgets (rate_limited) or its setup (key_mismatch, no_relay), also
+	// in Failed: put off, not recorded.
 	HeldBack int64 `json:"held_back"`
 	// AcksRecorded counts the tries recorded through the log;
 	// AckBatches the RecordDeliveries proposed, AckErrors those that

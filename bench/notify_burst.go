@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/addrwatch/addrwatch/internal/regtest"
 	"github.com/addrwatch/addrwatch/notify/deliver"
 )
 
@@ -17,7 +18,7 @@ import (
 //     channels to a receiver of its own; the first account's last channel
 //     goes to a receiver that answers after --slow-answer;
 //  2. a payment to every one of those addresses, many to a transaction
-//     (PayMany), and a wait until the follower stands still (it has seen
+//     (PayAll), and a wait until the follower stands still (it has seen
 //     them in the mempool, which tells nobody: the rule wants only
 //     tx_confirmed);
 //  3. one block that confirms them all, from whose announcement every
@@ -173,16 +174,16 @@ func (n *notifyRun) payAll(accounts []*watchAccount) (map[string]string, error) 
 	targets := interleave(accounts)
 	txids := make(map[string]string, len(targets))
 	for start := 0; start < len(targets); start += burstOutputsMax {
-		var addrs []string
+		var payments []regtest.Payment
 		for _, t := range targets[start:min(len(targets), start+burstOutputsMax)] {
-			addrs = append(addrs, t.address)
+			payments = append(payments, regtest.Payment{Address: t.address, Sats: paymentSats})
 		}
-		txid, err := n.node.PayMany(addrs, paymentSats)
+		txid, err := n.node.PayAll(payments...)
 		if err != nil {
 			return nil, err
 		}
-		for _, a := range addrs {
-			txids[a] = txid
+		for _, p := range payments {
+			txids[p.Address] = txid
 		}
 	}
 	return txids, nil

@@ -46,27 +46,6 @@ func (n *Node) PayAll(payments ...Payment) (string, error) {
 	return tx.TxHash().String(), nil
 }
 
-// PayMany sends sats to each of addrs in one transaction from the
-// harness's wallet (one output an address, in order) and returns its ID:
-// a block's worth of payments to many addresses costs one broadcast.
-// btcd relays a transaction of up to 100,000 virtual bytes, about 3,000
-// P2WPKH outputs; the caller keeps under that.
-func (n *Node) PayMany(addrs []string, sats int64) (string, error) {
-	outputs := make([]*wire.TxOut, len(addrs))
-	for i, addr := range addrs {
-		script, err := n.script(addr)
-		if err != nil {
-			return "", err
-		}
-		outputs[i] = &wire.TxOut{Value: sats, PkScript: script}
-	}
-	tx, err := n.send(outputs...)
-	if err != nil {
-		return "", err
-	}
-	return tx.TxHash().String(), nil
-}
-
 // send has the harness's wallet pay outputs (with change to itself) and
 // broadcasts the transaction.
 func (n *Node) send(outputs ...*wire.TxOut) (*wire.MsgTx, error) {

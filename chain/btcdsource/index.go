@@ -163,7 +163,11 @@ func (s *Source) read(ctx context.Context, op string, ix *addressIndex) (err err
 		if err != nil {
 			return err
 		}
-		added, err := ix.addConfirmed(op, confirmed)
+		txs, err := s.toTxs(ctx, op, page)
+		if err != nil {
+			return err
+		}
+		added, err := ix.addConfirmed(op, txs[:len(confirmed)])
 		if err != nil {
 			return err
 		}
@@ -175,7 +179,7 @@ func (s *Source) read(ctx context.Context, op string, ix *addressIndex) (err err
 		if len(page)+min(known, 1) < count {
 			// The answer ran out before count: it holds the rest of
 			// the history, the whole mempool included.
-			pooled, err := ix.setMempool(op, pool, confirmed)
+			pooled, err := ix.setMempool(op, txs[len(confirmed):], confirmed)
 			if err != nil {
 				return err
 			}
@@ -196,12 +200,13 @@ func (s *Source) read(ctx context.Context, op string, ix *addressIndex) (err err
 }
 
 // search is one searchrawtransactions: count transactions of addr from
-// position skip of its history, oldest first, verbose, each input with
-// the output it spends. btcd lists the confirmed transactions first, in
+// position skip of its history, oldest first, verbose but filtered to
+// addr (the inputs spending from it, with the outputs they spend, and
+// the outputs paying it: txs.go has the rest from each one's hex). btcd lists the confirmed transactions first, in
 // the order its address index holds them, then the mempool's.
 func (s *Source) search(ctx context.Context, op, addr string, skip, count int) ([]rpcTx, error) {
-	verbose, vinExtra, reverse := 1, 1, false
-	cmd := btcjson.NewSearchRawTransactionsCmd(addr, &verbose, &skip, &count, &vinExtra, &reverse, nil)
+	verbose, vinExtra, reverse, only := 1, 1, false, []string{addr}
+	cmd := btcjson.NewSearchRawTransactionsCmd(addr, &verbose, &skip, &count, &vinExtra, &reverse, &only)
 	var page []rpcTx
 	err := s.rpc.call(ctx, op, cmd, &page)
 	if re, ok := rpcErrorOf(err); ok && re.code == btcjson.ErrRPCNoTxInfo {
@@ -237,15 +242,11 @@ func splitListing(op string, page []rpcTx) (confirmed, pool []rpcTx, err error) 
 
 // addConfirmed appends transactions that confirmed, and their sums, and
 // returns them. Nothing is added unless all of them check out.
-func (ix *addressIndex) addConfirmed(op string, page []rpcTx) ([]chain.Tx, error) {
+func (ix *addressIndex) addConfirmed(op string, page []chain.Tx) ([]chain.Tx, error) {
 	keys := make([]txKey, 0, len(page))
 	txs := make([]chain.Tx, 0, len(page))
 	stats := ix.chainStats
-	for _, raw := range page {
-		tx, err := raw.toTx(op)
-		if err != nil {
-			return nil, err
-		}
+	for _, tx := range page {
 		k, _ := keyOf(tx.TxID)
 		if slices.Contains(keys, k) {
 			return nil, malformed(op, "%s listed twice", tx.TxID)
@@ -262,16 +263,12 @@ func (ix *addressIndex) addConfirmed(op string, page []rpcTx) ([]chain.Tx, error
 // setMempool takes pool as the mempool's transactions of the address,
 // but those that the same answer lists as confirmed (one mined while
 // btcd answered), and returns them all.
-func (ix *addressIndex) setMempool(op string, pool, confirmed []rpcTx) ([]chain.Tx, error) {
+func (ix *addressIndex) setMempool(op string, pool []chain.Tx, confirmed []rpcTx) ([]chain.Tx, error) {
 	txs := make([]chain.Tx, 0, len(pool))
 	var stats chain.TxoStats
-	for _, raw := range pool {
-		if slices.ContainsFunc(confirmed, func(c rpcTx) bool { return strings.EqualFold(c.TxID, raw.TxID) }) {
+	for _, tx := range pool {
+		if slices.ContainsFunc(confirmed, func(c rpcTx) bool { return strings.EqualFold(c.TxID, tx.TxID) }) {
 			continue
-		}
-		tx, err := raw.toTx(op)
-		if err != nil {
-			return nil, err
 		}
 		if slices.ContainsFunc(txs, func(t chain.Tx) bool { return t.TxID == tx.TxID }) {
 			return nil, malformed(op, "%s listed twice", tx.TxID)
@@ -289,13 +286,14 @@ func (ix *addressIndex) setMempool(op string, pool, confirmed []rpcTx) ([]chain.
 // without fetching its whole mempool (only getrawmempool's verbose answer
 // says when it saw each one): a transaction before those it spends from
 // (it came after them), and otherwise by txid, so that the order is the
-// same from one read to the next.
-func sortNewestFirst(txs []chain.Tx, raws []rpcTx) {
+// same from one read to the next. pool is every mempool transaction of
+// the answer, txs among them.
+func sortNewestFirst(txs, pool []chain.Tx) {
 	parents := map[string][]string{}
-	for _, raw := range raws {
-		id := strings.ToLower(raw.TxID)
-		for _, in := range raw.Vin {
-			parents[id] = append(parents[id], strings.ToLower(in.TxID))
+	for _, tx := range pool {
+		for _, in := range tx.Inputs {
+			prev, _, _ := strings.Cut(in.Spends, ":")
+			parents[tx.TxID] = append(parents[tx.TxID], prev)
 		}
 	}
 	depth := map[string]int{}

@@ -1,11 +1,16 @@
 package btcdsource
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/addrwatch/addrwatch/chain"
+	"github.com/btcsuite/btcd/btcec/v2"
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
 )
 
 // The cache forgets the least recently used indexes once they hold too
@@ -46,19 +51,26 @@ func TestIndexCacheForgetsTheLeastRecentlyUsed(t *testing.T) {
 // others by txid, the same whatever order btcd gave them in.
 func TestMempoolIsListedChildrenFirst(t *testing.T) {
 	id := func(c string) string { return strings.Repeat(c, 64) }
-	raws := []rpcTx{
-		{TxID: id("1"), Vin: []rpcVin{{TxID: id("9")}}},                  // spends a confirmed one
-		{TxID: id("2"), Vin: []rpcVin{{TxID: id("3")}}},                  // spends 3
-		{TxID: id("3"), Vin: []rpcVin{{TxID: id("1")}}},                  // spends 1
-		{TxID: id("0"), Vin: []rpcVin{{TxID: id("8")}, {TxID: id("9")}}}, // unrelated
+	spending := func(txid string, from ...string) chain.Tx {
+		tx := chain.Tx{TxID: txid}
+		for _, f := range from {
+			tx.Inputs = append(tx.Inputs, chain.TxIO{Spends: chain.Outpoint(f, 0)})
+		}
+		return tx
+	}
+	pool := []chain.Tx{
+		spending(id("1"), id("9")),          // spends a confirmed one
+		spending(id("2"), id("3")),          // spends 3
+		spending(id("3"), id("1")),          // spends 1
+		spending(id("0"), id("8"), id("9")), // unrelated
 	}
 	want := []string{id("2"), id("3"), id("0"), id("1")}
 	for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {2, 0, 3, 1}} {
 		txs := make([]chain.Tx, len(order))
 		for i, j := range order {
-			txs[i] = chain.Tx{TxID: raws[j].TxID}
+			txs[i] = pool[j]
 		}
-		sortNewestFirst(txs, raws)
+		sortNewestFirst(txs, pool)
 		if got := []string{txs[0].TxID, txs[1].TxID, txs[2].TxID, txs[3].TxID}; !slices.Equal(got, want) {
 			t.Errorf("from order %v: %v", order, got)
 		}
@@ -84,15 +96,29 @@ func TestSatoshisFromBTC(t *testing.T) {
 // An output naming one address is that address's; one naming several
 // (bare multisig) or none (OP_RETURN) is nobody's, as Esplora has it.
 func TestAnOutputNamesItsOneAddressOnly(t *testing.T) {
-	one, two := "bcrt1qq704836psa54u44a5g36gv9lc6y46c8mnrawka", "mfkZdjsw6LkCdDSLKj83u7b3yLPhiZtieL"
-	raw := rpcTx{TxID: strings.Repeat("ab", 32), Vout: []rpcVout{{N: 0}, {N: 1}, {N: 2}}}
-	raw.Vout[0].ScriptPubKey.Addresses = []string{one}
-	raw.Vout[1].ScriptPubKey.Addresses = []string{one, two}
-	tx, err := raw.toTx("test")
-	if err != nil {
-		t.Fatal(err)
+	params := chain.Regtest.Params()
+	key := func(b byte) *btcutil.AddressPubKey {
+		priv, _ := btcec.PrivKeyFromBytes(bytes.Repeat([]byte{b}, 32))
+		k, err := btcutil.NewAddressPubKey(priv.PubKey().SerializeCompressed(), params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
 	}
-	if got := []string{tx.Outputs[0].Address, tx.Outputs[1].Address, tx.Outputs[2].Address}; !slices.Equal(got, []string{one, "", ""}) {
-		t.Errorf("outputs named %q", got)
+	one := key(1)
+	payOne, _ := txscript.PayToAddrScript(one.AddressPubKeyHash())
+	multisig, _ := txscript.MultiSigScript([]*btcutil.AddressPubKey{one, key(2)}, 1)
+	opReturn, _ := txscript.NullDataScript([]byte("hi"))
+	s := &Source{params: params}
+	var got []string
+	for _, script := range [][]byte{payOne, multisig, opReturn} {
+		io, err := s.txIO("test", wire.NewTxOut(1, script))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, io.Address)
+	}
+	if want := []string{one.AddressPubKeyHash().EncodeAddress(), "", ""}; !slices.Equal(got, want) {
+		t.Errorf("outputs named %q, want %q", got, want)
 	}
 }

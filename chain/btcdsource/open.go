@@ -70,6 +70,7 @@ type Source struct {
 	chunk            int // transactions one search asks for: searchChunk, less in tests
 	indexes          *indexCache
 	heights          *lru.Cache[string, int64] // block hash → height
+	outputs          *outputsCache             // txid → its outputs (outputs.go)
 	notify           *notifier                 // Notify and Watch (notify.go)
 }
 
@@ -119,6 +120,7 @@ func Open(spec chain.SourceSpec, opts Options) (*Source, error) {
 		chunk:            searchChunk,
 		indexes:          newIndexCache(opts.IndexTxsMax, indexAddressesMax),
 		heights:          heights,
+		outputs:          newOutputsCache(outputsBytesMax),
 	}
 	s.notify = newNotifier(s, endpoint)
 	return s, nil

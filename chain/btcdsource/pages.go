@@ -75,11 +75,8 @@ func (s *Source) page(ctx context.Context, op, addr, cursor string, readFirst bo
 		return nil, true, nil
 	}
 	raws = raws[:end-start]
-	txs = make([]chain.Tx, len(raws))
-	for i, raw := range raws {
-		if txs[i], err = raw.toTx(op); err != nil {
-			return nil, false, err
-		}
+	if txs, err = s.toTxs(ctx, op, raws); err != nil {
+		return nil, false, err
 	}
 	if err := s.setHeights(ctx, op, txs, raws); err != nil {
 		return nil, false, err

@@ -11,7 +11,6 @@ import (
 	"github.com/addrwatch/addrwatch/chain"
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/btcjson"
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -49,28 +48,28 @@ func (s *Source) Tx(ctx context.Context, txid string) (chain.Tx, error) {
 	if err != nil {
 		return chain.Tx{}, err
 	}
-	tx := chain.Tx{TxID: id, Confirmed: raw.confirmed(), Outputs: make([]chain.TxIO, 0, len(msg.TxOut))}
-	var out int64
-	for _, o := range msg.TxOut {
-		io, err := s.txIO(op, o)
-		if err != nil {
-			return chain.Tx{}, err
-		}
-		out += io.Value
-		tx.Outputs = append(tx.Outputs, io)
+	outs, err := s.outputsOf(op, msg)
+	if err != nil {
+		return chain.Tx{}, err
 	}
-	if !blockchain.IsCoinBaseTx(msg) {
-		if tx.Inputs, err = s.inputs(ctx, op, msg); err != nil {
-			return chain.Tx{}, err
-		}
-		var in int64
-		for _, io := range tx.Inputs {
-			in += io.Value
-		}
-		if tx.Fee = in - out; tx.Fee < 0 || in > satoshisMax {
-			return chain.Tx{}, malformed(op, "%s spends less than it pays, or more than there is", id)
-		}
+	s.outputs.keep(id, outs)
+	prevs, err := s.inputs(ctx, op, msg)
+	if err != nil {
+		return chain.Tx{}, err
 	}
+	tx, err := build(op, id, msg, outs, func(p wire.OutPoint) (chain.TxIO, bool) {
+		if o := prevs[p.Hash.String()]; int(p.Index) < len(o) {
+			return o[p.Index], true
+		}
+		return chain.TxIO{}, false
+	})
+	if err != nil {
+		return chain.Tx{}, err
+	}
+	if blockchain.IsCoinBaseTx(msg) {
+		tx.Inputs = nil // as Tx always had it
+	}
+	tx.Confirmed = raw.confirmed()
 	if tx.Confirmed {
 		hash, ok := chain.CanonicalTxID(raw.BlockHash)
 		if !ok || raw.BlockTime <= 0 {
@@ -85,58 +84,19 @@ func (s *Source) Tx(ctx context.Context, txid string) (chain.Tx, error) {
 	return tx, nil
 }
 
-// inputs are the outputs msg's inputs spend, read from the transactions
-// that made them.
-func (s *Source) inputs(ctx context.Context, op string, msg *wire.MsgTx) ([]chain.TxIO, error) {
-	var prevIDs []string
-	seen := map[chainhash.Hash]bool{}
-	for _, in := range msg.TxIn {
-		if h := in.PreviousOutPoint.Hash; !seen[h] {
-			seen[h] = true
-			prevIDs = append(prevIDs, h.String())
-		}
-	}
-	if len(prevIDs) > prevTxsMax {
+// inputs are the outputs of the transactions msg's inputs spend from,
+// by txid: kept (outputs.go) or asked for. None for a coinbase.
+func (s *Source) inputs(ctx context.Context, op string, msg *wire.MsgTx) (map[string][]chain.TxIO, error) {
+	prevs := map[string][]chain.TxIO{}
+	missing := s.notKept([]*wire.MsgTx{msg}, nil, prevs)
+	if len(prevs) > prevTxsMax {
 		return nil, &chain.UpstreamError{Op: op, Status: http.StatusOK,
 			Err: fmt.Errorf("the transaction spends from more than %d transactions, more than the btcd source reads for one", prevTxsMax)}
 	}
-	prevs := make(map[string]*wire.MsgTx, len(prevIDs))
-	for from := 0; from < len(prevIDs); from += prevBatchMax {
-		ids := prevIDs[from:min(from+prevBatchMax, len(prevIDs))]
-		hexes := make([]string, len(ids))
-		calls := make([]rpcCall, len(ids))
-		verbose := 0
-		for i, id := range ids {
-			calls[i] = rpcCall{cmd: btcjson.NewGetRawTransactionCmd(id, &verbose), result: &hexes[i]}
-		}
-		if err := s.rpc.batch(ctx, op, calls); err != nil {
-			return nil, err
-		}
-		for i, id := range ids {
-			if calls[i].err != nil {
-				return nil, malformed(op, "btcd does not know a transaction an input spends from (RPC error %d)", calls[i].err.Code)
-			}
-			prev, err := decodeTx(op, hexes[i], id)
-			if err != nil {
-				return nil, err
-			}
-			prevs[id] = prev
-		}
+	if err := s.askOutputs(ctx, op, missing, prevs); err != nil {
+		return nil, err
 	}
-	inputs := make([]chain.TxIO, 0, len(msg.TxIn))
-	for _, in := range msg.TxIn {
-		prev := prevs[in.PreviousOutPoint.Hash.String()]
-		if int(in.PreviousOutPoint.Index) >= len(prev.TxOut) {
-			return nil, malformed(op, "an input spends an output its transaction does not have")
-		}
-		io, err := s.txIO(op, prev.TxOut[in.PreviousOutPoint.Index])
-		if err != nil {
-			return nil, err
-		}
-		io.Spends = chain.Outpoint(in.PreviousOutPoint.Hash.String(), in.PreviousOutPoint.Index)
-		inputs = append(inputs, io)
-	}
-	return inputs, nil
+	return prevs, nil
 }
 
 // txIO is an output as chain names it: its value, and its one address as

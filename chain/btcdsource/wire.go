@@ -2,7 +2,6 @@ package btcdsource
 
 import (
 	"math"
-	"time"
 
 	"github.com/addrwatch/addrwatch/chain"
 	"github.com/btcsuite/btcd/btcutil"
@@ -13,8 +12,10 @@ import (
 // with the transaction's hex besides, which is not decoded here).
 
 // rpcTx is one transaction of searchrawtransactions (verbose, with
-// vinextra) or of getrawtransaction (verbose, where no input has a
-// prevOut).
+// vinextra, filtered to the address asked about: only the inputs
+// spending from it, with their prevOut, and the outputs paying it) or of
+// getrawtransaction (verbose, where no input has a prevOut). The whole
+// transaction is its hex, which txs.go decodes.
 type rpcTx struct {
 	TxID          string    `json:"txid"`
 	Hex           string    `json:"hex"`
@@ -65,64 +66,6 @@ const (
 // confirmed says the transaction is in a block of the best chain
 // (btcd leaves a mempool transaction's block hash out).
 func (t rpcTx) confirmed() bool { return t.BlockHash != "" }
-
-// toTx checks a searchrawtransactions transaction and turns it into a
-// chain.Tx without its block height, which the caller works out
-// (heights.go). Every input but a coinbase must come with its prevOut.
-func (t rpcTx) toTx(op string) (chain.Tx, error) {
-	txid, ok := chain.CanonicalTxID(t.TxID)
-	if !ok {
-		return chain.Tx{}, malformed(op, "a txid that is not 64 hex characters")
-	}
-	tx := chain.Tx{TxID: txid, Confirmed: t.confirmed()}
-	if tx.Confirmed {
-		if _, ok := chain.CanonicalTxID(t.BlockHash); !ok || t.Confirmations < 1 || t.BlockTime <= 0 {
-			return chain.Tx{}, malformed(op, "confirmed %s without its block, confirmations and time", txid)
-		}
-		tx.BlockTime = time.Unix(t.BlockTime, 0).UTC()
-		tx.BlockHash = blockOf(t)
-	}
-	var in, out int64
-	tx.Inputs = make([]chain.TxIO, 0, len(t.Vin))
-	for _, vin := range t.Vin {
-		if vin.Coinbase != "" {
-			continue
-		}
-		if vin.PrevOut == nil {
-			return chain.Tx{}, malformed(op, "an input of %s without the output it spends", txid)
-		}
-		io, err := toTxIO(op, vin.PrevOut.Value, soleAddress("", vin.PrevOut.Addresses))
-		if err != nil {
-			return chain.Tx{}, err
-		}
-		prev, ok := chain.CanonicalTxID(vin.TxID)
-		if !ok {
-			return chain.Tx{}, malformed(op, "an input of %s spends from a txid that is not 64 hex characters", txid)
-		}
-		io.Spends = chain.Outpoint(prev, vin.Vout)
-		in += io.Value
-		tx.Inputs = append(tx.Inputs, io)
-	}
-	tx.Outputs = make([]chain.TxIO, 0, len(t.Vout))
-	for i, vout := range t.Vout {
-		if vout.N != uint32(i) {
-			return chain.Tx{}, malformed(op, "the outputs of %s out of order", txid)
-		}
-		io, err := toTxIO(op, vout.Value, soleAddress(vout.ScriptPubKey.Address, vout.ScriptPubKey.Addresses))
-		if err != nil {
-			return chain.Tx{}, err
-		}
-		out += io.Value
-		tx.Outputs = append(tx.Outputs, io)
-	}
-	if len(tx.Inputs) > 0 {
-		tx.Fee = in - out
-	}
-	if tx.Fee < 0 || in > satoshisMax || out > satoshisMax {
-		return chain.Tx{}, malformed(op, "%s spends less than it pays, or more than there is", txid)
-	}
-	return tx, nil
-}
 
 // soleAddress is the address an output pays to, as Esplora names it:
 // the one address its script names, or none for a script naming none

@@ -447,7 +447,7 @@ func (f *Follower) follow(ctx context.Context, tip chain.BlockRef, address strin
 	src := &counting{Source: f.src}
 	s, err := read(ctx, src, tip, address)
 	if err != nil {
-		f.failed(address, "read", err, src.n)
+		f.failed(address, "read", err, src.calls.Load())
 		return
 	}
 	var proposed int64
@@ -462,7 +462,7 @@ func (f *Follower) follow(ctx context.Context, tip chain.BlockRef, address strin
 		}
 	}
 	f.mu.Lock()
-	f.stats.Requests += src.n
+	f.stats.Requests += src.calls.Load()
 	f.stats.Observations += proposed
 	f.mu.Unlock()
 }
@@ -480,16 +480,22 @@ func (f *Follower) failed(address, step string, err error, requests int64) {
 // (asked by height where the source does not say it).
 func read(ctx context.Context, src *counting, tip chain.BlockRef, address string) (sight, error) {
 	s := sight{tip: tip}
+	// The three at once, as History asks them: a source that reads an
+	// address's history once for all three (btcd's index, chain/btcdsource
+	// DESIGN.md) then reads it once, not three times, and none waits for
+	// another's answer. What each says is what it said one after another.
+	var errs [3]error
+	var wg sync.WaitGroup
+	wg.Go(func() { s.stats, errs[0] = src.AddressStats(ctx, address) })
+	wg.Go(func() { s.mempool, errs[1] = src.MempoolTxs(ctx, address) })
+	wg.Go(func() { s.recent, errs[2] = src.ChainTxs(ctx, address, "") })
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return s, err
+		}
+	}
 	var err error
-	if s.stats, err = src.AddressStats(ctx, address); err != nil {
-		return s, err
-	}
-	if s.mempool, err = src.MempoolTxs(ctx, address); err != nil {
-		return s, err
-	}
-	if s.recent, err = src.ChainTxs(ctx, address, ""); err != nil {
-		return s, err
-	}
 	hashes := map[int64]string{}
 	for i := range s.recent {
 		tx := &s.recent[i]
@@ -509,30 +515,30 @@ func read(ctx context.Context, src *counting, tip chain.BlockRef, address string
 // counting is a Source that counts the requests a follow makes.
 type counting struct {
 	chain.Source
-	n int64
+	calls atomic.Int64
 }
 
 func (c *counting) AddressStats(ctx context.Context, a string) (chain.AddressStats, error) {
-	c.n++
+	c.calls.Add(1)
 	return c.Source.AddressStats(ctx, a)
 }
 
 func (c *counting) MempoolTxs(ctx context.Context, a string) ([]chain.Tx, error) {
-	c.n++
+	c.calls.Add(1)
 	return c.Source.MempoolTxs(ctx, a)
 }
 
 func (c *counting) ChainTxs(ctx context.Context, a, last string) ([]chain.Tx, error) {
-	c.n++
+	c.calls.Add(1)
 	return c.Source.ChainTxs(ctx, a, last)
 }
 
 func (c *counting) Tx(ctx context.Context, txid string) (chain.Tx, error) {
-	c.n++
+	c.calls.Add(1)
 	return c.Source.Tx(ctx, txid)
 }
 
 func (c *counting) BlockHash(ctx context.Context, height int64) (string, error) {
-	c.n++
+	c.calls.Add(1)
 	return c.Source.BlockHash(ctx, height)
 }

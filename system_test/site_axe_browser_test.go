@@ -22,7 +22,7 @@ import (
 // a real browser against the tour account (hostile names included):
 // axe-core (pinned in testdata/axe-core, installed by make test-tools,
 // injected from that file, never fetched) finds no violation, and the
-// page does not scroll sideways. The pages are the site's own GET routes
+// page does not scroll sideways, at 360 px either. The pages are the site's own GET routes
 // (sitePages, checked against the router by TestSitePagesAreAllChecked),
 // so a new page cannot be left out silently.
 
@@ -31,6 +31,9 @@ const (
 	// to 15's CSS pixels); desktopWidth and desktopHeight a laptop's.
 	phoneWidth, phoneHeight     = 390, 844
 	desktopWidth, desktopHeight = 1280, 800
+	// narrowWidth and narrowHeight are the narrowest phone the site is
+	// made for (a Galaxy S's CSS pixels).
+	narrowWidth, narrowHeight = 360, 740
 )
 
 // sitePage is one page the axe test opens: the route it is drawn by, its
@@ -190,7 +193,8 @@ func (b *browserTab) overflow() (int, string) {
 
 // TestSiteAxeInABrowser opens every page of sitePages at a phone's and a
 // desktop's width and fails on any axe-core violation, any sideways
-// scroll of the page, and any console error. It logs the table of
+// scroll of the page, and any console error; then at 360 px, for
+// sideways scroll and console errors. It logs the table of
 // pages × widths for the closing note.
 func TestSiteAxeInABrowser(t *testing.T) {
 	t.Parallel()
@@ -205,7 +209,7 @@ func TestSiteAxeInABrowser(t *testing.T) {
 	type cell struct{ violations, overflow string }
 	table := map[string]map[int64]cell{}
 	var order []string
-	check := func(p sitePage, width int64) {
+	check := func(p sitePage, width int64, withAxe bool) {
 		t.Helper()
 		path := p.url(a)
 		want := p.status
@@ -229,7 +233,10 @@ func TestSiteAxeInABrowser(t *testing.T) {
 			order = append(order, name)
 		}
 		var c cell
-		vs := b.axe()
+		var vs []axeViolation
+		if withAxe {
+			vs = b.axe()
+		}
 		for _, v := range vs {
 			t.Errorf("%s at %d px: axe-core: %s (%s) on %d elements; the first: %s", path, width, v.ID, v.Impact, v.Nodes, v.First)
 			c.violations += v.ID + " "
@@ -241,26 +248,31 @@ func TestSiteAxeInABrowser(t *testing.T) {
 		b.assertNoConsoleErrors()
 		table[name][width] = c
 	}
-	for _, width := range []int64{phoneWidth, desktopWidth} {
+	// axe at a phone's and a desktop's width; the narrowest phone the
+	// site is made for (360 px) is checked for sideways scroll only.
+	for _, size := range []struct {
+		width, height int64
+		axe           bool
+	}{{phoneWidth, phoneHeight, true}, {desktopWidth, desktopHeight, true}, {narrowWidth, narrowHeight, false}} {
 		// A tab of its own for each width: it starts signed out.
 		b = newBrowser(t)
-		b.viewport(width, map[int64]int64{phoneWidth: phoneHeight, desktopWidth: desktopHeight}[width])
+		b.viewport(size.width, size.height)
 		for _, p := range sitePages {
 			if p.signedOut {
-				check(p, width)
+				check(p, size.width, size.axe)
 			}
 		}
 		siteSignIn(t, b, a.siteOwner, tourLogin)
 		for _, p := range sitePages {
 			if !p.signedOut {
-				check(p, width)
+				check(p, size.width, size.axe)
 			}
 		}
 	}
 
 	var out strings.Builder
-	fmt.Fprintf(&out, "axe-core and sideways scroll, %d pages in %v:\n", len(order), time.Since(begin).Round(time.Second))
-	fmt.Fprintf(&out, "  %-62s | %-24s | %s\n", "page", "390x844", "1280x800")
+	fmt.Fprintf(&out, "axe-core violations and sideways scroll, %d pages in %v:\n", len(order), time.Since(begin).Round(time.Second))
+	fmt.Fprintf(&out, "  %-58s | %-24s | %-24s | %s\n", "page", "390x844", "1280x800", "360x740 (scroll only)")
 	for _, name := range order {
 		say := func(c cell) string {
 			if c.violations == "" && c.overflow == "" {
@@ -268,7 +280,11 @@ func TestSiteAxeInABrowser(t *testing.T) {
 			}
 			return strings.TrimSpace(c.violations + " " + c.overflow)
 		}
-		fmt.Fprintf(&out, "  %-62s | %-24s | %s\n", name, say(table[name][phoneWidth]), say(table[name][desktopWidth]))
+		narrow := "no scroll"
+		if o := table[name][narrowWidth].overflow; o != "" {
+			narrow = o
+		}
+		fmt.Fprintf(&out, "  %-58s | %-24s | %-24s | %s\n", name, say(table[name][phoneWidth]), say(table[name][desktopWidth]), narrow)
 	}
 	t.Log(out.String())
 }

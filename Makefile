@@ -25,9 +25,11 @@ test: vet test-tools ## every test: unit, fuzz seeds, end-to-end over loopback H
 	$(GO) test -race -count=1 -parallel 4 -timeout 15m ./...
 
 INSPECTOR := system_test/testdata/mcp-inspector
-test-tools: ## install the test tools beside Go: Chromium, Node.js and npm when missing (scripts/test-deps.sh), then the MCP inspector (npm ci, pinned in $(INSPECTOR))
+AXE := system_test/testdata/axe-core
+test-tools: ## install the test tools beside Go: Chromium, Node.js and npm when missing (scripts/test-deps.sh), then the MCP inspector and axe-core (npm ci, pinned in $(INSPECTOR) and $(AXE))
 	@./scripts/test-deps.sh
 	@[ -x $(INSPECTOR)/node_modules/.bin/mcp-inspector ] || npm ci --prefix $(INSPECTOR) --no-audit --no-fund --loglevel=error
+	@[ -f $(AXE)/node_modules/axe-core/axe.min.js ] || npm ci --prefix $(AXE) --no-audit --no-fund --loglevel=error
 
 test-short: ## the unit tests only (no server processes)
 	$(GO) test -short -count=1 ./...

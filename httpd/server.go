@@ -237,7 +237,9 @@ func (s *Server) publicRoutes(forwarded bool) fasthttp.RequestHandler {
 	r := s.newRouter()
 	s.registerAgent(r)
 	s.registerOwner(r)
-	s.newSite().Register(r)
+	owners := s.newSite()
+	owners.Register(r)
+	r.pageNotFound = owners.NotFound
 	h := r.Handler
 	if s.metrics != nil {
 		h = s.metrics.Wrap(h)
@@ -296,11 +298,13 @@ func servedLocally(path []byte) bool {
 }
 
 // newRouter returns a router whose every non-route answer has the error
-// shape: 404 for an unknown path, 405 with Allow for a wrong method, 204
+// shape: 404 for an unknown path (the site's HTML page instead, once
+// pageNotFound is set, for a browser's page: wantsSitePage), 405 with Allow for a wrong method, 204
 // with Allow for OPTIONS, 307 to the path without a trailing slash, and
 // 500 for a recovered panic.
 func (s *Server) newRouter() labeledRouter {
 	r := router.New()
+	lr := labeledRouter{r, &notFoundPage{}}
 	r.RedirectTrailingSlash = false // we redirect with 307, below
 	r.RedirectFixedPath = false
 	r.HandleMethodNotAllowed = true
@@ -318,6 +322,10 @@ func (s *Server) newRouter() labeledRouter {
 			ctx.SetStatusCode(fasthttp.StatusTemporaryRedirect)
 			return
 		}
+		if lr.pageNotFound != nil && wantsSitePage(ctx) {
+			lr.pageNotFound(ctx)
+			return
+		}
 		writeError(ctx, actors.Errorf(actors.CodeNotFound, "no such path"))
 	}
 	r.PanicHandler = func(ctx *fasthttp.RequestCtx, v any) {
@@ -325,13 +333,45 @@ func (s *Server) newRouter() labeledRouter {
 		ctx.Response.Reset()
 		writeError(ctx, actors.Errorf(actors.CodeInternal, "internal error"))
 	}
-	return labeledRouter{r}
+	return lr
 }
 
 // labeledRouter is a router whose every route notes its pattern as its
 // requests' route label, for the request metrics (edge.RouteLabeled).
 // Routes are added through it; its Router is for looking them up.
-type labeledRouter struct{ *router.Router }
+// pageNotFound, when set, answers an unknown path that a browser asked
+// for as a page (wantsSitePage) with the site's HTML 404 page.
+type labeledRouter struct {
+	*router.Router
+	*notFoundPage
+}
+
+// notFoundPage holds the router's HTML 404, set once its routes are
+// registered (the site that draws it is registered on the same router).
+type notFoundPage struct {
+	pageNotFound fasthttp.RequestHandler
+}
+
+// notPagePrefixes are the public paths whose unknown paths are never a
+// site page, whoever asks: the agent API, the owner API (all of /owner,
+// its version too) and the site's assets. Matched without regard to case,
+// so /V1/me is an API path too.
+var notPagePrefixes = [][]byte{[]byte(agentPrefix), []byte(ownerPrefix[:strings.LastIndexByte(ownerPrefix, '/')]), bytes.TrimSuffix(siteAssetsPrefix, []byte("/"))}
+
+// wantsSitePage reports whether an unknown path should be answered with
+// the site's HTML 404 page rather than the APIs' JSON error: a browser
+// asking for a page (its Accept names text/html) at a path outside
+// notPagePrefixes. An API client, a script or curl gets the error shape
+// at every unknown path, as the spec says.
+func wantsSitePage(ctx *fasthttp.RequestCtx) bool {
+	path := bytes.ToLower(ctx.Path())
+	for _, prefix := range notPagePrefixes {
+		if rest, under := bytes.CutPrefix(path, prefix); under && (len(rest) == 0 || rest[0] == '/') {
+			return false
+		}
+	}
+	return bytes.Contains(ctx.Request.Header.Peek(fasthttp.HeaderAccept), []byte("text/html"))
+}
 
 func (r labeledRouter) Handle(method, path string, h fasthttp.RequestHandler) {
 	r.Router.Handle(method, path, edge.RouteLabeled(path, h))

@@ -19,6 +19,7 @@ type siteClient struct {
 	ip      string
 	cookies map[string]string
 	origin  string // the Origin header of posts; "" sends none
+	accept  string // the Accept header; "" sends none
 }
 
 const siteTestHost = "addrwatch.test"
@@ -41,6 +42,9 @@ func (c *siteClient) do(method, path string, form url.Values) siteAnswer {
 	req.Header.SetMethod(method)
 	req.SetRequestURI(path)
 	req.Header.SetHost(siteTestHost)
+	if c.accept != "" {
+		req.Header.Set(fasthttp.HeaderAccept, c.accept)
+	}
 	for k, v := range c.cookies {
 		req.Header.SetCookie(k, v)
 	}

@@ -121,20 +121,40 @@ func siteHeaders(ctx *fasthttp.RequestCtx) {
 // the same on every node, so each node serves them itself.
 const AssetsPrefix = "/assets/"
 
-// registerAssets serves the embedded stylesheet and script, each at
-// its own path, so an unknown asset is the router's ordinary 404.
+// FaviconPath is where a browser looks for a site's icon when a page
+// names none (a JSON document, the Markdown guides): the site's icon is
+// served there too, so no page's console shows its 404.
+const FaviconPath = "/favicon.ico"
+
+// siteAssets are the embedded files the site serves, by name under
+// static/, with their content types.
+var siteAssets = map[string]string{
+	"site.css":    "text/css; charset=utf-8",
+	"site.js":     "text/javascript; charset=utf-8",
+	"sheet.js":    "text/javascript; charset=utf-8",
+	"favicon.svg": "image/svg+xml",
+	"favicon.ico": "image/x-icon",
+}
+
+// registerAssets serves the embedded stylesheet, scripts and icons, each
+// at its own path, so an unknown asset is the router's ordinary 404; the
+// ICO icon is at FaviconPath as well.
 func registerAssets(r Router) {
 	static, _ := fs.Sub(siteStaticFiles, "static")
-	for name, contentType := range map[string]string{"site.css": "text/css; charset=utf-8", "site.js": "text/javascript; charset=utf-8", "sheet.js": "text/javascript; charset=utf-8"} {
+	for name, contentType := range siteAssets {
 		body, err := fs.ReadFile(static, name)
 		if err != nil {
 			panic("site: asset missing: " + name)
 		}
-		r.GET(AssetsPrefix+name, func(ctx *fasthttp.RequestCtx) {
+		serve := func(ctx *fasthttp.RequestCtx) {
 			siteHeaders(ctx)
 			ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "public, max-age=300")
 			ctx.SetContentType(contentType)
 			ctx.SetBody(body)
-		})
+		}
+		r.GET(AssetsPrefix+name, serve)
+		if name == "favicon.ico" {
+			r.GET(FaviconPath, serve)
+		}
 	}
 }

@@ -367,6 +367,22 @@ func (s *Site) siteError(ctx *fasthttp.RequestCtx, failure error) {
 		Data: messageData{Text: err.Message, Link: "/", LinkText: "Back"}})
 }
 
+// NotFound is the page of an unknown site path: 404, with the site's
+// frame (a title, the landmarks) and a way on: the Portfolio for a
+// browser with a session cookie (an expired one lands on sign-in from
+// there), the sign-in page for any other. The router answers an API
+// client's unknown path with the error shape instead (httpd's
+// wantsSitePage decides), so only a browser's request for a page gets
+// here.
+func (s *Site) NotFound(ctx *fasthttp.RequestCtx) {
+	link, linkText := "/", "Go to the sign-in page"
+	if _, _, found := s.siteCredential(ctx); found {
+		link, linkText = "/portfolio", "Go to your Portfolio"
+	}
+	s.renderPage(ctx, fasthttp.StatusNotFound, "message", sitePage{Title: "Page not found", Narrow: true,
+		Data: messageData{Text: "There is no page at this address. It may have been mistyped, or what it showed was deleted.", Link: link, LinkText: linkText}})
+}
+
 type messageData struct {
 	Text, Link, LinkText string
 }

@@ -1,7 +1,8 @@
 // addrwatch site: progressive enhancement only. Every page works without
-// this file; it adds copy buttons, submits a grant when its menu changes,
-// checks a form as the owner types with the server's own validation, and
-// keeps the page live: what an agent changes shows within about a second.
+// this file; it adds copy buttons, saves a grant as soon as its level is
+// picked (with Enter from the keyboard), checks a form as the owner types
+// with the server's own validation, and keeps the page live: what an
+// agent changes shows within about a second.
 "use strict";
 
 document.addEventListener("DOMContentLoaded", function () {
@@ -32,12 +33,24 @@ function enhance(root) {
     });
   });
 
-  // Grant menus: changing the level submits its row's form, so the table
-  // changes in place; the Save button stays for keyboards and for pages
-  // without scripts.
+  // Grant menus: a level picked with the mouse or a finger submits its
+  // row's form at once, so the table changes in place. From the keyboard
+  // the arrow keys only move through the levels (a closed menu changes
+  // its value on each arrow key, and saving the first one passed would
+  // save the wrong level and lose the focus): Enter, or the row's Save
+  // button, saves. The Save button also serves pages without scripts.
   root.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
+    var byKeyboard = false;
+    select.addEventListener("keydown", function (e) {
+      byKeyboard = true;
+      if (e.key === "Enter" && select.form) {
+        e.preventDefault();
+        select.form.requestSubmit();
+      }
+    });
+    select.addEventListener("pointerdown", function () { byKeyboard = false; });
     select.addEventListener("change", function () {
-      if (select.form) { select.form.requestSubmit(); }
+      if (!byKeyboard && select.form) { select.form.requestSubmit(); }
     });
   });
 

@@ -1,0 +1,318 @@
+package system_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/valyala/fasthttp"
+
+	"github.com/addrwatch/addrwatch/httpd/site"
+)
+
+// Every page of the owner's site at a phone's width and a desktop's, in
+// a real browser against the tour account (hostile names included):
+// axe-core (pinned in testdata/axe-core, installed by make test-tools,
+// injected from that file, never fetched) finds no violation, and the
+// page does not scroll sideways, at 360 px either. The pages are the site's own GET routes
+// (sitePages, checked against the router by TestSitePagesAreAllChecked),
+// so a new page cannot be left out silently.
+
+const (
+	// phoneWidth and phoneHeight are a phone's viewport (an iPhone 12
+	// to 15's CSS pixels); desktopWidth and desktopHeight a laptop's.
+	phoneWidth, phoneHeight     = 390, 844
+	desktopWidth, desktopHeight = 1280, 800
+	// narrowWidth and narrowHeight are the narrowest phone the site is
+	// made for (a Galaxy S's CSS pixels).
+	narrowWidth, narrowHeight = 360, 740
+)
+
+// sitePage is one page the axe test opens: the route it is drawn by, its
+// address for the tour account, whether it is seen signed out, and the
+// status it answers with.
+type sitePage struct {
+	route     string
+	url       func(a tourAccount) string
+	signedOut bool
+	status    int
+	ready     func(b *browserTab) // waits for what the page draws with script
+}
+
+// sitePages are the site's pages, one or more per GET route of the site.
+var sitePages = []sitePage{
+	{route: "/", url: fixed("/"), signedOut: true},
+	{route: "(unknown path)", url: fixed("/no-such-page"), signedOut: true, status: http.StatusNotFound},
+	{route: "(unknown path)", url: fixed("/portfolio/no/such/page"), status: http.StatusNotFound},
+	{route: "/portfolio", url: fixed("/portfolio")},
+	{route: "/portfolio/cards/{card_id}", url: func(a tourAccount) string { return "/portfolio/cards/" + a.cards[3] }},
+	{route: "/portfolio/cards/{card_id}/delete", url: func(a tourAccount) string { return "/portfolio/cards/" + a.cards[3] + "/delete" }},
+	{route: "/spaces", url: fixed("/spaces")},
+	{route: "/spaces/{space_id}", url: func(a tourAccount) string { return "/spaces/" + a.watchList }},
+	{route: "/spaces/{space_id}/delete", url: func(a tourAccount) string { return "/spaces/" + a.watchList + "/delete" }},
+	{route: "/spaces/{space_id}/sheet", url: func(a tourAccount) string { return "/spaces/" + a.ledger + "/sheet" }, ready: func(b *browserTab) {
+		run(b, "wait for the Sheet", chromedp.Poll[bool](`performance.getEntriesByName("sheet-ready").length > 0`))
+	}},
+	{route: "/history", url: fixed("/history")},
+	{route: "/history/cards/{card_id}", url: func(a tourAccount) string { return "/history/cards/" + a.cards[1] }},
+	{route: "/access", url: fixed("/access")},
+	{route: "/access/keys/{key_id}/revoke", url: func(a tourAccount) string { return "/access/keys/" + a.readerID + "/revoke" }},
+	{route: "/activity", url: fixed("/activity")},
+	{route: "/centre", url: fixed("/centre")},
+	{route: "/notifications", url: fixed("/notifications")},
+	{route: "/notifications/deliveries", url: fixed("/notifications/deliveries")},
+	{route: "/notifications/channels/{channel_id}/delete", url: func(a tourAccount) string { return "/notifications/channels/" + a.channel + "/delete" }},
+	{route: "/notifications/rules/default", url: fixed("/notifications/rules/default")},
+	{route: "/notifications/rules/cards/{card_id}", url: func(a tourAccount) string { return "/notifications/rules/cards/" + a.cards[1] }},
+	{route: "/notifications/rules/spaces/{space_id}", url: func(a tourAccount) string { return "/notifications/rules/spaces/" + a.watchList }},
+	{route: "/settings", url: fixed("/settings")},
+	{route: "/settings/delete", url: fixed("/settings/delete")},
+	{route: "/downloads", url: fixed("/downloads")},
+}
+
+// siteNonPages are the site's GET routes that answer no page: files,
+// the live view's polls and the Sheet's data.
+var siteNonPages = []string{
+	"/downloads/labels.jsonl", "/downloads/history.csv", "/downloads/history/cards/{card_id}/transactions.csv",
+	"/spaces/{space_id}/sheet.json", "/live", site.FaviconPath,
+}
+
+func fixed(path string) func(tourAccount) string { return func(tourAccount) string { return path } }
+
+// routeRecorder is a site.Router that notes the GET routes.
+type routeRecorder struct{ gets []string }
+
+func (r *routeRecorder) GET(path string, _ fasthttp.RequestHandler) { r.gets = append(r.gets, path) }
+func (r *routeRecorder) POST(string, fasthttp.RequestHandler)       {}
+
+// TestSitePagesAreAllChecked: every GET route the site registers is a
+// page of sitePages or a file of siteNonPages, and every entry there is
+// still a route, so the axe test covers each page the site has.
+func TestSitePagesAreAllChecked(t *testing.T) {
+	rec := &routeRecorder{}
+	site.New(site.Config{}).Register(rec)
+	known := slices.Clone(siteNonPages)
+	for _, p := range sitePages {
+		known = append(known, p.route)
+	}
+	for _, route := range rec.gets {
+		if strings.HasPrefix(route, site.AssetsPrefix) {
+			continue
+		}
+		if !slices.Contains(known, route) {
+			t.Errorf("the site serves GET %s, which the axe test does not open: add it to sitePages (or, if it is no page, to siteNonPages)", route)
+		}
+	}
+	for _, route := range known {
+		if !strings.HasPrefix(route, "(") && !slices.Contains(rec.gets, route) {
+			t.Errorf("sitePages or siteNonPages lists %s, which the site no longer serves", route)
+		}
+	}
+}
+
+// axeScript is axe-core's script, read once from its npm install.
+var axeScript = sync.OnceValues(func() (string, error) {
+	data, err := os.ReadFile(filepath.Join("testdata", "axe-core", "node_modules", "axe-core", "axe.min.js"))
+	return string(data), err
+})
+
+// axeViolation is one rule axe-core found broken on a page, with the
+// first of the elements that break it.
+type axeViolation struct {
+	ID     string `json:"id"`
+	Impact string `json:"impact"`
+	Nodes  int    `json:"nodes"`
+	First  string `json:"first"`
+}
+
+// axe runs axe-core on the page the tab shows (its default rules: WCAG 2.x
+// A and AA and the best practices) and returns the violations.
+func (b *browserTab) axe() []axeViolation {
+	b.t.Helper()
+	script, err := axeScript()
+	if err != nil {
+		b.t.Fatalf("axe-core is not installed (make test-tools installs it with npm ci in system_test/testdata/axe-core): %v", err)
+	}
+	// Evaluated through DevTools, the script is not subject to the
+	// page's Content-Security-Policy, and the page's own scripts are not
+	// changed.
+	b.do("inject axe-core", chromedp.Evaluate[chromedp.Void](`window.axe || (() => {`+script+"\n})()"))
+	raw := run(b, "run axe-core", chromedp.Evaluate[string](`axe.run(document).then(r => JSON.stringify(r.violations.map(v => ({
+	id: v.id, impact: v.impact || "", nodes: v.nodes.length,
+	first: v.nodes[0].target.join(" ") + ": " + (v.nodes[0].failureSummary || "").replace(/\s+/g, " ").slice(0, 300)
+}))))`, chromedp.EvalAwaitPromise))
+	var vs []axeViolation
+	if err := json.Unmarshal([]byte(raw), &vs); err != nil {
+		b.t.Fatalf("axe-core's answer: %v: %s", err, raw)
+	}
+	return vs
+}
+
+// assertAxeClean fails the test on each axe-core violation of the page
+// the tab shows: for the pages that answer a form (a new key, an import's
+// report), which no GET route draws.
+func (b *browserTab) assertAxeClean(page string) {
+	b.t.Helper()
+	for _, v := range b.axe() {
+		b.t.Errorf("%s: axe-core: %s (%s) on %d elements; the first: %s", page, v.ID, v.Impact, v.Nodes, v.First)
+	}
+}
+
+// viewport sets the tab's viewport (a desktop's: no mobile emulation, so
+// a page wider than the screen shows as wider rather than zoomed out).
+func (b *browserTab) viewport(width, height int64) {
+	b.t.Helper()
+	b.do(fmt.Sprintf("set the viewport to %dx%d", width, height), chromedp.EmulateViewport(width, height))
+}
+
+// overflow is how many CSS pixels the page is wider than the window (0
+// when it does not scroll sideways), and the widest element that sticks
+// out, to say what to fix.
+func (b *browserTab) overflow() (int, string) {
+	b.t.Helper()
+	v := run(b, "measure the page's width", chromedp.Evaluate[[]any](`(() => {
+	const over = document.documentElement.scrollWidth - window.innerWidth;
+	if (over <= 0) return [0, ""];
+	let worst = null, right = 0;
+	for (const el of document.body.querySelectorAll("*")) {
+		const r = el.getBoundingClientRect();
+		if (r.right > right && r.width > 0 && !el.closest(".table-scroll, .sheet-grid, pre")) { right = r.right; worst = el; }
+	}
+	return [over, worst ? worst.outerHTML.slice(0, 160) + " (right edge " + Math.round(right) + ")" : ""];
+})()`))
+	return int(v[0].(float64)), v[1].(string)
+}
+
+// TestSiteAxeInABrowser opens every page of sitePages at a phone's and a
+// desktop's width and fails on any axe-core violation, any sideways
+// scroll of the page, and any console error; then at 360 px, for
+// sideways scroll and console errors. It logs the table of
+// pages × widths for the issue's closing note.
+func TestSiteAxeInABrowser(t *testing.T) {
+	t.Parallel()
+	if _, err := axeScript(); err != nil {
+		t.Fatalf("axe-core is not installed (make test-tools installs it with npm ci in system_test/testdata/axe-core): %v", err)
+	}
+	s := startServer(t, "--notify-allow-private")
+	a := tourAccountOn(t, s)
+	begin := time.Now()
+	var b *browserTab
+
+	type cell struct{ violations, overflow string }
+	table := map[string]map[int64]cell{}
+	var order []string
+	check := func(p sitePage, width int64, withAxe bool) {
+		t.Helper()
+		path := p.url(a)
+		want := p.status
+		if want == 0 {
+			want = http.StatusOK
+		}
+		if status := b.open(s.URL + path); int(status) != want {
+			t.Errorf("%s at %d px: status %d, want %d", path, width, status, want)
+		} else if want == http.StatusNotFound {
+			b.expectConsoleError(path) // the browser logs the 404 of the page itself
+		}
+		if p.ready != nil {
+			p.ready(b)
+		}
+		name := path
+		if p.signedOut {
+			name += " (signed out)"
+		}
+		if table[name] == nil {
+			table[name] = map[int64]cell{}
+			order = append(order, name)
+		}
+		var c cell
+		var vs []axeViolation
+		if withAxe {
+			vs = b.axe()
+		}
+		for _, v := range vs {
+			t.Errorf("%s at %d px: axe-core: %s (%s) on %d elements; the first: %s", path, width, v.ID, v.Impact, v.Nodes, v.First)
+			c.violations += v.ID + " "
+		}
+		if over, worst := b.overflow(); over > 0 {
+			t.Errorf("%s at %d px: the page is %d px wider than the window; the widest element: %s", path, width, over, worst)
+			c.overflow = fmt.Sprintf("+%d px", over)
+		}
+		b.assertNoConsoleErrors()
+		table[name][width] = c
+	}
+	// axe at a phone's and a desktop's width; the narrowest phone the
+	// site is made for (360 px) is checked for sideways scroll only.
+	for _, size := range []struct {
+		width, height int64
+		axe           bool
+	}{{phoneWidth, phoneHeight, true}, {desktopWidth, desktopHeight, true}, {narrowWidth, narrowHeight, false}} {
+		// A tab of its own for each width: it starts signed out.
+		b = newBrowser(t)
+		b.viewport(size.width, size.height)
+		for _, p := range sitePages {
+			if p.signedOut {
+				check(p, size.width, size.axe)
+			}
+		}
+		siteSignIn(t, b, a.siteOwner, tourLogin)
+		for _, p := range sitePages {
+			if !p.signedOut {
+				check(p, size.width, size.axe)
+			}
+		}
+	}
+
+	var out strings.Builder
+	fmt.Fprintf(&out, "axe-core violations and sideways scroll, %d pages in %v:\n", len(order), time.Since(begin).Round(time.Second))
+	fmt.Fprintf(&out, "  %-58s | %-24s | %-24s | %s\n", "page", "390x844", "1280x800", "360x740 (scroll only)")
+	for _, name := range order {
+		say := func(c cell) string {
+			if c.violations == "" && c.overflow == "" {
+				return "0 violations, no scroll"
+			}
+			return strings.TrimSpace(c.violations + " " + c.overflow)
+		}
+		narrow := "no scroll"
+		if o := table[name][narrowWidth].overflow; o != "" {
+			narrow = o
+		}
+		fmt.Fprintf(&out, "  %-58s | %-24s | %-24s | %s\n", name, say(table[name][phoneWidth]), say(table[name][desktopWidth]), narrow)
+	}
+	t.Log(out.String())
+}
+
+// TestBrowserAxeFindsViolations: the injected axe-core does report what
+// it must (an image without a text alternative, pale grey text on white, a
+// page too wide for the window), so the axe test's zero means something.
+func TestBrowserAxeFindsViolations(t *testing.T) {
+	t.Parallel()
+	// No policy: the strict one would refuse the inline styles.
+	pages := servePagesWithCSP(t, "", map[string]string{
+		"/bad": `<!doctype html><html lang=en><title>bad</title><main><h1>Bad</h1><img src=/x.png>
+<p style="color:#ccc;background:#fff">pale grey on white</p><div style="width:900px">wide</div></main>`,
+		"/x.png": "",
+	})
+	b := newBrowser(t)
+	b.viewport(phoneWidth, phoneHeight)
+	b.open(pages.URL + "/bad")
+	var ids []string
+	for _, v := range b.axe() {
+		ids = append(ids, v.ID)
+	}
+	for _, want := range []string{"image-alt", "color-contrast"} {
+		if !slices.Contains(ids, want) {
+			t.Errorf("axe-core did not report %s: %q", want, ids)
+		}
+	}
+	if over, worst := b.overflow(); over < 900-phoneWidth || !strings.Contains(worst, "900px") {
+		t.Errorf("the page overflows by %d px (%s), want at least %d px, by the wide div", over, worst, 900-phoneWidth)
+	}
+}

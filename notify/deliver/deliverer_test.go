@@ -432,9 +432,10 @@ func TestATryThisNodesSetupRefusedIsPutOff(t *testing.T) {
 					t.Errorf("tried again as attempt %d, want 1", s.attempt)
 				}
 			}
-			r.clock.Advance(time.Second) // the batch's flush
+			// The clock moves until the batch's flush: its timer starts
+			// only once a result is in, after the tries started.
 			var recs []actors.DeliveryResult
-			r.waitFor("both delivered and recorded", 0, func() bool {
+			r.waitFor("both delivered and recorded", DefaultFlushAfter, func() bool {
 				recs = slices.Concat(r.store.recordCalls()...)
 				return len(recs) == 2
 			})

@@ -338,6 +338,12 @@ func TestChannelsWithoutARelay(t *testing.T) {
 	if out := c.Send(t.Context(), "acct", actors.DueDelivery{Channel: actors.NotifyChannelTarget{Kind: "pigeon"}}); out.Class != ClassUnknownKind {
 		t.Errorf("unknown kind: %+v", out)
 	}
+	// Neither spends a budget, so neither waits for one.
+	for _, kind := range []actors.ChannelKind{actors.ChannelEmail, "pigeon"} {
+		if r := c.Room("acct", actors.NotifyChannelTarget{ID: "nc_m", Kind: kind}); r != send.Unbounded() {
+			t.Errorf("the room of %s: %+v", kind, r)
+		}
+	}
 }
 
 // The schedule keeps each account once, at its earliest time.

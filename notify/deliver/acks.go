@@ -72,7 +72,8 @@ func (d *Deliverer) flushGen(ctx context.Context, account string, gen uint64) {
 // leader does otherwise: at least once, with the same event IDs. Either
 // way the entries leave the in-flight set and the account is read again:
 // at once after a success (the next entries of those cards are due now),
-// after RetryEvery after a failure.
+// or when its budgets have room if it is waiting for them (it could start
+// nothing more before); after RetryEvery after a failure.
 func (d *Deliverer) flush(ctx context.Context, account string, results []actors.DeliveryResult) {
 	err := d.store.Record(ctx, account, results)
 	now := d.opts.Now()
@@ -84,6 +85,7 @@ func (d *Deliverer) flush(ctx context.Context, account string, results []actors.
 		}
 	}
 	d.stats.InFlight = len(d.inFlight)
+	waits := d.waitsForBudgetLocked(account)
 	d.stats.AckBatches++
 	if err == nil {
 		d.stats.AcksRecorded += int64(len(results))
@@ -95,7 +97,9 @@ func (d *Deliverer) flush(ctx context.Context, account string, results []actors.
 	d.opts.Metrics.inFlight(-len(results))
 	d.opts.Metrics.acked(len(results), err == nil)
 	if err == nil {
-		d.Wake(account)
+		if !waits {
+			d.Wake(account)
+		}
 		return
 	}
 	if ctx.Err() == nil {

@@ -42,6 +42,23 @@ func (c *Channels) Test(ctx context.Context, account string, ch actors.NotifyCha
 		Event: send.SampleEvent(at), CardName: testCardName, Test: true})
 }
 
+// Room is what the budgets allow account's channel ch now: how many tries
+// it may start, and when it has room for more (send.Room).
+func (c *Channels) Room(account string, ch actors.NotifyChannelTarget) send.Room {
+	switch ch.Kind {
+	case actors.ChannelWebhook:
+		return c.Webhook.Room(account, ch.ID)
+	case actors.ChannelNtfy:
+		return c.Ntfy.Room(account, ch.ID)
+	case actors.ChannelEmail:
+		if c.Email != nil {
+			return c.Email.Room(account, ch.ID)
+		}
+	}
+	// Refused before it could spend anything.
+	return send.Unbounded()
+}
+
 // SendsEmail reports whether this node has an SMTP relay.
 func (c *Channels) SendsEmail() bool { return c.Email != nil }
 

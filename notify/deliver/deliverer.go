@@ -42,6 +42,9 @@ type Store interface {
 // Sender makes one try of one due delivery (Channels is the real one).
 type Sender interface {
 	Send(ctx context.Context, account string, d actors.DueDelivery) send.Outcome
+	// Room says, spending nothing, how many tries the budgets of account
+	// and of its channel ch allow now, and when each has room for more.
+	Room(account string, ch actors.NotifyChannelTarget) send.Room
 }
 
 // Options tune a Deliverer; the zero value takes every default.
@@ -128,6 +131,10 @@ type Deliverer struct {
 	perChannel map[channelKey]int
 	// acked is the attempt of each entry whose ack this node saw applied.
 	acked map[entryKey]ackMark
+	// waiting counts, by account, the due entries its last read left
+	// for its budgets (budgets.go); the account is read again when they
+	// have room, not when an ack applies.
+	waiting map[string]int
 	// batches are the results of each account waiting for their flush.
 	batches  map[string]*batch
 	batchGen uint64
@@ -187,7 +194,7 @@ func New(store Store, sender Sender, opts Options) *Deliverer {
 		signal: make(chan struct{}, 1), readReady: make(chan struct{}, 1), workers: make(chan struct{}, opts.Workers),
 		wakes: map[string]bool{}, queued: map[string]bool{}, reading: map[string]bool{}, again: map[string]bool{},
 		inFlight: map[entryKey]string{}, perChannel: map[channelKey]int{}, acked: map[entryKey]ackMark{},
-		batches: map[string]*batch{}, stats: Stats{Failed: map[string]int64{}}, warned: map[string]time.Time{}}
+		waiting: map[string]int{}, batches: map[string]*batch{}, stats: Stats{Failed: map[string]int64{}}, warned: map[string]time.Time{}}
 }
 
 // Wake tells the deliverer that account has entries that may be due now:
@@ -267,6 +274,8 @@ func (d *Deliverer) dropWakes() {
 	d.mu.Lock()
 	clear(d.wakes)
 	d.timers = schedule{}
+	clear(d.waiting)
+	d.stats.WaitingForBudget = 0
 	d.mu.Unlock()
 }
 

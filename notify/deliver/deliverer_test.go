@@ -338,6 +338,12 @@ func TestChannelsWithoutARelay(t *testing.T) {
 	if out := c.Send(t.Context(), "acct", actors.DueDelivery{Channel: actors.NotifyChannelTarget{Kind: "pigeon"}}); out.Class != ClassUnknownKind {
 		t.Errorf("unknown kind: %+v", out)
 	}
+	// Neither spends a budget, so neither waits for one.
+	for _, kind := range []actors.ChannelKind{actors.ChannelEmail, "pigeon"} {
+		if r := c.Room("acct", actors.NotifyChannelTarget{ID: "nc_m", Kind: kind}); r != send.Unbounded() {
+			t.Errorf("the room of %s: %+v", kind, r)
+		}
+	}
 }
 
 // The schedule keeps each account once, at its earliest time.
@@ -432,9 +438,10 @@ func TestATryThisNodesSetupRefusedIsPutOff(t *testing.T) {
 					t.Errorf("tried again as attempt %d, want 1", s.attempt)
 				}
 			}
-			r.clock.Advance(time.Second) // the batch's flush
+			// The clock moves until the batch's flush: its timer starts
+			// only once a result is in, after the tries started.
 			var recs []actors.DeliveryResult
-			r.waitFor("both delivered and recorded", 0, func() bool {
+			r.waitFor("both delivered and recorded", DefaultFlushAfter, func() bool {
 				recs = slices.Concat(r.store.recordCalls()...)
 				return len(recs) == 2
 			})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/notify/egress"
 	"github.com/addrwatch/addrwatch/notify/send"
 )
 
@@ -208,13 +209,19 @@ type sent struct {
 
 // fakeSender delivers at once, unless the channel has a gate: then each
 // try waits for a value on it (or the test's end). outcome, when set,
-// decides the outcome.
+// decides the outcome. limits, when set, are the budgets (on the test's
+// clock): Room asks them, and each try spends them (after its gate),
+// refused with rate_limited as the real senders are when they have no
+// room.
 type fakeSender struct {
 	mu      sync.Mutex
 	tries   []sent
 	gates   map[string]chan struct{}
 	started chan sent
 	outcome func(d actors.DueDelivery) send.Outcome
+	limits  *egress.Limits
+	// refused counts the tries the budgets refused.
+	refused int
 }
 
 func newFakeSender() *fakeSender {
@@ -235,6 +242,7 @@ func (f *fakeSender) Send(ctx context.Context, account string, d actors.DueDeliv
 	f.tries = append(f.tries, s)
 	gate := f.gates[d.Channel.ID]
 	outcome := f.outcome
+	limits := f.limits
 	f.mu.Unlock()
 	f.started <- s
 	if gate != nil {
@@ -244,10 +252,35 @@ func (f *fakeSender) Send(ctx context.Context, account string, d actors.DueDeliv
 			return send.Outcome{Class: send.ClassConnection, Detail: "stopped"}
 		}
 	}
+	if limits != nil {
+		if wait := limits.Take(account, d.Channel.ID); wait > 0 {
+			f.mu.Lock()
+			f.refused++
+			f.mu.Unlock()
+			return send.Outcome{Class: send.ClassRateLimited, RetryAfter: wait, Detail: "too many requests"}
+		}
+	}
 	if outcome != nil {
 		return outcome(d)
 	}
 	return send.Outcome{Delivered: true, Status: 200, Latency: 3 * time.Millisecond}
+}
+
+func (f *fakeSender) Room(account string, ch actors.NotifyChannelTarget) send.Room {
+	f.mu.Lock()
+	limits := f.limits
+	f.mu.Unlock()
+	if limits == nil {
+		return send.Unbounded()
+	}
+	acct, ep := limits.Room(account, ch.ID)
+	return send.Room{Account: acct, Channel: ep, Budgets: limits}
+}
+
+func (f *fakeSender) refusals() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refused
 }
 
 func (f *fakeSender) sentTries() []sent {

@@ -57,8 +57,14 @@ func (d *Deliverer) nextRead() (string, bool) {
 // wakes the account. Left for later, and read again soon: an entry in
 // flight, one whose ack this node saw applied (the answer was read before
 // it applied), and one whose channel has PerChannel tries in flight.
+// Left for later too, and read again when they have room: the entries
+// the account's and their channels' budgets have no room for now
+// (budgets.go).
 func (d *Deliverer) read(ctx context.Context, account string) {
 	if !d.store.Serves(account) {
+		d.mu.Lock()
+		d.setWaitingLocked(account, 0)
+		d.mu.Unlock()
 		return
 	}
 	now := d.opts.Now()
@@ -76,6 +82,7 @@ func (d *Deliverer) read(ctx context.Context, account string) {
 	}
 	var start []actors.DueDelivery
 	held := false
+	room := newBudgets(d.sender, account)
 	for _, e := range due.Due {
 		k, ck := entryKey{account, e.EntryID}, channelKey{account, e.Channel.ID}
 		if _, busy := d.inFlight[k]; busy {
@@ -90,13 +97,23 @@ func (d *Deliverer) read(ctx context.Context, account string) {
 			held = true
 			continue
 		}
+		if !room.take(e.Channel) {
+			continue
+		}
 		d.inFlight[k] = e.Channel.ID
 		d.perChannel[ck]++
 		start = append(start, e)
 	}
 	d.stats.InFlight = len(d.inFlight)
+	d.setWaitingLocked(account, room.waiting)
 	d.mu.Unlock()
 	d.opts.Metrics.inFlight(len(start))
+
+	if room.waiting > 0 {
+		// One timer for the account, when the first budget that held
+		// an entry back has room again.
+		d.at(account, d.opts.Now().Add(max(room.wait, budgetWaitMin)))
+	}
 
 	if next := time.Unix(0, due.NextAt); due.NextAt != 0 && next.After(now) {
 		d.at(account, next)

@@ -17,10 +17,16 @@ type Stats struct {
 	// Failed counts the failed tries by class.
 	Failed   map[string]int64 `json:"failed"`
 	InFlight int              `json:"in_flight"` // tries not yet recorded
-	// HeldBack counts the tries this node refused of its own making, its
-	// budgets (rate_limited) or its setup (key_mismatch, no_relay), also
-	// in Failed: put off, not recorded.
+	// HeldBack counts the tries this node started and then refused of
+	// its own making, its budgets (rate_limited: another caller spent
+	// them first) or its setup (key_mismatch, no_relay), also in Failed:
+	// put off, not recorded.
 	HeldBack int64 `json:"held_back"`
+	// WaitingForBudget counts the due entries the last read of each
+	// account left for the budgets of the account or of their channel,
+	// which had no room for them: not started, so neither tried nor
+	// held back; read again when the budgets have room.
+	WaitingForBudget int `json:"waiting_for_budget"`
 	// AcksRecorded counts the tries recorded through the log;
 	// AckBatches the RecordDeliveries proposed, AckErrors those that
 	// failed (their tries are made again).

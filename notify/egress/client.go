@@ -225,6 +225,10 @@ func (c *Client) Post(ctx context.Context, req Request) (Answer, error) {
 	return answer, nil
 }
 
+// Limits are the budgets Post counts each request against: a caller
+// asks them (Limits.Room) how many requests it may start now.
+func (c *Client) Limits() *Limits { return c.limits }
+
 // Check is what Post checks of raw before it sends anything: the URL's
 // syntax, and every address its host resolves to now. The owner API asks
 // it when a channel is made, so a refused URL is refused at once with its

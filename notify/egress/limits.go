@@ -64,7 +64,13 @@ func (l *Limits) Take(account, endpoint string) (retryAfter time.Duration) {
 
 // untilToken is how long until lim holds a whole token, 0 when it does.
 func untilToken(lim *rate.Limiter, now time.Time) time.Duration {
-	missing := 1 - lim.TokensAt(now)
+	return untilTokens(lim, now, 1)
+}
+
+// untilTokens is how long until lim holds n tokens (when nothing is
+// spent meanwhile), 0 when it does.
+func untilTokens(lim *rate.Limiter, now time.Time, n float64) time.Duration {
+	missing := n - lim.TokensAt(now)
 	if missing <= 0 {
 		return 0
 	}
@@ -72,6 +78,28 @@ func untilToken(lim *rate.Limiter, now time.Time) time.Duration {
 	// this long finds the token there.
 	seconds := missing / float64(lim.Limit())
 	return time.Duration(math.Ceil(seconds*1000)) * time.Millisecond
+}
+
+// Room is what one budget allows now, before anyone spends it.
+type Room struct {
+	// Sends is how many sends it would take now.
+	Sends int
+	// Next is how long until it would take one more than Sends, once
+	// they are spent and if nothing else is: when a caller who used all
+	// of them finds room again.
+	Next time.Duration
+}
+
+// Room says what account's and endpoint's budgets allow now, spending
+// nothing: a caller with many sends to make starts as many as both
+// allow, and waits Next for the rest, rather than being refused by Take
+// again and again. Take still decides each send (another caller may
+// spend the same budgets meanwhile).
+func (l *Limits) Room(account, endpoint string) (acct, ep Room) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	return l.account.room(account, now), l.endpoint.room(endpoint, now)
 }
 
 // limiterSet is the buckets of one kind, by key. A bucket that is full
@@ -86,6 +114,28 @@ type limiterSet struct {
 
 func newLimiterSet(r Rate) limiterSet {
 	return limiterSet{rate: r, byKey: map[string]*rate.Limiter{}, sweepAt: limitersSweepMin}
+}
+
+// room is the Room of key's bucket; one not made yet is full (it is
+// not made here: asking spends nothing, and keeps nothing).
+func (s *limiterSet) room(key string, now time.Time) Room {
+	lim, ok := s.byKey[key]
+	if !ok {
+		return Room{Sends: s.rate.Burst, Next: perToken(s.rate.PerSecond)}
+	}
+	// Whole tokens only: Take refuses a send short of one by a rounding
+	// error.
+	n := max(int(math.Floor(lim.TokensAt(now))), 0)
+	if n >= s.rate.Burst {
+		return Room{Sends: s.rate.Burst, Next: perToken(s.rate.PerSecond)}
+	}
+	return Room{Sends: n, Next: untilTokens(lim, now, float64(n+1))}
+}
+
+// perToken is the time one token takes to come back at perSecond,
+// rounded up to the millisecond.
+func perToken(perSecond float64) time.Duration {
+	return time.Duration(math.Ceil(1000/perSecond)) * time.Millisecond
 }
 
 func (s *limiterSet) get(key string, now time.Time) *rate.Limiter {

@@ -103,3 +103,44 @@ func TestLimitsForgetIdleBuckets(t *testing.T) {
 		t.Fatal("a spent bucket was forgotten")
 	}
 }
+
+// TestLimitsRoom: Room says how many sends both budgets take now and when
+// the next comes, spends nothing and makes no bucket; that many Takes go
+// through, the next is refused, and after Next it goes through.
+func TestLimitsRoom(t *testing.T) {
+	clk := &clock{t: time.Unix(1_700_000_000, 0)}
+	l := NewLimits(Rate{PerSecond: 4, Burst: 6}, Rate{PerSecond: 2, Burst: 3}, clk.now)
+	acct, ep := l.Room("acct", "ep1")
+	if acct != (Room{Sends: 6, Next: 250 * time.Millisecond}) || ep != (Room{Sends: 3, Next: 500 * time.Millisecond}) {
+		t.Fatalf("fresh budgets: %+v %+v", acct, ep)
+	}
+	if len(l.account.byKey) != 0 || len(l.endpoint.byKey) != 0 {
+		t.Fatal("Room made buckets")
+	}
+	for i := range 3 {
+		if wait := l.Take("acct", "ep1"); wait != 0 {
+			t.Fatalf("send %d of the room said refused: %s", i+1, wait)
+		}
+	}
+	acct, ep = l.Room("acct", "ep1")
+	if acct != (Room{Sends: 3, Next: 250 * time.Millisecond}) || ep != (Room{Sends: 0, Next: 500 * time.Millisecond}) {
+		t.Fatalf("after 3 sends: %+v %+v", acct, ep)
+	}
+	if l.Take("acct", "ep1") == 0 {
+		t.Fatal("a send past the room let through")
+	}
+	clk.advance(300 * time.Millisecond)
+	acct, ep = l.Room("acct", "ep1")
+	// The account has 4.2 tokens: 4 sends, the fifth in 200 ms; the
+	// endpoint 0.6: none, the first in 200 ms.
+	if acct != (Room{Sends: 4, Next: 200 * time.Millisecond}) || ep != (Room{Sends: 0, Next: 200 * time.Millisecond}) {
+		t.Fatalf("300 ms later: %+v %+v", acct, ep)
+	}
+	clk.advance(ep.Next)
+	if _, ep := l.Room("acct", "ep1"); ep.Sends != 1 {
+		t.Fatalf("after Next the endpoint has room for %d", ep.Sends)
+	}
+	if wait := l.Take("acct", "ep1"); wait != 0 {
+		t.Fatalf("a send after Next refused: %s", wait)
+	}
+}

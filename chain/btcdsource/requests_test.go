@@ -97,12 +97,14 @@ func TestRequestsPerCall(t *testing.T) {
 
 	// A History refresh asks for the stats, the mempool and the first
 	// page at once; they share one read of the index unless one of them
-	// starts after another's read ended.
+	// starts after another's read ended. Sharing nothing (a loaded
+	// machine may start them apart), they cost what they cost alone: one,
+	// one and two.
 	page, err := chain.NewHistoryCache(src, historyTTL, nil, 4).Page(ctx, k.Address, 0, 25, false)
 	if err != nil || page.TotalCount != 31 || len(page.Txs) != 25 {
 		t.Fatalf("a History page: %d of %d, %v", len(page.Txs), page.TotalCount, err)
 	}
-	if got := sent.since(); got["searchrawtransactions"] < 2 || got["searchrawtransactions"] > 3 || len(got) != 1 {
-		t.Errorf("a History page sent %v, want 2 searchrawtransactions (3 if the calls did not overlap)", got)
+	if got := sent.since(); got["searchrawtransactions"] < 2 || got["searchrawtransactions"] > 4 || len(got) != 1 {
+		t.Errorf("a History page sent %v, want 2 searchrawtransactions when the calls overlap, at most 4 when they do not", got)
 	}
 }

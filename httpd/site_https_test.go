@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +134,59 @@ func TestConnCapRefusalOverHTTPSCarriesHSTS(t *testing.T) {
 		if resp := askTLS(t, base, client, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != want || resp.Header.Get("Strict-Transport-Security") != edge.HSTSValue {
 			t.Fatalf("a connection: %d, HSTS %q; want %d with HSTS", resp.StatusCode, resp.Header.Get("Strict-Transport-Security"), want)
 		}
+	}
+}
+
+// Over HTTPS a flash (site/flash.go) is a __Host- cookie, Secure, so no
+// sibling host can plant one that hides the real one, and the page it
+// redirects to shows it.
+func TestOverHTTPSAFlashIsAHostCookie(t *testing.T) {
+	o := newOwnerTest(t)
+	token := sessionOf(o)
+	base, client := serveTLS(t, o.server, o.server.PublicHandler())
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	send := func(method, path string, form url.Values, cookies ...*http.Cookie) (*http.Response, string) {
+		t.Helper()
+		var body io.Reader
+		if form != nil {
+			body = strings.NewReader(form.Encode())
+		}
+		req, err := http.NewRequest(method, base+path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Origin", base)
+		}
+		req.AddCookie(&http.Cookie{Name: secureSessionCookie, Value: token})
+		for _, c := range cookies {
+			req.AddCookie(c)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		page, _ := io.ReadAll(resp.Body)
+		return resp, string(page)
+	}
+	_, page := send("GET", "/access", nil)
+	csrf := csrfInput.FindStringSubmatch(page)
+	if csrf == nil {
+		t.Fatalf("no form token: %.300s", page)
+	}
+	resp, _ := send("POST", "/access/keys", url.Values{"csrf": {csrf[1]}, "capability": {"read"}})
+	var flash *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == "__Host-addrwatch_flash" {
+			flash = c
+		}
+	}
+	if resp.StatusCode != http.StatusSeeOther || flash == nil || !flash.Secure || !flash.HttpOnly || flash.Path != "/" || flash.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("create a key over HTTPS: %d, flash cookie %v", resp.StatusCode, flash)
+	}
+	if _, shown := send("GET", resp.Header.Get("Location"), nil, flash); !strings.Contains(shown, `id="new-key" value="awk.`) {
+		t.Fatalf("the key page over HTTPS: %.600s", shown)
 	}
 }

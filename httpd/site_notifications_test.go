@@ -96,7 +96,7 @@ func TestSiteNotificationChannels(t *testing.T) {
 	}
 
 	// A webhook: the answer shows its secret, once.
-	a := c.post("/notifications", "/notifications/channels", url.Values{"kind": {"webhook"}, "name": {siteHostileName}, "where": {"https://hooks.example/" + token}})
+	a, _ := c.submit("/notifications", "/notifications/channels", url.Values{"kind": {"webhook"}, "name": {siteHostileName}, "where": {"https://hooks.example/" + token}})
 	m := shownSecret.FindStringSubmatch(a.body)
 	if a.status != 200 || m == nil {
 		t.Fatalf("adding a webhook: %d %.600s", a.status, a.body)
@@ -153,7 +153,7 @@ func TestSiteNotificationChannels(t *testing.T) {
 		t.Errorf("a disabled channel's row")
 	}
 	c.post("/notifications", "/notifications/channels/"+hook+"/enabled", url.Values{"enabled": {"true"}})
-	a = c.post("/notifications", "/notifications/channels/"+hook+"/secret", nil)
+	a, _ = c.submit("/notifications", "/notifications/channels/"+hook+"/secret", nil)
 	m = shownSecret.FindStringSubmatch(a.body)
 	if a.status != 200 || m == nil || m[1] == secret {
 		t.Fatalf("rotate: %d %.300s", a.status, a.body)
@@ -163,7 +163,7 @@ func TestSiteNotificationChannels(t *testing.T) {
 	}
 	// Rotate keeping the old secret for an hour: the page says until
 	// when, and so does the channel's row; a grace not offered is refused.
-	a = c.post("/notifications", "/notifications/channels/"+hook+"/secret", url.Values{"grace": {"3600"}})
+	a, _ = c.submit("/notifications", "/notifications/channels/"+hook+"/secret", url.Values{"grace": {"3600"}})
 	if a.status != 200 || shownSecret.FindStringSubmatch(a.body) == nil || !strings.Contains(a.body, "signed with both the old and the new one") {
 		t.Fatalf("rotate with a grace: %d %.3000s", a.status, a.body)
 	}
@@ -174,12 +174,12 @@ func TestSiteNotificationChannels(t *testing.T) {
 		t.Errorf("a grace the form does not offer: %d", a.status)
 	}
 	// Send a test: how it went, on the page.
-	a = c.post("/notifications", "/notifications/channels/"+hook+"/test", nil)
+	a, _ = c.submit("/notifications", "/notifications/channels/"+hook+"/test", nil)
 	if a.status != 200 || !strings.Contains(a.body, "Test delivered (answer 250, 12 ms)") {
 		t.Errorf("a test: %d %.300s", a.status, a.body)
 	}
 	c.post("/notifications", "/notifications/channels/"+hook+"/name", url.Values{"name": {"down"}})
-	a = c.post("/notifications", "/notifications/channels/"+hook+"/test", nil)
+	a, _ = c.submit("/notifications", "/notifications/channels/"+hook+"/test", nil)
 	if a.status != 200 || !strings.Contains(a.body, "The test was not delivered (answer 503, 31 ms). answer: the receiver answered 503 &lt;b&gt;") {
 		t.Errorf("a failed test: %d", a.status)
 	}

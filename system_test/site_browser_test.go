@@ -151,8 +151,8 @@ func siteCreateKey(t *testing.T, b *browserTab, o siteOwner, name, capability st
 	b.open(o.siteURL + "/access")
 	b.fill("Name", name)
 	b.click("#cap-" + capability)
-	if status := b.submit(`form[action="/access/keys"] button`); status != http.StatusCreated {
-		t.Fatalf("create key: %d", status)
+	if status := b.submit(`form[action="/access/keys"] button`); status != http.StatusOK || !strings.HasSuffix(b.location(), "/access/keys/created") {
+		t.Fatalf("create key: %d at %s", status, b.location())
 	}
 	b.assertUsable("the new key page")
 	key = b.value("#new-key")

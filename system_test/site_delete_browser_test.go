@@ -33,7 +33,7 @@ func TestSiteDeletesTheAccountInABrowser(t *testing.T) {
 
 	b.fill("Type "+login+" to confirm", login)
 	b.fill("Current password", o.Password)
-	if status := b.submit(`form[action="/settings/delete"] button[type=submit]`); status != http.StatusOK || !strings.Contains(b.text("h1"), "Account deleted") {
+	if status := b.submit(`form[action="/settings/delete"] button[type=submit]`); status != http.StatusOK || !strings.Contains(b.text(".notice"), "The account and everything in it are deleted") {
 		t.Fatalf("with the password: status %d, %q", status, b.text("body"))
 	}
 	expect(t, do(t, "GET", s.URL+"/owner/v1/account", o.OwnerSecret, nil), http.StatusUnauthorized, "UNAUTHORIZED")

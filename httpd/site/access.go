@@ -106,10 +106,18 @@ type keyCreatedData struct {
 	Capability actors.Level
 	Key        string
 	Curl       string
+	// Gone: the key was shown already (or its page was opened without
+	// one), so the page says what to do instead.
+	Gone bool
 }
 
-// createKeyForm creates a key and shows it, once, on the answer page
-// itself: there is no redirect, so the key is in no URL and no history.
+// keyCreatedPage is where a created key is shown: the GET the creation
+// redirects to.
+const keyCreatedPage = "/access/keys/created"
+
+// createKeyForm creates a key and redirects to the page that shows it,
+// once: the key travels in a flash (flash.go), never in a URL, and a
+// reload of that page creates nothing.
 func (s *Site) createKeyForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	args := ctx.PostArgs()
 	capability, known := actors.ParseLevel(string(args.Peek("capability")))
@@ -122,15 +130,27 @@ func (s *Site) createKeyForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.renderAccess(ctx, sess, s.edge.Status(err.Code), err.Message)
 		return
 	}
+	s.setFlash(ctx, sess, keyCreatedPage, created)
+}
+
+// keyCreatedShown shows the key the creation put in the flash, or, on a
+// reload, that it was shown once.
+func (s *Site) keyCreatedShown(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	r := s.reads(sess)
 	_, page := r.layout("access")
 	if r.failed(ctx) {
 		return
 	}
+	var k CreatedKey
+	if !s.takeFlash(ctx, sess, &k) {
+		page.Title, page.Data = "Key shown once", keyCreatedData{Gone: true}
+		s.renderPage(ctx, fasthttp.StatusOK, "key_created", page)
+		return
+	}
 	page.Title = "Key created"
-	page.Data = keyCreatedData{Name: created.Name, Capability: created.Capability, Key: created.Key,
-		Curl: "curl -sS -H 'Authorization: Bearer " + created.Key + "' '" + s.siteBaseURL(ctx) + "/v1/me'"}
-	s.renderPage(ctx, fasthttp.StatusCreated, "key_created", page)
+	page.Data = keyCreatedData{Name: k.Name, Capability: k.Capability, Key: k.Key,
+		Curl: "curl -sS -H 'Authorization: Bearer " + k.Key + "' '" + s.siteBaseURL(ctx) + "/v1/me'"}
+	s.renderPage(ctx, fasthttp.StatusOK, "key_created", page)
 }
 
 // keyOf finds the key named by the path in the panel.

@@ -17,7 +17,8 @@ import (
 // CreateNotifyChannel and RotateNotifySecret for what the edge must do:
 // resolve and seal a URL, derive a secret). A webhook's secret is shown on
 // the answer to its creation or rotation, once, and on no page after:
-// the state holds no secret to show.
+// the state holds no secret to show. Those answers, and a test's, are
+// redirects to a GET page with what to show in a flash (flash.go).
 
 var notifyNotices = map[string]string{
 	"channel-added":    "Channel added. It is told of the chain events the rules select from now on.",
@@ -79,6 +80,8 @@ func (s *Site) registerNotifications(r Router) {
 	r.POST("/notifications/channels/{channel_id}/enabled", s.signedIn(s.enableChannelForm))
 	r.POST("/notifications/channels/{channel_id}/secret", s.signedIn(s.rotateSecretForm))
 	r.POST("/notifications/channels/{channel_id}/test", s.signedIn(s.testChannelForm))
+	r.GET(channelSecretPage, s.signedIn(s.channelSecretShown))
+	r.GET(channelTestedPage, s.signedIn(s.channelTestedShown))
 	r.GET("/notifications/channels/{channel_id}/delete", s.signedIn(s.deleteChannelPage))
 	r.POST("/notifications/channels/{channel_id}/delete", s.signedIn(s.deleteChannelForm))
 	s.registerRules(r)
@@ -154,18 +157,58 @@ func (s *Site) addChannelForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.redirect(ctx, "/notifications?m=channel-added")
 		return
 	}
-	s.showChannelSecret(ctx, sess, "Webhook added", "The webhook "+created.Channel.Name+" is added. Your receiver checks each notification's signature with this secret (see the README's Notifications part).", created.Secret)
+	s.setFlash(ctx, sess, channelSecretPage, channelSecretFlash{Added: true, Name: truncateRunes(created.Channel.Name, channelNameFlashMax), Secret: created.Secret})
+}
+
+// channelSecretPage is where a webhook's new secret is shown: the GET its
+// creation or rotation redirects to.
+const channelSecretPage = "/notifications/secret"
+
+// channelNameFlashMax bounds the channel name a flash carries, so the
+// cookie stays small whatever the name.
+const channelNameFlashMax = 100
+
+// channelSecretFlash is a webhook's new secret on its way to
+// channelSecretPage: for a new channel (Added, with its Name) or a
+// rotation (with the end of the old secret's grace, if any).
+type channelSecretFlash struct {
+	Added         bool    `json:"added,omitempty"`
+	Name          string  `json:"name,omitempty"`
+	PreviousUntil *string `json:"previous_until,omitempty"`
+	Secret        string  `json:"secret"`
 }
 
 // channelSecretData is the page that shows a webhook's secret, once.
 type channelSecretData struct {
 	Text, Secret string
+	// Gone: the secret was shown already, so the page says what to do.
+	Gone bool
 }
 
-// showChannelSecret shows a webhook's new secret on the answer page, the
-// one time it is shown.
-func (s *Site) showChannelSecret(ctx *fasthttp.RequestCtx, sess *siteSession, title, text, secret string) {
-	s.showOnce(ctx, sess, "notifications", "channel_secret", title, channelSecretData{Text: text, Secret: secret})
+// channelSecretShown shows the webhook secret in the flash, once; a
+// reload says it was shown.
+func (s *Site) channelSecretShown(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	var f channelSecretFlash
+	if !s.takeFlash(ctx, sess, &f) {
+		s.showOnce(ctx, sess, "notifications", "channel_secret", "Webhook secret shown once", channelSecretData{Gone: true})
+		return
+	}
+	title, text := "Webhook secret rotated", "The webhook has a new secret. Notifications are signed with it from now on: put it in your receiver, and the old one stops working."
+	switch {
+	case f.Added:
+		title, text = "Webhook added", "The webhook "+f.Name+" is added. Your receiver checks each notification's signature with this secret (see the README's Notifications part)."
+	case f.PreviousUntil != nil:
+		text = "The webhook has a new secret. Until " + shortTime(f.PreviousUntil) + " each notification is signed with both the old and the new one, so your receiver accepts them while you put the new one in; after that, only the new one."
+	}
+	s.showOnce(ctx, sess, "notifications", "channel_secret", title, channelSecretData{Text: text, Secret: f.Secret})
+}
+
+// truncateRunes cuts s to at most n runes.
+func truncateRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
 }
 
 func (s *Site) renameChannelForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
@@ -204,11 +247,7 @@ func (s *Site) rotateSecretForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.renderNotifications(ctx, sess, s.edge.Status(err.Code), channelForm{Kind: string(actors.ChannelWebhook)}, "", err.Message)
 		return
 	}
-	text := "The webhook has a new secret. Notifications are signed with it from now on: put it in your receiver, and the old one stops working."
-	if previousUntil != nil {
-		text = "The webhook has a new secret. Until " + shortTime(previousUntil) + " each notification is signed with both the old and the new one, so your receiver accepts them while you put the new one in; after that, only the new one."
-	}
-	s.showChannelSecret(ctx, sess, "Webhook secret rotated", text, secret)
+	s.setFlash(ctx, sess, channelSecretPage, channelSecretFlash{PreviousUntil: previousUntil, Secret: secret})
 }
 
 // rotationGraces are the site's choices of how long a rotated secret
@@ -244,24 +283,44 @@ func (s *Site) deleteChannelForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.channelChange(ctx, sess, &actors.DeleteNotifyChannel{ChannelID: pathParam(ctx, "channel_id")}, "channel-deleted")
 }
 
-// testChannelForm sends the channel a sample event now and shows how it
-// went on the page: outside the outbox, so not in the delivery log.
+// channelTestedPage shows how a channel's test went: the GET the test
+// redirects to, so a reload sends no second test.
+const channelTestedPage = "/notifications/tested"
+
+// channelTestDetailMax bounds the receiver's words a test's flash
+// carries, so the cookie stays small whatever the receiver answered.
+const channelTestDetailMax = 300
+
+// testChannelForm sends the channel a sample event now, outside the
+// outbox (so not in the delivery log), and redirects to the page that
+// says how it went.
 func (s *Site) testChannelForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	res, failure := s.owner.TestNotifyChannel(sess.cred, pathParam(ctx, "channel_id"))
-	fresh := channelForm{Kind: string(actors.ChannelWebhook)}
 	if err := s.typed(failure); err != nil {
-		s.renderNotifications(ctx, sess, s.edge.Status(err.Code), fresh, "", "The test was not sent: "+err.Message)
+		s.renderNotifications(ctx, sess, s.edge.Status(err.Code), channelForm{Kind: string(actors.ChannelWebhook)}, "", "The test was not sent: "+err.Message)
 		return
 	}
-	if res.Delivered {
+	res.Class, res.Detail = truncateRunes(res.Class, channelTestDetailMax), truncateRunes(res.Detail, channelTestDetailMax)
+	s.setFlash(ctx, sess, channelTestedPage, res)
+}
+
+// channelTestedShown is the notifications page with how the test went; a
+// reload shows the page without it.
+func (s *Site) channelTestedShown(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	fresh := channelForm{Kind: string(actors.ChannelWebhook)}
+	var res ChannelTest
+	switch {
+	case !s.takeFlash(ctx, sess, &res):
+		s.renderNotifications(ctx, sess, fasthttp.StatusOK, fresh, "", "")
+	case res.Delivered:
 		s.renderNotifications(ctx, sess, fasthttp.StatusOK, fresh, "Test delivered"+testFacts(res)+".", "")
-		return
+	default:
+		said := res.Class
+		if res.Detail != "" {
+			said += ": " + res.Detail
+		}
+		s.renderNotifications(ctx, sess, fasthttp.StatusOK, fresh, "", "The test was not delivered"+testFacts(res)+". "+said)
 	}
-	said := res.Class
-	if res.Detail != "" {
-		said += ": " + res.Detail
-	}
-	s.renderNotifications(ctx, sess, fasthttp.StatusOK, fresh, "", "The test was not delivered"+testFacts(res)+". "+said)
 }
 
 // testFacts are a test's answer code and latency, in parentheses.

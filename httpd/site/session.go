@@ -40,10 +40,12 @@ var lowerBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPad
 
 // siteSession is a signed-in request of the site.
 type siteSession struct {
-	cred  actors.Credential
-	who   actors.Principal
-	csrf  string // the token every form of this session carries
-	https bool
+	cred actors.Credential
+	who  actors.Principal
+	csrf string // the token every form of this session carries
+	// flashKey seals and opens this session's flashes (flash.go).
+	flashKey []byte
+	https    bool
 	// passive marks a request the page made on its own (signedInPassive):
 	// its queries do not extend the session.
 	passive bool

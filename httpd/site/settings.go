@@ -59,6 +59,26 @@ func (s *Site) loginForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 type secretShownData struct {
 	Text   string
 	Secret string
+	// Gone: the secret was shown already, so the page says what to do.
+	Gone bool
+}
+
+// ownerSecretPage is where a new owner secret is shown: the GET a
+// password change or a rotation redirects to.
+const ownerSecretPage = "/settings/secret"
+
+// ownerSecretFlash is a new owner secret on its way to ownerSecretPage;
+// Why is a key of ownerSecretWhy.
+type ownerSecretFlash struct {
+	Why    string `json:"why"`
+	Secret string `json:"secret"`
+}
+
+// ownerSecretWhy is the title and the text of each change that makes an
+// owner secret.
+var ownerSecretWhy = map[string][2]string{
+	"password": {"Password changed", "Your password is changed. Every API key is revoked, the old owner secret no longer works, and every other session is signed out."},
+	"rotated":  {"Owner secret rotated", "The owner secret is replaced and every API key is revoked."},
 }
 
 // passwordForm changes the password. The acting session stays signed in;
@@ -75,7 +95,7 @@ func (s *Site) passwordForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.settingsFailed(ctx, sess, err)
 		return
 	}
-	s.showSecret(ctx, sess, "Password changed", "Your password is changed. Every API key is revoked, the old owner secret no longer works, and every other session is signed out.", secret)
+	s.setFlash(ctx, sess, ownerSecretPage, ownerSecretFlash{Why: "password", Secret: secret})
 }
 
 // ownerSecretForm rotates the owner secret; every key is revoked.
@@ -85,7 +105,23 @@ func (s *Site) ownerSecretForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.settingsFailed(ctx, sess, err)
 		return
 	}
-	s.showSecret(ctx, sess, "Owner secret rotated", "The owner secret is replaced and every API key is revoked.", secret)
+	s.setFlash(ctx, sess, ownerSecretPage, ownerSecretFlash{Why: "rotated", Secret: secret})
+}
+
+// ownerSecretShown shows the owner secret in the flash, once; a reload
+// says it was shown.
+func (s *Site) ownerSecretShown(ctx *fasthttp.RequestCtx, sess *siteSession) {
+	var f ownerSecretFlash
+	var why [2]string
+	shown := s.takeFlash(ctx, sess, &f)
+	if shown {
+		why, shown = ownerSecretWhy[f.Why]
+	}
+	if !shown {
+		s.showOnce(ctx, sess, "settings", "secret_shown", "Owner secret shown once", secretShownData{Gone: true})
+		return
+	}
+	s.showOnce(ctx, sess, "settings", "secret_shown", why[0], secretShownData{Text: why[1], Secret: f.Secret})
 }
 
 // settingsFailed shows a failed settings form. A wrong password says so in
@@ -99,14 +135,8 @@ func (s *Site) settingsFailed(ctx *fasthttp.RequestCtx, sess *siteSession, failu
 	s.renderSettings(ctx, sess, s.edge.Status(err.Code), "", problem)
 }
 
-// showSecret renders a new owner secret, once, on the answer page.
-func (s *Site) showSecret(ctx *fasthttp.RequestCtx, sess *siteSession, title, text, secret string) {
-	s.showOnce(ctx, sess, "settings", "secret_shown", title, secretShownData{Text: text, Secret: secret})
-}
-
-// showOnce renders the answer page name of a change that made a secret
-// (data holds it), in section nav: the one time it is shown, since a
-// reload asks the server again, which keeps no secret to show.
+// showOnce renders the page name that shows a secret a change made (data
+// holds it, or says it was shown already), in section nav.
 func (s *Site) showOnce(ctx *fasthttp.RequestCtx, sess *siteSession, nav, name, title string, data any) {
 	r := s.reads(sess)
 	_, page := r.layout(nav)
@@ -172,8 +202,7 @@ func (s *Site) deleteForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		return
 	}
 	clearSessionCookies(ctx, sess.https)
-	s.renderPage(ctx, fasthttp.StatusOK, "message", sitePage{Title: "Account deleted", Narrow: true,
-		Data: messageData{Text: "The account and everything in it are deleted, and every API key is revoked.", Link: "/", LinkText: "Sign in page"}})
+	s.redirect(ctx, "/?m=deleted")
 }
 
 type downloadsData struct {

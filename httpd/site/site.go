@@ -32,6 +32,7 @@ var siteNotices = map[string]string{
 	"login":      "Login changed. Sign in with the new one from now on.",
 	"signed-out": "You are signed out. Your API keys keep working.",
 	"expired":    "Your session has ended. Sign in again.",
+	"deleted":    "The account and everything in it are deleted, and every API key is revoked.",
 }
 
 // DownloadsPrefix is where the site's downloads are.
@@ -47,6 +48,8 @@ type Site struct {
 	log      *slog.Logger
 	now      func() time.Time
 	chain    ChainSource
+	// flashes remembers the flashes this node opened (flash.go).
+	flashes flashOpened
 }
 
 // Config wires a Site.
@@ -106,6 +109,7 @@ func (s *Site) Register(r Router) {
 	r.POST("/sign-out", s.signedIn(s.signOutForm))
 	r.GET("/access", s.signedIn(s.accessPage))
 	r.POST("/access/keys", s.signedIn(s.createKeyForm))
+	r.GET(keyCreatedPage, s.signedIn(s.keyCreatedShown))
 	r.GET("/access/keys/{key_id}/revoke", s.signedIn(s.revokeKeyPage))
 	r.POST("/access/keys/{key_id}/revoke", s.signedIn(s.revokeKeyForm))
 	r.POST("/access/grants/cards/{id}", s.signedIn(s.grantForm(actors.ResourcePortfolioCard)))
@@ -115,6 +119,7 @@ func (s *Site) Register(r Router) {
 	r.POST("/settings/login", s.signedIn(s.loginForm))
 	r.POST("/settings/password", s.signedIn(s.passwordForm))
 	r.POST("/settings/owner-secret", s.signedIn(s.ownerSecretForm))
+	r.GET(ownerSecretPage, s.signedIn(s.ownerSecretShown))
 	r.GET("/settings/delete", s.signedIn(s.deletePage))
 	r.POST("/settings/delete", s.signedIn(s.deleteForm))
 	r.GET("/downloads", s.signedIn(s.downloadsPage))
@@ -186,7 +191,8 @@ func (s *Site) signedInAs(h siteHandler, passive bool) fasthttp.RequestHandler {
 			s.siteError(ctx, s.edge.SpecError(err))
 			return
 		}
-		h(ctx, &siteSession{cred: cred, who: who.Principal, csrf: csrfToken(token), https: https, passive: passive, seen: seenOf(ctx, https, cred.AccountID)})
+		h(ctx, &siteSession{cred: cred, who: who.Principal, csrf: csrfToken(token), flashKey: flashKey(token), https: https, passive: passive,
+			seen: seenOf(ctx, https, cred.AccountID)})
 	}
 }
 

@@ -17,6 +17,10 @@ type LabelsView struct {
 	// Space in stored order. Altcoin addresses are not Bitcoin's, and a
 	// wallet's labels are.
 	Bookmarks []LabeledCard
+	// Spaces is every Space, in stored order: an import puts a bookmark
+	// label back into its Space, and says why it cannot when the Space is
+	// gone or holds no Bitcoin cards.
+	Spaces []LabeledSpace
 	// Notes is every transaction note, in stored order.
 	Notes []NoteLabel
 	// PortfolioRoom is how many more Account cards the plan allows, and
@@ -29,12 +33,27 @@ type LabelsView struct {
 	NotesFull *Error
 }
 
-// LabeledCard is a card as a label: its address (canonical) and name.
+// LabeledCard is a card as a label: its address (canonical) and name, and
+// for a bookmark card its Space.
 type LabeledCard struct {
 	ID      string
 	Version string
 	Address string
 	Name    string
+	SpaceID string // "" for an Account card
+}
+
+// LabeledSpace is a Space as an import needs it: where a bookmark label
+// goes back to.
+type LabeledSpace struct {
+	ID      string
+	Version string
+	Type    SpaceType
+	Name    string
+	// CardRoom is how many more cards the Space holds, and Full the
+	// refusal of one more.
+	CardRoom int
+	Full     *Error
 }
 
 // NoteLabel is a transaction note as a label.
@@ -53,12 +72,17 @@ func (LabelsQuery) answer(a *Account, who Principal, _ Level, _ int64) (LabelsVi
 	for _, c := range a.Portfolio {
 		v.Portfolio = append(v.Portfolio, labeledCard(c))
 	}
+	spaceLimit := a.Plan.limits().spaceCardsMax
 	for _, s := range a.Spaces {
+		v.Spaces = append(v.Spaces, LabeledSpace{ID: s.ID, Version: versionString(s.Version), Type: s.Type, Name: s.Name,
+			CardRoom: max(0, spaceLimit-len(s.Cards)), Full: Errorf(CodeBookmarkFull, "the Space holds its limit of %d cards", spaceLimit)})
 		if s.Type != SpaceBitcoin {
 			continue
 		}
 		for _, c := range s.Cards {
-			v.Bookmarks = append(v.Bookmarks, labeledCard(c))
+			card := labeledCard(c)
+			card.SpaceID = s.ID
+			v.Bookmarks = append(v.Bookmarks, card)
 		}
 	}
 	for _, n := range a.Notes {
@@ -84,13 +108,16 @@ type Label struct {
 	Type  LabelType
 	Ref   string // the address or the transaction ID
 	Label string
+	// SpaceID is the Space of a bookmark card's label, so that importing
+	// the export puts it back there ("" for an Account card or a note).
+	SpaceID string
 }
 
 // Export returns the labels of v as a wallet should read them: one per
 // address and one per transaction, since a wallet keeps one label per
 // reference. An address named on an Account card takes that name; an
-// address only on bookmark cards takes the first one's. Cards without a
-// name label nothing. Addresses come first, Account cards before
+// address only on bookmark cards takes the first named one's, and says
+// its Space. Cards without a name label nothing. Addresses come first, Account cards before
 // bookmarks, then notes, each in stored order, so the same state exports
 // the same file.
 func (v LabelsView) Export() []Label {
@@ -102,7 +129,7 @@ func (v LabelsView) Export() []Label {
 				continue
 			}
 			seen[c.Address] = true
-			out = append(out, Label{Type: LabelAddress, Ref: c.Address, Label: c.Name})
+			out = append(out, Label{Type: LabelAddress, Ref: c.Address, Label: c.Name, SpaceID: c.SpaceID})
 		}
 	}
 	for _, n := range v.Notes {
@@ -115,6 +142,27 @@ func (v LabelsView) Export() []Label {
 func (v LabelsView) AccountCard(address string) (LabeledCard, bool) {
 	for _, c := range v.Portfolio {
 		if c.Address == address {
+			return c, true
+		}
+	}
+	return LabeledCard{}, false
+}
+
+// Space returns the Space with id, if any.
+func (v LabelsView) Space(id string) (LabeledSpace, bool) {
+	for _, s := range v.Spaces {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return LabeledSpace{}, false
+}
+
+// BookmarkCard returns the bookmark card of Space spaceID with the
+// canonical address, if any (a Space holds an address at most once).
+func (v LabelsView) BookmarkCard(spaceID, address string) (LabeledCard, bool) {
+	for _, c := range v.Bookmarks {
+		if c.SpaceID == spaceID && c.Address == address {
 			return c, true
 		}
 	}

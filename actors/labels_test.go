@@ -24,17 +24,27 @@ func TestLabelsExportOneLabelPerReference(t *testing.T) {
 	ta.mustOK(ta.owner, notePut(noteTxID(2), "Salary", true, addrs[0]))
 
 	v := ta.mustQuery(ta.ownerCred(), LabelsQuery{}).Body.(LabelsView)
+	// A bookmark's label says its Space, so an import puts it back there.
 	want := []Label{
-		{LabelAddress, addrs[0], "Cold storage"},
-		{LabelAddress, addrs[2], "Exchange"},
-		{LabelTransaction, noteTxID(1), "Rent"},
-		{LabelTransaction, noteTxID(2), "Salary"},
+		{LabelAddress, addrs[0], "Cold storage", ""},
+		{LabelAddress, addrs[2], "Exchange", testFirstSpaceID},
+		{LabelTransaction, noteTxID(1), "Rent", ""},
+		{LabelTransaction, noteTxID(2), "Salary", ""},
 	}
 	if got := v.Export(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Export() =\n%v\nwant\n%v", got, want)
 	}
 	if len(v.Bookmarks) != 3 {
 		t.Fatalf("%d Bitcoin bookmark cards, want 3 (the altcoin card is not a Bitcoin address)", len(v.Bookmarks))
+	}
+	if c, found := v.BookmarkCard(second.ID, addrs[2]); !found || c.Name != "Exchange again" || c.SpaceID != second.ID {
+		t.Fatalf("BookmarkCard(second, %s) = %+v, %v", addrs[2], c, found)
+	}
+	if _, found := v.BookmarkCard(second.ID, addrs[0]); found {
+		t.Fatal("a card of another Space was found")
+	}
+	if sp, found := v.Space(alt.ID); !found || sp.Type != SpaceAltcoin || sp.Name != "Alts" || sp.Version == "" {
+		t.Fatalf("Space(alt) = %+v, %v", sp, found)
 	}
 	if v.PortfolioRoom != 8 {
 		t.Fatalf("PortfolioRoom = %d, want 8 (10 Account cards, 2 held)", v.PortfolioRoom)

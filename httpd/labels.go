@@ -9,13 +9,15 @@ import (
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/chain"
+	"github.com/addrwatch/addrwatch/httpd/site"
 )
 
 // Wallet labels: the owner's BIP-329 export and import
 // (GET and POST /owner/v1/labels.jsonl, and the site's Downloads page).
 //
 // An import works line by line, each line at most one command of the
-// rules the API already has (an Account card created or renamed, a note
+// rules the API already has (an Account card created or renamed, a
+// bookmark card of the Space its line names created or renamed, a note
 // saved), so a line is taken whole or not at all, and a line the rules
 // refuse is reported with the rule's reason. A line that would change
 // nothing changes nothing, so importing a file twice changes nothing the
@@ -36,14 +38,17 @@ const (
 
 // The outcomes of a line.
 const (
-	labelImported  = "imported"  // a new Account card, or a new note
-	labelChanged   = "changed"   // an Account card renamed, or a note replaced
+	labelImported  = "imported"  // a new card, or a new note
+	labelChanged   = "changed"   // a card renamed, or a note replaced
 	labelUnchanged = "unchanged" // the account already held this label
 	labelSkipped   = "skipped"   // nothing changed; reason says why
 )
 
 // labelImportReport is the answer to an import.
 type labelImportReport struct {
+	// DryRun: nothing was saved; the outcomes are what an import of the
+	// file would do now.
+	DryRun    bool                `json:"dry_run,omitempty"`
 	Records   int                 `json:"records"` // lines that are not blank
 	Imported  int                 `json:"imported"`
 	Changed   int                 `json:"changed"`
@@ -61,6 +66,19 @@ type labelImportResult struct {
 	// pending is the line's change while it waits to be proposed
 	// (labels_import.go); its outcome is the line's once it was.
 	pending *labelChange
+	// label and space are what the line asked for, for the site's
+	// preview, which sends the lines that change something back.
+	label, space string
+}
+
+// forSite is the report as the site shows it.
+func (r labelImportReport) forSite() site.LabelImport {
+	out := site.LabelImport{Records: r.Records, Imported: r.Imported, Changed: r.Changed, Unchanged: r.Unchanged, Skipped: r.Skipped}
+	for _, res := range r.Results {
+		out.Lines = append(out.Lines, site.LabelLine{Line: res.Line, Type: res.Type, Ref: res.Ref, Outcome: res.Outcome, Reason: res.Reason,
+			Label: res.label, Space: res.space, Changes: res.Outcome == labelImported || res.Outcome == labelChanged})
+	}
+	return out
 }
 
 func (r *labelImportReport) add(res labelImportResult) {
@@ -94,12 +112,28 @@ var labelOperations = []operation{
 			if err := s.bearer(r); err != nil {
 				return err
 			}
-			report, err := s.importLabels(r, r.ctx.PostBody())
+			dryRun, err := labelDryRun(r.ctx.QueryArgs().Peek("dry_run"))
+			if err != nil {
+				return err
+			}
+			report, err := s.importLabels(r, r.ctx.PostBody(), dryRun)
 			if err != nil {
 				return err
 			}
 			return answer(r.ctx, fasthttp.StatusOK, report)
 		}},
+}
+
+// labelDryRun reads the import's dry_run parameter: absent or false
+// imports, true only reports what an import would do.
+func labelDryRun(v []byte) (bool, error) {
+	switch string(v) {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	}
+	return false, actors.Errorf(actors.CodeValidation, "dry_run must be true or false")
 }
 
 // labelsOf returns every label the account of r's credential holds.
@@ -122,7 +156,7 @@ func (s *Server) serveLabels(r *request) error {
 	}
 	var body []byte
 	for _, l := range v.Export() {
-		body = appendLabelLine(body, string(l.Type), l.Ref, l.Label)
+		body = appendLabelLine(body, string(l.Type), l.Ref, l.Label, l.SpaceID)
 	}
 	ctx.Response.Header.SetContentType("application/jsonl; charset=utf-8")
 	ctx.Response.Header.Set(fasthttp.HeaderContentDisposition, `attachment; filename="addrwatch-labels.jsonl"`)
@@ -145,17 +179,24 @@ type labelLine struct {
 // A file may label one reference twice; the last line wins, as it would
 // in a wallet reading the file top to bottom, and the earlier ones are
 // reported. Taking the first instead would make a second import of the
-// same file rename the card back and forth.
+// same file rename the card back and forth. A bookmark's line (one with
+// a Space) labels another card than an Account card's line with the same
+// address, and than the same address in another Space.
 func planLabelLines(records []labelRecord, network chain.Network) []labelLine {
 	lines := make([]labelLine, len(records))
-	last := map[[2]string]int{}
+	last := map[[3]string]int{}
+	key := func(l labelLine) [3]string { return [3]string{l.Type, l.canonical, l.Space} }
 	for i, r := range records {
 		l := labelLine{labelRecord: r}
-		switch r.Type {
-		case string(actors.LabelAddress):
+		switch {
+		case r.HasSpace && r.Type != string(actors.LabelAddress):
+			l.reason = spaceField + " belongs to addr records only (a bookmark card's address)"
+		case r.HasSpace && r.Space == "":
+			l.reason = spaceField + " is empty: it names the Space of a bookmark card"
+		case r.Type == string(actors.LabelAddress):
 			canonical, err := validateLabelAddress(r.Ref, network)
 			l.canonical, l.reason = canonical, err
-		case string(actors.LabelTransaction):
+		case r.Type == string(actors.LabelTransaction):
 			if txid, valid := canonicalTxID(r.Ref); valid {
 				l.canonical = txid
 			} else {
@@ -168,12 +209,12 @@ func planLabelLines(records []labelRecord, network chain.Network) []labelLine {
 			l.reason = "the record has no label"
 		}
 		if l.reason == "" {
-			last[[2]string{r.Type, l.canonical}] = i
+			last[key(l)] = i
 		}
 		lines[i] = l
 	}
 	for i := range lines {
-		if lines[i].reason == "" && last[[2]string{lines[i].Type, lines[i].canonical}] != i {
+		if lines[i].reason == "" && last[key(lines[i])] != i {
 			lines[i].reason = "a later line labels the same " + labelNoun(lines[i].Type) + "; the last one is imported"
 		}
 	}
@@ -193,6 +234,8 @@ func labelRefusal(failure error, what string) string {
 	switch err.Code {
 	case actors.CodeOverviewFull:
 		return "the plan is full: " + err.Message
+	case actors.CodeBookmarkFull:
+		return "the Space is full: " + err.Message
 	case actors.CodeNotFound:
 		return "transaction not found: the block explorer does not know it"
 	case actors.CodeHTTPError:

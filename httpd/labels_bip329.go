@@ -19,6 +19,14 @@ import (
 // descriptor). Wallets add other fields (spendable, height, fee, ...);
 // a reader ignores those. This file reads and writes the format and
 // nothing else: which records addrwatch keeps is labels_import.go's.
+//
+// addrwatch adds one field of its own, "addrwatch_space", to the addr
+// record of a bookmark card: the ID of its Space, so that importing the
+// export puts the label back on that card rather than on an Account card.
+// BIP-329 defines optional fields beyond type, ref and label (origin,
+// spendable and its "Additional Fields") and lets an importer ignore what
+// it does not store, so a wallet reads such a record as the plain address
+// label it also is.
 
 const (
 	// labelFileBytesMax bounds a label file (views.LabelFileBytesMax).
@@ -38,7 +46,14 @@ type labelRecord struct {
 	Label    string
 	HasLabel bool
 	Origin   string
+	// Space is the record's addrwatch_space (spaceField), and HasSpace
+	// whether it had one.
+	Space    string
+	HasSpace bool
 }
+
+// spaceField is the record field that names a bookmark label's Space.
+const spaceField = "addrwatch_space"
 
 // labelLineError is a line that does not read as a record, and why.
 type labelLineError struct {
@@ -53,6 +68,7 @@ type wireLabel struct {
 	Ref    *string `json:"ref"`
 	Label  *string `json:"label"`
 	Origin *string `json:"origin"`
+	Space  *string `json:"addrwatch_space"`
 }
 
 // parseLabelFile reads a label file into records and the lines that are
@@ -116,6 +132,9 @@ func parseLabelLine(line []byte) (labelRecord, string) {
 	if w.Origin != nil {
 		r.Origin = *w.Origin
 	}
+	if w.Space != nil {
+		r.Space, r.HasSpace = *w.Space, true
+	}
 	return r, ""
 }
 
@@ -136,13 +155,18 @@ func labelJSONProblem(err error) string {
 }
 
 // appendLabelLine appends the JSON line of a record addrwatch exports:
-// type, ref and label, in that order, as wallets write them.
-func appendLabelLine(dst []byte, typ, ref, label string) []byte {
+// type, ref and label, in that order, as wallets write them, then a
+// bookmark's Space when space is not "".
+func appendLabelLine(dst []byte, typ, ref, label, space string) []byte {
 	dst = append(dst, `{"type":`...)
 	dst, _ = jsontext.AppendQuote(dst, typ)
 	dst = append(dst, `,"ref":`...)
 	dst, _ = jsontext.AppendQuote(dst, ref)
 	dst = append(dst, `,"label":`...)
 	dst, _ = jsontext.AppendQuote(dst, label)
+	if space != "" {
+		dst = append(dst, `,"`+spaceField+`":`...)
+		dst, _ = jsontext.AppendQuote(dst, space)
+	}
 	return append(dst, "}\n"...)
 }

@@ -132,7 +132,7 @@ func TestExportedLinesReadBack(t *testing.T) {
 	labels := []string{`plain`, `"quoted" \ back`, "tab\tnew\nline", `<script>alert(1)</script> & more`, "emoji 🪙 and ü", "\u2028 line separator"}
 	var file []byte
 	for i, l := range labels {
-		file = appendLabelLine(file, "tx", fmt.Sprintf("ref-%d", i), l)
+		file = appendLabelLine(file, "tx", fmt.Sprintf("ref-%d", i), l, "")
 	}
 	if bytes.Count(file, []byte("\n")) != len(labels) {
 		t.Fatalf("the export put a newline inside a record:\n%s", file)

@@ -25,6 +25,17 @@ import (
 // room counted again from what the rules made of them, so a line is never
 // refused for room that a refused line left.
 //
+// A bookmark card's line (one naming its Space) is its own command,
+// CreateBookmarkCard or UpdateBookmarkCard, proposed in file order between
+// the batches: ImportLabels holds Account cards and notes only, so it
+// needs no new field and no new feature version, and such lines are few,
+// bounded by the cards the account's Spaces hold (a create the Space has
+// no room for is refused before it is proposed, as an Account card's is).
+//
+// A dry run (the owner API's ?dry_run=true, the site's preview) decides
+// every line the same way and proposes nothing: what waits to be proposed
+// is reported as the rules would take it.
+//
 // During a rolling upgrade, while a voter does not apply ImportLabels yet
 // (clustererr.ErrFeatureNotAdmitted), the lines go one command each, as
 // before. And an account runs one import at a time on the node that
@@ -58,8 +69,9 @@ func (r *labelImportsRunning) begin(account string) (end func(), ok bool) {
 }
 
 // importLabels imports a BIP-329 file into the account of r's credential,
-// as its owner, and reports what became of every line.
-func (s *Server) importLabels(r *request, file []byte) (labelImportReport, error) {
+// as its owner, and reports what became of every line; with dryRun it
+// saves nothing and reports what an import would do now.
+func (s *Server) importLabels(r *request, file []byte, dryRun bool) (labelImportReport, error) {
 	if len(file) > labelFileBytesMax {
 		return labelImportReport{}, actors.Errorf(actors.CodeValidation, "a label file may be at most %d bytes", labelFileBytesMax)
 	}
@@ -73,18 +85,24 @@ func (s *Server) importLabels(r *request, file []byte) (labelImportReport, error
 	if err != nil {
 		return labelImportReport{}, err
 	}
-	end, claimed := s.labelImports.begin(r.cred.AccountID)
-	if !claimed {
-		return labelImportReport{}, errLabelImportRunning
+	if !dryRun {
+		end, claimed := s.labelImports.begin(r.cred.AccountID)
+		if !claimed {
+			return labelImportReport{}, errLabelImportRunning
+		}
+		defer end()
 	}
-	defer end()
 	view, err := s.labelsOf(c, r, ReadLeader)
 	if err != nil {
 		return labelImportReport{}, err
 	}
 	decide, stopDeciding := context.WithTimeout(c, labelImportBudget-labelImportProposeReserve)
 	defer stopDeciding()
-	imp := &labelImport{s: s, c: c, decide: decide, r: r, who: who.Principal, view: view, cardRoom: view.PortfolioRoom, noteRoom: view.NoteRoom}
+	imp := &labelImport{s: s, c: c, decide: decide, r: r, who: who.Principal, view: view, cardRoom: view.PortfolioRoom, noteRoom: view.NoteRoom,
+		dryRun: dryRun, spaces: map[string]*actors.LabeledSpace{}}
+	for i := range view.Spaces {
+		imp.spaces[view.Spaces[i].ID] = &view.Spaces[i]
+	}
 	var results []labelImportResult
 	b := 0
 	for _, p := range planLabelLines(records, s.network) {
@@ -97,7 +115,7 @@ func (s *Server) importLabels(r *request, file []byte) (labelImportReport, error
 		results = append(results, labelImportResult{Line: bad[b].Line, Outcome: labelSkipped, Reason: bad[b].Reason})
 	}
 	imp.flush()
-	report := labelImportReport{Results: []labelImportResult{}}
+	report := labelImportReport{DryRun: dryRun, Results: []labelImportResult{}}
 	for _, res := range results {
 		if res.pending != nil {
 			res.Outcome, res.Reason = res.pending.outcome, res.pending.reason
@@ -127,6 +145,12 @@ type labelImport struct {
 	pending            []*labelChange
 	// oneByOne: a voter does not apply ImportLabels yet.
 	oneByOne bool
+	// dryRun proposes nothing (importLabels).
+	dryRun bool
+	// spaces are the account's Spaces by ID, each with its version as the
+	// import's own bookmark commands leave it and its room as the lines
+	// decided so far leave it.
+	spaces map[string]*actors.LabeledSpace
 }
 
 // labelChange is a line's change waiting to be proposed, and then what
@@ -138,13 +162,23 @@ type labelChange struct {
 	newCard bool   // it uses room for a card
 	newNote bool   // it uses room for a note
 	bytes   int    // its estimated size in a command
+	// bookmark is a bookmark card's change, proposed as its own command
+	// (an ImportLabels line holds none).
+	bookmark *bookmarkChange
 
 	outcome, reason string
 }
 
+// bookmarkChange is a bookmark card created in its Space or renamed.
+type bookmarkChange struct {
+	space  *actors.LabeledSpace
+	create *actors.CreateBookmarkCard // or
+	rename *actors.UpdateBookmarkCard
+}
+
 // line decides one planned line: its outcome now, or a change to propose.
 func (imp *labelImport) line(l labelLine) labelImportResult {
-	res := labelImportResult{Line: l.Line, Type: quoteShortRaw(l.Type), Ref: echoRef(l.Ref)}
+	res := labelImportResult{Line: l.Line, Type: quoteShortRaw(l.Type), Ref: echoRef(l.Ref), label: l.Label, space: l.Space}
 	if l.canonical != "" {
 		res.Ref = l.canonical
 	}
@@ -154,6 +188,8 @@ func (imp *labelImport) line(l labelLine) labelImportResult {
 		res.Outcome, res.Reason = labelSkipped, l.reason
 	case imp.decide.Err() != nil:
 		res.Outcome, res.Reason = labelSkipped, "not reached before the import's time ran out; import the file again to go on (what was imported is then unchanged)"
+	case l.Type == string(actors.LabelAddress) && l.HasSpace:
+		change, res.Outcome, res.Reason = imp.bookmark(l.Space, l.canonical, l.Label)
 	case l.Type == string(actors.LabelAddress):
 		change, res.Outcome, res.Reason = imp.address(l.canonical, l.Label)
 	default:
@@ -183,6 +219,34 @@ func (imp *labelImport) address(address, label string) (change *labelChange, out
 	create := &actors.CreatePortfolioCard{CardID: newID(), Address: address, CardFields: actors.CardFields{Name: &label}}
 	return &labelChange{change: actors.LabelChange{CreateCard: create}, success: labelImported, what: "an Account card", newCard: true, bytes: len(address) + len(label)}, "", ""
 }
+
+// bookmark names the bookmark card of address in the Space spaceID,
+// creating it if the Space has none and has room.
+func (imp *labelImport) bookmark(spaceID, address, label string) (change *labelChange, outcome, reason string) {
+	space, found := imp.spaces[spaceID]
+	switch {
+	case !found:
+		return nil, labelSkipped, "the line names a Space (" + spaceField + " " + quoteShort(spaceID) + ") this account does not hold; without " + spaceField + " it would name an Account card"
+	case space.Type != actors.SpaceBitcoin:
+		return nil, labelSkipped, "the Space " + quoteShortName(space.Name) + " is not a Bitcoin Space (its type is " + string(space.Type) + "); a Bitcoin address label goes to a Bitcoin Space"
+	}
+	if card, found := imp.view.BookmarkCard(spaceID, address); found {
+		if card.Name == label {
+			return nil, labelUnchanged, ""
+		}
+		rename := &actors.UpdateBookmarkCard{SpaceID: spaceID, CardID: card.ID, ExpectedVersion: card.Version, CardFields: actors.CardFields{Name: &label}}
+		return &labelChange{bookmark: &bookmarkChange{space: space, rename: rename}, success: labelChanged, what: "the bookmark card"}, "", ""
+	}
+	if space.CardRoom <= 0 {
+		return nil, labelSkipped, labelRefusal(space.Full, "a bookmark card")
+	}
+	space.CardRoom--
+	create := &actors.CreateBookmarkCard{CardID: newID(), SpaceID: spaceID, Address: address, CardFields: actors.CardFields{Name: &label}}
+	return &labelChange{bookmark: &bookmarkChange{space: space, create: create}, success: labelImported, what: "a bookmark card"}, "", ""
+}
+
+// quoteShortName is a Space's name as a reason repeats it.
+func quoteShortName(name string) string { return "“" + truncateText(name, 40) + "”" }
 
 // transaction saves label as the note of txid, once the upstream has
 // verified it.
@@ -266,12 +330,23 @@ func (imp *labelImport) notes() (actors.NoteContextView, error) {
 }
 
 // flush proposes every waiting change, in order, in as few commands as
-// the bounds allow, and returns them with their outcomes.
+// the bounds allow, and returns them with their outcomes. A dry run
+// proposes nothing: each change is reported as the rules would take it.
 func (imp *labelImport) flush() []*labelChange {
 	done := imp.pending
 	for rest := imp.pending; len(rest) > 0; {
+		if imp.dryRun {
+			rest[0].settle(nil)
+			rest = rest[1:]
+			continue
+		}
+		if rest[0].bookmark != nil {
+			imp.proposeBookmark(rest[0])
+			rest = rest[1:]
+			continue
+		}
 		n, size := 0, 0
-		for n < len(rest) && n < actors.ImportLabelsLinesMax && (n == 0 || size+rest[n].bytes <= labelImportBatchBytesMax) {
+		for n < len(rest) && rest[n].bookmark == nil && n < actors.ImportLabelsLinesMax && (n == 0 || size+rest[n].bytes <= labelImportBatchBytesMax) {
 			size += rest[n].bytes
 			n++
 		}
@@ -280,6 +355,29 @@ func (imp *labelImport) flush() []*labelChange {
 	}
 	imp.pending = nil
 	return done
+}
+
+// proposeBookmark proposes a bookmark card's change, a create with its
+// Space's version as the import left it, and keeps the version the
+// command leaves.
+func (imp *labelImport) proposeBookmark(p *labelChange) {
+	b := p.bookmark
+	var payload actors.Payload = b.rename
+	if b.create != nil {
+		b.create.ExpectedSpaceVersion = b.space.Version
+		payload = b.create
+	}
+	res, err := imp.proposeCommand(payload)
+	if err == nil {
+		var done actors.BookmarkEnvelope
+		if done, err = bodyOf[actors.BookmarkEnvelope](res); err == nil {
+			b.space.Version = done.Space.Version
+		}
+	}
+	if err != nil && b.create != nil {
+		b.space.CardRoom++ // a refused create leaves the Space its room
+	}
+	p.settle(err)
 }
 
 // propose sends one batch of changes as an ImportLabels command, or one

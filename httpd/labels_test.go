@@ -94,7 +94,7 @@ func outcomes(r labelImportReport) []string {
 }
 
 func labelFileLine(typ, ref, label string) string {
-	return string(appendLabelLine(nil, typ, ref, label))
+	return string(appendLabelLine(nil, typ, ref, label, ""))
 }
 
 func TestLabelImportReportsEveryLine(t *testing.T) {
@@ -267,4 +267,22 @@ func FuzzLabelImport(f *testing.F) {
 			t.Fatalf("labels grew from %d to %d with %d imported", before, after, r.Imported)
 		}
 	})
+}
+
+// importDry imports file with ?dry_run=true and returns the report.
+func (l *labelsTest) importDry(file string) labelImportReport {
+	l.t.Helper()
+	var req fasthttp.Request
+	req.Header.SetMethod("POST")
+	req.SetRequestURI(labelsPath + "?dry_run=true")
+	req.Header.Set(fasthttp.HeaderAuthorization, "Bearer "+l.owner)
+	req.SetBodyString(file)
+	ctx := &fasthttp.RequestCtx{}
+	ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP("198.51.100.2"), Port: 40000}, nil)
+	l.handler(ctx)
+	var r labelImportReport
+	if ctx.Response.StatusCode() != 200 || json.Unmarshal(ctx.Response.Body(), &r) != nil || !r.DryRun {
+		l.t.Fatalf("dry run: %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+	return r
 }

@@ -111,8 +111,9 @@ func (b siteBackend) ServeLabels(ctx *fasthttp.RequestCtx, cred actors.Credentia
 	return b.s.serveLabels(b.request(ctx, cred))
 }
 
-func (b siteBackend) ImportLabels(cred actors.Credential, file []byte) (any, error) {
-	return b.s.importLabels(b.request(nil, cred), file)
+func (b siteBackend) ImportLabels(cred actors.Credential, file []byte, dryRun bool) (site.LabelImport, error) {
+	report, err := b.s.importLabels(b.request(nil, cred), file, dryRun)
+	return report.forSite(), err
 }
 
 func (b siteBackend) ServeHistoryCSV(ctx *fasthttp.RequestCtx, cred actors.Credential, cardID string) {

@@ -202,17 +202,27 @@ func siteImportLabels(t *testing.T, b *browserTab, s *server, o siteOwner) {
 	b.open(s.URL + "/downloads")
 	b.upload("#labels-file", path)
 	if status := b.submit(`form[action="/downloads/labels"] button`); status != http.StatusOK {
-		t.Fatalf("the label import answered %d", status)
+		t.Fatalf("the label import's preview answered %d", status)
 	}
-	b.assertUsable("the label import report")
-	if lead := b.text("p.lead"); !strings.Contains(lead, "5 lines read: 1 imported, 2 changed, 0 unchanged, 2 skipped") {
-		t.Fatalf("the report says %q", lead)
+	b.assertUsable("the label import preview")
+	if lead := b.text("p.lead"); !strings.Contains(lead, "5 lines read. If you import this file: 1 new, 2 changed, 0 unchanged, 2 not imported") {
+		t.Fatalf("the preview says %q", lead)
 	}
-	cells := b.texts("#label-report td")
+	cells := b.texts("#label-preview td")
 	for _, want := range []string{owAddress(950), "imported", "changed", siteHostileScript, "addrwatch keeps addr and tx labels only", "not valid JSON"} {
 		if !slices.ContainsFunc(cells, func(c string) bool { return strings.Contains(c, want) }) {
-			t.Fatalf("the report lacks %q: %q", want, cells)
+			t.Fatalf("the preview lacks %q: %q", want, cells)
 		}
+	}
+	if r := do(t, "GET", s.URL+"/owner/v1/labels.jsonl", o.OwnerSecret, nil); strings.Contains(string(r.Body), "Renamed by a wallet") {
+		t.Fatalf("the preview saved labels: %s", r.Body)
+	}
+	if status := b.submit(`#confirm-import button[type=submit]`); status != http.StatusOK || !strings.HasSuffix(b.location(), "/downloads/labels/report") {
+		t.Fatalf("confirming the import: %d at %s", status, b.location())
+	}
+	b.assertUsable("the label import report")
+	if lead := b.text("p.lead"); !strings.Contains(lead, "1 imported, 2 changed, 0 unchanged, 0 not imported") {
+		t.Fatalf("the report says %q", lead)
 	}
 	b.open(s.URL + "/downloads")
 	name, data := b.download(`a[href="/downloads/labels.jsonl"]`)

@@ -66,9 +66,9 @@ type Owner interface {
 	// written.
 	ServeLabels(ctx *fasthttp.RequestCtx, cred actors.Credential) error
 	// ImportLabels imports a BIP-329 label file and returns the report the
-	// owner API answers with (the labels_report template shows its
-	// fields).
-	ImportLabels(cred actors.Credential, file []byte) (report any, err error)
+	// owner API answers with; with dryRun it saves nothing and reports
+	// what an import would do now.
+	ImportLabels(cred actors.Credential, file []byte, dryRun bool) (LabelImport, error)
 	// ServeHistoryCSV answers with the History CSV of the account, or of
 	// one card when cardID is not "", as the owner API's download does.
 	ServeHistoryCSV(ctx *fasthttp.RequestCtx, cred actors.Credential, cardID string)
@@ -99,6 +99,22 @@ type Owner interface {
 	// SendsEmail reports whether this server can send email (its
 	// operator set an SMTP relay): without, email channels are refused.
 	SendsEmail() bool
+}
+
+// LabelImport is a label import's report (the owner API's) as the site
+// shows it.
+type LabelImport struct {
+	Records, Imported, Changed, Unchanged, Skipped int
+	Lines                                          []LabelLine
+}
+
+// LabelLine is what became (or, in a dry run, would become) of one line.
+type LabelLine struct {
+	Line               int
+	Type, Ref, Outcome string
+	Reason             string
+	Label, Space       string // the label and the Space the line gave
+	Changes            bool   // it was (or would be) imported or changed
 }
 
 // ChannelTest is what a channel's test message gave.

@@ -23,7 +23,7 @@ var siteStaticFiles embed.FS
 
 // sitePageNames are the templates that render a whole page inside the
 // layout.
-var sitePageNames = []string{"signin", "message", "access", "key_created", "revoke", "settings", "secret_shown", "delete", "downloads", "labels_report", "portfolio", "card", "card_delete", "history", "spaces", "space", "space_delete", "sheet", "activity", "notifications", "channel_secret", "channel_delete", "notify_rule", "deliveries", "centre"}
+var sitePageNames = []string{"signin", "message", "access", "key_created", "revoke", "settings", "secret_shown", "delete", "downloads", "labels_preview", "labels_report", "portfolio", "card", "card_delete", "history", "spaces", "space", "space_delete", "sheet", "activity", "notifications", "channel_secret", "channel_delete", "notify_rule", "deliveries", "centre"}
 
 var (
 	sitePagesOnce sync.Once
@@ -31,12 +31,12 @@ var (
 )
 
 // sitePageTemplates parses each page with the layout, the balance
-// blocks and the notification pages' parts, once.
+// blocks, the notification pages' parts and the label import's rows, once.
 func sitePageTemplates() map[string]*template.Template {
 	sitePagesOnce.Do(func() {
 		sitePages = make(map[string]*template.Template, len(sitePageNames))
 		for _, name := range sitePageNames {
-			sitePages[name] = template.Must(template.ParseFS(siteTemplateFiles, "templates/layout.html", "templates/balance.html", "templates/notify_parts.html", "templates/"+name+".html"))
+			sitePages[name] = template.Must(template.ParseFS(siteTemplateFiles, "templates/layout.html", "templates/balance.html", "templates/notify_parts.html", "templates/labels_parts.html", "templates/"+name+".html"))
 		}
 	})
 	return sitePages

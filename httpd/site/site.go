@@ -124,7 +124,9 @@ func (s *Site) Register(r Router) {
 	r.POST("/settings/delete", s.signedIn(s.deleteForm))
 	r.GET("/downloads", s.signedIn(s.downloadsPage))
 	r.GET(DownloadsPrefix+"/labels.jsonl", s.signedIn(s.labelsDownload))
-	r.POST(DownloadsPrefix+"/labels", s.signedIn(s.labelsImportForm))
+	r.POST(DownloadsPrefix+"/labels", s.signedIn(s.labelsPreview))
+	r.POST(DownloadsPrefix+"/labels/import", s.signedIn(s.labelsConfirm))
+	r.GET(labelsReportPage, s.signedIn(s.labelsReport))
 	r.GET(DownloadsPrefix+"/history.csv", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		s.owner.ServeHistoryCSV(ctx, sess.cred, "")
 	}))

@@ -76,6 +76,13 @@ var sitePages = []sitePage{
 	{route: "/settings", url: fixed("/settings")},
 	{route: "/settings/delete", url: fixed("/settings/delete")},
 	{route: "/downloads", url: fixed("/downloads")},
+	// The result pages of forms (post/redirect/get), opened again: each
+	// says what it showed once is gone.
+	{route: "/access/keys/created", url: fixed("/access/keys/created")},
+	{route: "/settings/secret", url: fixed("/settings/secret")},
+	{route: "/notifications/secret", url: fixed("/notifications/secret")},
+	{route: "/notifications/tested", url: fixed("/notifications/tested")},
+	{route: "/downloads/labels/report", url: fixed("/downloads/labels/report")},
 }
 
 // siteNonPages are the site's GET routes that answer no page: files,

@@ -143,7 +143,7 @@ func TestSiteKeyboardOnlyInABrowser(t *testing.T) {
 	b.tabTo("#cap-read")
 	b.press(kb.ArrowDown)
 	b.tabTo(`form[action="/access/keys"] button[type=submit]`)
-	if status := b.pressLoading(kb.Enter); status != http.StatusCreated || !strings.Contains(b.text("#new-key-heading"), "keyboard agent") {
+	if status := b.pressLoading(kb.Enter); status != http.StatusOK || !strings.Contains(b.text("#new-key-heading"), "keyboard agent") {
 		t.Fatalf("creating a key from the keyboard: %d", status)
 	}
 	if key := b.value("#new-key"); !strings.Contains(owMe(t, s, key)["capability"].(string), "write") {
@@ -161,6 +161,11 @@ func TestSiteKeyboardOnlyInABrowser(t *testing.T) {
 	b.tabTo("#labels-file")
 	b.upload("#labels-file", file)
 	b.tabTo(`form[action="/downloads/labels"] button`)
+	if status := b.pressLoading(kb.Enter); status != http.StatusOK || !strings.Contains(b.text("p.lead"), "1 changed") {
+		t.Fatalf("previewing the label import from the keyboard: %d, %q", status, b.text("main"))
+	}
+	b.assertAxeClean("the label import's preview")
+	b.tabTo(`#confirm-import button[type=submit]`)
 	if status := b.pressLoading(kb.Enter); status != http.StatusOK || !strings.Contains(b.text("p.lead"), "1 changed") {
 		t.Fatalf("importing labels from the keyboard: %d, %q", status, b.text("main"))
 	}

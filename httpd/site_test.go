@@ -328,8 +328,18 @@ func TestSitePasswordChangeRevokesKeys(t *testing.T) {
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
+	if body := c.do("GET", "/settings", nil).body; strings.Count(body, "(there are none now)") != 2 {
+		t.Errorf("with no keys, the settings do not say there are none to revoke")
+	}
 	c.post("/access", "/access/keys", url.Values{"capability": {"write"}})
-	if a := c.post("/settings", "/settings/password", url.Values{"current_password": {o.password}, "new_password": {"a new password"}, "repeat_password": {"another one"}}); a.status != fasthttp.StatusUnprocessableEntity || o.keyCount() != 1 {
+	if body := c.do("GET", "/settings", nil).body; strings.Count(body, "(the account has 1 now)") != 2 {
+		t.Errorf("the password and owner-secret forms do not say beforehand that the account's one key goes")
+	}
+	c.post("/access", "/access/keys", url.Values{"capability": {"read"}})
+	if body := c.do("GET", "/settings", nil).body; strings.Count(body, "(all 2 the account has now)") != 2 {
+		t.Errorf("the password and owner-secret forms do not name how many keys they revoke")
+	}
+	if a := c.post("/settings", "/settings/password", url.Values{"current_password": {o.password}, "new_password": {"a new password"}, "repeat_password": {"another one"}}); a.status != fasthttp.StatusUnprocessableEntity || o.keyCount() != 2 {
 		t.Fatalf("mismatched new passwords: %d, keys %d", a.status, o.keyCount())
 	}
 	if a := c.post("/settings", "/settings/password", url.Values{"current_password": {"wrong password"}, "new_password": {"a new password"}, "repeat_password": {"a new password"}}); a.status != fasthttp.StatusUnauthorized || !strings.Contains(a.body, "current password is wrong") {

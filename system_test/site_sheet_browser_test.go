@@ -216,7 +216,10 @@ func TestSiteSheetEditorInABrowser(t *testing.T) {
 	b.fill("Address is", sheetCell(42, 0))
 	b.fill("Blockchain is", "bitcoin")
 	b.click(`#sheet-filter button[type=submit]`)
-	b.waitText("#sheet-status", "1 matching rows")
+	b.waitText("#sheet-status", "1 matching row")
+	if status := b.text("#sheet-status"); !strings.Contains(status, "1 matching row.") {
+		t.Errorf("the filter's status says %q, want one matching row in the singular", status)
+	}
 	if rows := b.texts(".sheet-row:not([hidden]) .sheet-index"); len(rows) != 1 || rows[0] != "42" {
 		t.Fatalf("the filter shows %q", rows)
 	}

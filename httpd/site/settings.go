@@ -16,6 +16,9 @@ import (
 type settingsData struct {
 	HiddenSpaces int // Spaces a downgrade to base would hide now
 	Chain        ChainSource
+	// Keys are the live API keys, which a password change or an owner
+	// secret's rotation revokes: the forms say how many beforehand.
+	Keys int
 }
 
 func (s *Site) settingsPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
@@ -25,11 +28,12 @@ func (s *Site) settingsPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 func (s *Site) renderSettings(ctx *fasthttp.RequestCtx, sess *siteSession, status int, notice, problem string) {
 	r := s.reads(sess)
 	v, page := r.layout("settings")
+	keys := read(r, actors.ListKeysQuery{})
 	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Notice, page.Problem = "Account settings", notice, problem
-	page.Data = settingsData{HiddenSpaces: max(0, len(v.Spaces)-1), Chain: s.chain}
+	page.Data = settingsData{HiddenSpaces: max(0, len(v.Spaces)-1), Chain: s.chain, Keys: len(keys.Keys)}
 	s.renderPage(ctx, status, "settings", page)
 }
 

@@ -461,7 +461,7 @@
       sheet.filter.chain = document.getElementById("filter-chain").value;
       scroller.scrollTop = 0;
       load().then(function (ok) {
-        if (ok) { say(sheet.order ? sheet.order.length + " matching rows." : "Every slot shown."); }
+        if (ok) { say(sheet.order ? sheet.order.length + (sheet.order.length === 1 ? " matching row." : " matching rows.") : "Every slot shown."); }
       });
     });
 

@@ -240,6 +240,7 @@ func (s *Server) publicRoutes(forwarded bool) fasthttp.RequestHandler {
 	owners := s.newSite()
 	owners.Register(r)
 	r.pageNotFound = owners.NotFound
+	r.pageMethodNotAllowed = owners.MethodNotAllowed
 	h := r.Handler
 	if s.metrics != nil {
 		h = s.metrics.Wrap(h)
@@ -299,7 +300,8 @@ func servedLocally(path []byte) bool {
 
 // newRouter returns a router whose every non-route answer has the error
 // shape: 404 for an unknown path (the site's HTML page instead, once
-// pageNotFound is set, for a browser's page: wantsSitePage), 405 with Allow for a wrong method, 204
+// pageNotFound is set, for a browser's page: wantsSitePage), 405 with Allow
+// for a wrong method (an HTML page likewise, pageMethodNotAllowed), 204
 // with Allow for OPTIONS, 307 to the path without a trailing slash, and
 // 500 for a recovered panic.
 func (s *Server) newRouter() labeledRouter {
@@ -311,6 +313,10 @@ func (s *Server) newRouter() labeledRouter {
 	r.HandleOPTIONS = true
 	r.GlobalOPTIONS = func(ctx *fasthttp.RequestCtx) { ctx.SetStatusCode(fasthttp.StatusNoContent) }
 	r.MethodNotAllowed = func(ctx *fasthttp.RequestCtx) {
+		if lr.pageMethodNotAllowed != nil && wantsSitePage(ctx) {
+			lr.pageMethodNotAllowed(ctx)
+			return
+		}
 		writeError(ctx, actors.Errorf(codeMethodNotAllowed, "method %s is not allowed here; see the Allow header", ctx.Method()))
 	}
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
@@ -340,16 +346,18 @@ func (s *Server) newRouter() labeledRouter {
 // requests' route label, for the request metrics (edge.RouteLabeled).
 // Routes are added through it; its Router is for looking them up.
 // pageNotFound, when set, answers an unknown path that a browser asked
-// for as a page (wantsSitePage) with the site's HTML 404 page.
+// for as a page (wantsSitePage) with the site's HTML 404 page, and
+// pageMethodNotAllowed a wrong method there with its HTML 405.
 type labeledRouter struct {
 	*router.Router
 	*notFoundPage
 }
 
-// notFoundPage holds the router's HTML 404, set once its routes are
-// registered (the site that draws it is registered on the same router).
+// notFoundPage holds the router's HTML 404 and 405, set once its routes
+// are registered (the site that draws them is registered on the same
+// router).
 type notFoundPage struct {
-	pageNotFound fasthttp.RequestHandler
+	pageNotFound, pageMethodNotAllowed fasthttp.RequestHandler
 }
 
 // notPagePrefixes are the public paths whose unknown paths are never a

@@ -21,16 +21,7 @@ func TestSiteUnknownPathIsAnHTMLPage(t *testing.T) {
 	c.accept = browserAccept
 	page := func(path, link string) {
 		t.Helper()
-		a := c.do("GET", path, nil)
-		ct := string(a.header.ContentType())
-		if a.status != fasthttp.StatusNotFound || !strings.HasPrefix(ct, "text/html") {
-			t.Fatalf("GET %s: %d %s, want an HTML 404: %.200s", path, a.status, ct, a.body)
-		}
-		for _, want := range []string{"<title>Page not found · addrwatch</title>", "<main", "<header", "<h1>Page not found</h1>", `href="` + link + `"`, `rel="icon"`} {
-			if !strings.Contains(a.body, want) {
-				t.Errorf("GET %s: the page lacks %q", path, want)
-			}
-		}
+		a := htmlPage(t, c, path, fasthttp.StatusNotFound, "<title>Page not found · addrwatch</title>", "<h1>Page not found</h1>", `href="`+link+`"`, `rel="icon"`)
 		if csp := string(a.header.Peek("Content-Security-Policy")); !strings.Contains(csp, "script-src 'self'") {
 			t.Errorf("GET %s: CSP %q", path, csp)
 		}
@@ -57,6 +48,51 @@ func TestSiteUnknownPathIsAnHTMLPage(t *testing.T) {
 			t.Errorf("GET %s without Accept: %d %.200s, want the JSON 404", path, a.status, a.body)
 		}
 	}
+}
+
+// A site path that only takes a form's submission, visited by a browser
+// (a bookmarked /sign-out, a reload of a form's address), answers an HTML
+// 405 in the site's frame with the Allow header; an API client keeps the
+// JSON error shape, and the APIs' paths keep it whoever asks.
+func TestSiteWrongMethodIsAnHTMLPage(t *testing.T) {
+	o := newOwnerTest(t)
+	c := newSiteClient(o)
+	c.accept = browserAccept
+	page := func(path, link string) {
+		t.Helper()
+		a := htmlPage(t, c, path, fasthttp.StatusMethodNotAllowed, "<title>Nothing to show here · addrwatch</title>", "has no page to show", `href="`+link+`"`)
+		if allow := string(a.header.Peek(fasthttp.HeaderAllow)); !strings.Contains(allow, "POST") {
+			t.Errorf("GET %s: Allow %q", path, allow)
+		}
+	}
+	page("/sign-out", "/")
+	c.mustSignIn()
+	page("/sign-out", "/portfolio")
+	page("/access/keys", "/portfolio")
+
+	if a := c.do("DELETE", "/v1/me", nil); a.status != fasthttp.StatusMethodNotAllowed || !strings.Contains(a.body, `"code":"METHOD_NOT_ALLOWED"`) {
+		t.Errorf("DELETE /v1/me with a browser's Accept: %d %.200s, want the JSON 405", a.status, a.body)
+	}
+	c.accept = ""
+	if a := c.do("GET", "/sign-out", nil); a.status != fasthttp.StatusMethodNotAllowed || !strings.Contains(a.body, `"code":"METHOD_NOT_ALLOWED"`) {
+		t.Errorf("GET /sign-out without Accept: %d %.200s, want the JSON 405", a.status, a.body)
+	}
+}
+
+// htmlPage gets path and checks it answers status with an HTML page in
+// the site's frame holding each of wants.
+func htmlPage(t *testing.T, c *siteClient, path string, status int, wants ...string) siteAnswer {
+	t.Helper()
+	a := c.do("GET", path, nil)
+	if ct := string(a.header.ContentType()); a.status != status || !strings.HasPrefix(ct, "text/html") {
+		t.Fatalf("GET %s: %d %s, want an HTML %d: %.200s", path, a.status, ct, status, a.body)
+	}
+	for _, want := range append([]string{"<main", "<header"}, wants...) {
+		if !strings.Contains(a.body, want) {
+			t.Errorf("GET %s: the page lacks %q", path, want)
+		}
+	}
+	return a
 }
 
 // The site's icon is served at /favicon.ico (where a browser looks when a

@@ -52,6 +52,8 @@ var sitePages = []sitePage{
 	{route: "/", url: fixed("/"), signedOut: true},
 	{route: "(unknown path)", url: fixed("/no-such-page"), signedOut: true, status: http.StatusNotFound},
 	{route: "(unknown path)", url: fixed("/portfolio/no/such/page"), status: http.StatusNotFound},
+	{route: "(a form's address visited)", url: fixed("/sign-out"), signedOut: true, status: http.StatusMethodNotAllowed},
+	{route: "(a form's address visited)", url: fixed("/access/keys"), status: http.StatusMethodNotAllowed},
 	{route: "/portfolio", url: fixed("/portfolio")},
 	{route: "/portfolio/cards/{card_id}", url: func(a tourAccount) string { return "/portfolio/cards/" + a.cards[3] }},
 	{route: "/portfolio/cards/{card_id}/delete", url: func(a tourAccount) string { return "/portfolio/cards/" + a.cards[3] + "/delete" }},
@@ -225,8 +227,8 @@ func TestSiteAxeInABrowser(t *testing.T) {
 		}
 		if status := b.open(s.URL + path); int(status) != want {
 			t.Errorf("%s at %d px: status %d, want %d", path, width, status, want)
-		} else if want == http.StatusNotFound {
-			b.expectConsoleError(path) // the browser logs the 404 of the page itself
+		} else if want == http.StatusNotFound || want == http.StatusMethodNotAllowed {
+			b.expectConsoleError(path) // the browser logs the 404 or 405 of the page itself
 		}
 		if p.ready != nil {
 			p.ready(b)

@@ -209,6 +209,14 @@ func TestSiteNotificationsInABrowser(t *testing.T) {
 			t.Errorf("%s is %d px wider than a 375 px screen: %q", path, over, wide)
 		}
 	}
+	// On a phone the menu is folded, so its button carries the centre's
+	// count of new chain events (here the payment's two: seen and
+	// confirmed, as if the centre had never been opened).
+	b.setCookie(s.URL, "addrwatch_seen", o.ID+".0")
+	b.open(s.URL + "/portfolio")
+	if n := b.text("header.top summary .count"); !strings.HasPrefix(n, "2") || !strings.Contains(n, "new chain events") {
+		t.Errorf("the folded menu's count reads %q, want the 2 new chain events", n)
+	}
 	b.assertNoConsoleErrors()
 }
 

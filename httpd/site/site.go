@@ -383,12 +383,29 @@ func (s *Site) siteError(ctx *fasthttp.RequestCtx, failure error) {
 // wantsSitePage decides), so only a browser's request for a page gets
 // here.
 func (s *Site) NotFound(ctx *fasthttp.RequestCtx) {
-	link, linkText := "/", "Go to the sign-in page"
-	if _, _, found := s.siteCredential(ctx); found {
-		link, linkText = "/portfolio", "Go to your Portfolio"
-	}
+	link, linkText := s.wayOn(ctx)
 	s.renderPage(ctx, fasthttp.StatusNotFound, "message", sitePage{Title: "Page not found", Narrow: true,
 		Data: messageData{Text: "There is no page at this address. It may have been mistyped, or what it showed was deleted.", Link: link, LinkText: linkText}})
+}
+
+// MethodNotAllowed is the page of a site path that a browser visited
+// but that only takes a form's submission (a bookmarked or reloaded
+// /sign-out, a result address typed in): 405 with the router's Allow
+// header, in the site's frame, with the same way on as NotFound.
+func (s *Site) MethodNotAllowed(ctx *fasthttp.RequestCtx) {
+	link, linkText := s.wayOn(ctx)
+	s.renderPage(ctx, fasthttp.StatusMethodNotAllowed, "message", sitePage{Title: "Nothing to show here", Narrow: true,
+		Data: messageData{Text: "This address takes a form's submission and has no page to show. Go back to the page with the form and use it there.", Link: link, LinkText: linkText}})
+}
+
+// wayOn is the link of a page that has nothing to show: the Portfolio
+// for a browser with a session cookie (an expired one lands on sign-in
+// from there), the sign-in page for any other.
+func (s *Site) wayOn(ctx *fasthttp.RequestCtx) (link, linkText string) {
+	if _, _, found := s.siteCredential(ctx); found {
+		return "/portfolio", "Go to your Portfolio"
+	}
+	return "/", "Go to the sign-in page"
 }
 
 type messageData struct {

@@ -2,13 +2,14 @@ package system_test
 
 import (
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 )
 
 // TestMetricsOnTheAdminListener checks that /metrics serves raft state,
-// apply latency, commit batch sizes, per-route request counts and actor
-// counts to the operator token, and that no secret or ID reaches a label.
+// apply latency, commit batch sizes, per-route request counts, actor
+// counts and the build to the operator token, and that no secret or ID reaches a label.
 func TestMetricsOnTheAdminListener(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
@@ -29,6 +30,7 @@ func TestMetricsOnTheAdminListener(t *testing.T) {
 		"addrwatch_commit_batch_commands_count",
 		`addrwatch_http_requests_total{method="POST",route="/v1/portfolio/cards",status="201"} 1`,
 		`addrwatch_http_request_seconds_count{method="GET",route="/v1/portfolio/cards/{card_id}"} 1`,
+		`addrwatch_build_info{goversion="` + runtime.Version() + `",modified=`, // the test's build of the server: the same Go
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)

@@ -29,6 +29,7 @@ Operator commands (admin API, admin token):
 	fs := newFlagSet("addrwatch")
 	new(globals).register(fs)
 	printFlags(w, fs, func(string) bool { return true })
+	fmt.Fprintf(w, "  --version\n        %s\n", versionUsage)
 	fmt.Fprint(w, `
 Exit status: 0 on success, 1 when a request fails, 2 on a usage error.
 Run 'addrwatch COMMAND --help' for a command's flags and an example.

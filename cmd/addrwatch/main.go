@@ -21,7 +21,12 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+
+	"github.com/addrwatch/addrwatch/internal/buildinfo"
 )
+
+// versionUsage is --version's line in the help.
+const versionUsage = "print this build's version, commit, commit time, whether the tree was modified, and Go release, then exit (before the command name only)"
 
 // Exit codes follow the usual CLI convention so scripts can tell a mistake in
 // the invocation (fix the command line) from a failure of the request itself
@@ -81,12 +86,17 @@ func exitCode(err error, stderr io.Writer) int {
 func dispatch(ctx context.Context, a *app, args []string) error {
 	top := newFlagSet("addrwatch")
 	a.globals.register(top)
+	showVersion := top.Bool("version", false, versionUsage)
 	if err := top.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printTopHelp(a.stdout)
 			return nil
 		}
 		return &usageError{msg: err.Error(), helpFor: "addrwatch"}
+	}
+	if *showVersion {
+		_, err := fmt.Fprintln(a.stdout, buildinfo.Read().String("addrwatch"))
+		return err
 	}
 	rest := top.Args()
 	if len(rest) == 0 {

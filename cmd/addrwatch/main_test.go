@@ -278,3 +278,12 @@ func TestRequestTimeout(t *testing.T) {
 		t.Errorf("exit %d stderr %q, want exit 1 and a timeout", code, stderr.String())
 	}
 }
+
+// --version prints the build and sends no request.
+func TestVersionPrintsTheBuild(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := runWithClient(context.Background(), []string{"--version"}, func(string) string { return "" }, &stdout, &stderr, nil)
+	if code != exitOK || !strings.HasPrefix(stdout.String(), "addrwatch ") || !strings.Contains(stdout.String(), "(commit ") || stderr.Len() != 0 {
+		t.Errorf("--version: exit %d, %q, %q", code, stdout.String(), stderr.String())
+	}
+}

@@ -19,13 +19,14 @@ import (
 // config is the server's settings: each flag is also ADDRWATCH_<NAME> in the
 // environment (dashes become underscores); a flag on the command line wins.
 type config struct {
-	HTTP       string
-	Admin      string
-	Data       string
-	AdminToken string
-	NodeID     string
-	Raft       string
-	Peers      []cluster.Peer
+	ShowVersion bool // --version: print the build and exit
+	HTTP        string
+	Admin       string
+	Data        string
+	AdminToken  string
+	NodeID      string
+	Raft        string
+	Peers       []cluster.Peer
 	// Chain is the chain source (--chain, or --upstream, its old name).
 	Chain chain.SourceSpec
 	// ChainCert is the --chain-cert file: a PEM certificate to trust for
@@ -211,8 +212,12 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("ADDRWATCH_GROUPS: %q is not a number", env("groups", ""))
 	}
 	fs.IntVar(&c.Groups, "groups", groupsDefault, fmt.Sprintf("experimental, for a NEW cluster only: shard accounts over this many raft groups (1 to %d), every node running every group, each group led and failed over on its own; every node needs the same value (cluster/SCALE.md)", cluster.MaxGroups))
+	fs.BoolVar(&c.ShowVersion, "version", false, "print this build's version, commit, commit time, whether the tree was modified, and Go release, then exit")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.ShowVersion {
+		return c, nil // nothing else is read: --version works whatever else is set
 	}
 	if c.RaftLog, err = persistence.ParseLogStore(*raftLog); err != nil {
 		return c, fmt.Errorf("--raft-log: %w", err)

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -222,5 +224,25 @@ func TestParseConfigGroups(t *testing.T) {
 	}
 	if _, err = parseConfig(nil, env(map[string]string{"ADDRWATCH_GROUPS": "three"})); err == nil {
 		t.Fatal("ADDRWATCH_GROUPS=three accepted")
+	}
+}
+
+// --version prints the build and starts nothing: no data dir is made, no
+// line logged.
+func TestVersionPrintsTheBuildAndStartsNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "never")
+	var stdout, stderr strings.Builder
+	err := run(context.Background(), []string{"--version", "--data", dir}, env(nil), &stdout, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := stdout.String(); !strings.HasPrefix(out, "addrwatchd ") || !strings.Contains(out, "(commit ") || !strings.Contains(out, runtime.Version()) {
+		t.Errorf("--version printed %q", out)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("--version made the data dir: %v", err)
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("--version logged %q", stderr.String())
 	}
 }

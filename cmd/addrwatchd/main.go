@@ -26,6 +26,7 @@ import (
 	"github.com/addrwatch/addrwatch/httpd/balances"
 	"github.com/addrwatch/addrwatch/httpd/edge"
 	"github.com/addrwatch/addrwatch/httpd/site"
+	"github.com/addrwatch/addrwatch/internal/buildinfo"
 	"github.com/addrwatch/addrwatch/notify/deliver"
 	"github.com/addrwatch/addrwatch/notify/egress"
 	"github.com/addrwatch/addrwatch/watch"
@@ -60,7 +61,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	build := buildinfo.Read()
+	if cfg.ShowVersion {
+		_, err := fmt.Fprintln(stdout, build.String("addrwatchd"))
+		return err
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger.Info("addrwatchd starting", build.LogAttrs()...)
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
@@ -97,7 +104,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), build.Collector())
 	if err := cluster.ExportRaftMetrics(metrics); err != nil {
 		return fmt.Errorf("raft metrics: %w", err)
 	}

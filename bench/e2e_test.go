@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,15 +27,38 @@ func TestMain(m *testing.M) {
 		os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 	}
 	regtest.Supervise()
-	os.Exit(regtest.Run(m))
+	code := regtest.Run(m)
+	if builtServerDir != "" {
+		os.RemoveAll(builtServerDir)
+	}
+	os.Exit(code)
 }
 
-// buildServer builds addrwatchd into dir and returns its path.
-func buildServer(t *testing.T, dir string) string {
-	t.Helper()
+// builtServer is addrwatchd built once for the package's tests (each
+// link of it is seconds of CPU): its path, or why the build failed. It
+// is built in builtServerDir, which TestMain removes.
+var builtServer = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "bench-addrwatchd-")
+	if err != nil {
+		return "", err
+	}
+	builtServerDir = dir
 	bin := filepath.Join(dir, "addrwatchd")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/addrwatch/addrwatch/cmd/addrwatchd").CombinedOutput(); err != nil {
-		t.Fatalf("build addrwatchd: %v\n%s", err, out)
+		return "", fmt.Errorf("build addrwatchd: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+var builtServerDir string
+
+// buildServer returns the path of addrwatchd built for the package's
+// tests; each runs it with data dirs of its own.
+func buildServer(t *testing.T) string {
+	t.Helper()
+	bin, err := builtServer()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -52,7 +77,7 @@ func TestEveryScenarioAgainstARealNode(t *testing.T) {
 		t.Skip("starts a server process")
 	}
 	dir := t.TempDir()
-	bin := buildServer(t, dir)
+	bin := buildServer(t)
 	addrs, err := loopbackAddrs(3)
 	if err != nil {
 		t.Fatal(err)

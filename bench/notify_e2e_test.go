@@ -19,7 +19,7 @@ func TestNotifyAgainstARegtestNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd and a server process")
 	}
-	bin := buildServer(t, t.TempDir())
+	bin := buildServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer

@@ -58,7 +58,7 @@ func runSmallWatch(t *testing.T, source string) watchReport {
 	if testing.Short() {
 		t.Skip("starts btcd and a server process")
 	}
-	bin := buildServer(t, t.TempDir())
+	bin := buildServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
@@ -112,7 +112,7 @@ func TestWatchFaultsThroughACluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd and three server processes")
 	}
-	bin := buildServer(t, t.TempDir())
+	bin := buildServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer

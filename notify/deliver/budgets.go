@@ -93,6 +93,7 @@ func (d *Deliverer) setWaitingLocked(account string, n int) {
 	} else {
 		d.waiting[account] = n
 	}
+	d.opts.Metrics.waitingForBudget(d.stats.WaitingForBudget)
 }
 
 // waitsForBudgetLocked reports whether account's last read left entries

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/addrwatch/addrwatch/notify/egress"
 )
 
@@ -15,7 +18,7 @@ var roomy = egress.Rate{PerSecond: 1000, Burst: 1000}
 // result is recorded alone, at once (BatchMax 1): no flush timer shares
 // the clock with the budgets' timers.
 func budgetRig(t *testing.T, account, channel egress.Rate) *rig {
-	r := newRig(t, Options{BatchMax: 1, RereadEvery: time.Hour})
+	r := newRig(t, Options{BatchMax: 1, RereadEvery: time.Hour, Metrics: NewMetrics(prometheus.NewRegistry())})
 	r.sender.limits = egress.NewLimits(account, channel, r.clock.Now)
 	return r
 }
@@ -50,6 +53,9 @@ func (r *rig) burst(want map[[2]string]int, waiting int) {
 	}
 	if st := r.d.Stats(); st.WaitingForBudget != waiting || st.HeldBack != 0 || r.sender.refusals() != 0 {
 		r.t.Fatalf("after the burst: %d refused, stats %+v, want %d waiting for the budgets and none held back", r.sender.refusals(), st, waiting)
+	}
+	if gauge := testutil.ToFloat64(r.d.opts.Metrics.waiting); gauge != float64(waiting) {
+		r.t.Fatalf("addrwatch_notify_waiting_for_budget is %v, want %d", gauge, waiting)
 	}
 }
 

@@ -276,6 +276,7 @@ func (d *Deliverer) dropWakes() {
 	d.timers = schedule{}
 	clear(d.waiting)
 	d.stats.WaitingForBudget = 0
+	d.opts.Metrics.waitingForBudget(0)
 	d.mu.Unlock()
 }
 

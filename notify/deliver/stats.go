@@ -72,6 +72,7 @@ type Metrics struct {
 	lag      prometheus.Histogram
 	acks     *prometheus.CounterVec
 	inflight prometheus.Gauge
+	waiting  prometheus.Gauge
 }
 
 // NewMetrics registers the deliverer's series with reg.
@@ -99,8 +100,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "addrwatch_notify_in_flight",
 			Help: "Notification tries made or being made whose result is not yet recorded.",
 		}),
+		waiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "addrwatch_notify_waiting_for_budget",
+			Help: "Due notifications this leader holds back until their account's or endpoint's send budget has room (waiting_for_budget in /admin/v1/cluster).",
+		}),
 	}
-	reg.MustRegister(m.tries, m.latency, m.lag, m.acks, m.inflight)
+	reg.MustRegister(m.tries, m.latency, m.lag, m.acks, m.inflight, m.waiting)
 	return m
 }
 
@@ -130,6 +135,14 @@ func (m *Metrics) acked(n int, recorded bool) {
 		result = "failed"
 	}
 	m.acks.WithLabelValues(result).Add(float64(n))
+}
+
+// waitingForBudget sets the gauge to the deliverer's count.
+func (m *Metrics) waitingForBudget(n int) {
+	if m == nil {
+		return
+	}
+	m.waiting.Set(float64(n))
 }
 
 func (m *Metrics) inFlight(delta int) {

@@ -2,7 +2,8 @@
 # What make test needs beside Go, installed when missing: Chromium (the
 # browser tests drive it, and fail rather than skip without it) with fonts
 # that keep the pages and screenshots legible; Node.js with npm (make
-# test-tools installs the MCP inspector with them); for deploy/'s tests,
+# test-tools installs the MCP inspector with them); curl (go test ./docs
+# runs the guides' curl commands); for deploy/'s tests,
 # systemd's systemd-analyze and systemd-sysusers (they check the service
 # unit; no running systemd is needed), strace (the unit's system call
 # filter against a run of the server), and podman with the CA bundle (the
@@ -14,6 +15,7 @@ set -euo pipefail
 missing=""
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium fonts-liberation"
 command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
+command -v curl >/dev/null 2>&1 || missing="$missing curl"
 command -v systemd-analyze >/dev/null 2>&1 || missing="$missing systemd"
 command -v strace >/dev/null 2>&1 || missing="$missing strace"
 command -v podman >/dev/null 2>&1 || missing="$missing podman"

@@ -26,7 +26,7 @@ node still starts on it) and a wal.migrating that the next run redoes.
 The command refuses a data dir without raft.db, one in use (stop the node
 first) and one that already has a wal directory. Move a cluster over one
 node at a time, waiting after each start until 'addrwatch cluster status'
-shows the node caught up (README.md, "Move a data dir to the WAL").`,
+shows the node caught up (docs/operators.md, "Move a data dir to the WAL").`,
 	example: "addrwatch migrate-log --data /var/lib/addrwatch",
 	api:     localData,
 	define: func(*flag.FlagSet) action {

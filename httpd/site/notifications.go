@@ -196,7 +196,7 @@ func (s *Site) channelSecretShown(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	title, text := "Webhook secret rotated", "The webhook has a new secret. Notifications are signed with it from now on: put it in your receiver, and the old one stops working."
 	switch {
 	case f.Added:
-		title, text = "Webhook added", "The webhook "+f.Name+" is added. Your receiver checks each notification's signature with this secret (see the README's Notifications part)."
+		title, text = "Webhook added", "The webhook "+f.Name+" is added. Your receiver checks each notification's signature with this secret (see Notifications in docs/owners.md)."
 	case f.PreviousUntil != nil:
 		text = "The webhook has a new secret. Until " + shortTime(f.PreviousUntil) + " each notification is signed with both the old and the new one, so your receiver accepts them while you put the new one in; after that, only the new one."
 	}

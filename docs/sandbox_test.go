@@ -61,7 +61,10 @@ func newSandbox(t *testing.T, root string) *sandbox {
 	writeCurl(t, dir)
 	ports := freePorts(t, 3)
 	public, admin := "127.0.0.1:"+ports[0], "127.0.0.1:"+ports[1]
-	startNode(t, dir, public, admin, "127.0.0.1:"+ports[2])
+	// `make run`'s command, on the sandbox's ports.
+	startNode(t, dir, "addrwatchd --demo", admin, filepath.Join("data", "demo-credentials"),
+		"--demo", "--data", "./data", "--http", public, "--admin", admin, "--raft", "127.0.0.1:"+ports[2])
+	stoppedNode(t, dir)
 	cred := readCredentials(t, filepath.Join(dir, "data", "demo-credentials"))
 	f := makeFixtures(t, dir, "http://"+public, cred)
 
@@ -148,60 +151,6 @@ func freePorts(t *testing.T, n int) []string {
 		ports = append(ports, port)
 	}
 	return ports
-}
-
-// startNode runs `make run`'s command on the sandbox's ports and waits
-// until the node is ready and has written the demo credentials.
-func startNode(t *testing.T, dir, public, admin, raft string) {
-	t.Helper()
-	logFile, err := os.Create(filepath.Join(dir, "addrwatchd.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	node := exec.Command(filepath.Join(dir, "bin", "addrwatchd"), "--demo", "--data", "./data",
-		"--http", public, "--admin", admin, "--raft", raft)
-	node.Dir, node.Stdout, node.Stderr, node.Env = dir, logFile, logFile, cleanEnv()
-	if err := node.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- node.Wait() }()
-	t.Cleanup(func() {
-		_ = node.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = node.Process.Kill()
-			<-exited
-		}
-		logFile.Close()
-		if t.Failed() {
-			if b, err := os.ReadFile(logFile.Name()); err == nil {
-				t.Logf("addrwatchd's log:\n%s", b)
-			}
-		}
-	})
-	deadline := time.Now().Add(readyTimeout)
-	for {
-		_, credErr := os.Stat(filepath.Join(dir, "data", "demo-credentials"))
-		resp, err := http.Get("http://" + admin + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-		}
-		if credErr == nil && err == nil && resp.StatusCode == http.StatusOK {
-			return
-		}
-		select {
-		case err := <-exited:
-			b, _ := os.ReadFile(logFile.Name())
-			t.Fatalf("addrwatchd --demo exited: %v\n%s", err, b)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(logFile.Name())
-			t.Fatalf("addrwatchd --demo not ready after %v\n%s", readyTimeout, b)
-		}
-	}
 }
 
 // readCredentials reads the demo credentials file: "  name:  value" lines.

@@ -149,3 +149,21 @@ func TestSiteHistoryRefusedNoteKeepsWhatWasTyped(t *testing.T) {
 		t.Fatal("the redrawn page's note forms do not come back to the same search")
 	}
 }
+
+// A card whose History fails after its first pages: what was read is
+// searched and shown under the banner, never an empty or a complete-
+// looking History, and the other card is whole.
+func TestSiteHistorySearchOfAPartlyReadCard(t *testing.T) {
+	c, hist, _ := newHistorySite(t, actors.PlanExtended,
+		csvAddr{address: csvAddrA, confirmed: 150, age: time.Hour, step: time.Hour},
+		csvAddr{address: csvAddrB, confirmed: 10, age: time.Hour, step: time.Hour})
+	hist.fail(csvAddrA, 100)
+	page := c.do("GET", "/history", nil)
+	if page.status != 200 || !strings.Contains(page.body, `id="history-degraded"`) || !strings.Contains(page.body, "1–25 of 110.") {
+		t.Fatalf("a partly read card: %d %.3000s", page.status, page.body)
+	}
+	hist.fail(csvAddrA, 0)
+	if page = c.do("GET", "/history?q=nothing-matches", nil); page.status != 200 || !strings.Contains(page.body, `id="history-degraded"`) || strings.Contains(page.body, "No transaction") {
+		t.Fatalf("an unread card, nothing found: %d %.3000s", page.status, page.body)
+	}
+}

@@ -22,6 +22,12 @@ import (
 // the explorer. Only the page's 25 rows are rendered: the rest is
 // searched and sorted as references to the cache's transactions.
 
+// historySearchTxsMax bounds what one page view reads of a card: the
+// newest 2,500 transactions of the window, 25 calls of 100 to the history
+// cache (100 upstream requests when it is cold, as every TTL it goes).
+// Above it the page says what the search covers; the CSV has every one.
+const historySearchTxsMax = 2_500
+
 // searchedCard is what the search read of one card's History.
 type searchedCard struct {
 	pages          [][]chain.Tx // as the upstream listed them, newest first
@@ -30,6 +36,7 @@ type searchedCard struct {
 	recentCount    int // base plan: transactions of the first page in the window
 	olderPreview   bool
 	ceilingReached bool
+	cut            bool  // more than historySearchTxsMax: the rest was not read
 	err            error // the upstream failed: what pages hold is partial
 }
 
@@ -41,14 +48,16 @@ func (s *Server) historyOf(c context.Context, addr string, plan actors.Plan, w a
 		return h
 	}
 	h.pages = append(h.pages, p.txs)
-	for offset := len(p.txs); p.hasMore && !p.olderPreview && len(p.txs) > 0; offset += len(p.txs) {
-		if p = s.pageFor(c, addr, plan, w, offset, historyLimitMax, false); p.err != nil {
+	offset := len(p.txs)
+	for ; p.hasMore && !p.olderPreview && len(p.txs) > 0 && offset < historySearchTxsMax; offset += len(p.txs) {
+		if p = s.pageFor(c, addr, plan, w, offset, min(historyLimitMax, historySearchTxsMax-offset), false); p.err != nil {
 			h.err = p.err
 			break
 		}
 		h.pages = append(h.pages, p.txs)
 	}
 	h.ceilingReached = p.ceilingReached
+	h.cut = h.err == nil && p.hasMore && !p.olderPreview && offset >= historySearchTxsMax
 	return h
 }
 
@@ -295,6 +304,9 @@ func (s *Server) searchHistory(c context.Context, r *request, q views.HistoryQue
 			cv.TotalCount, cv.BalanceSat = &total, &balance
 		}
 		allQuiet = allQuiet && h.recentCount == 0
+		if h.cut {
+			v.SearchedMax = historySearchTxsMax
+		}
 		ceiling = ceiling || h.ceilingReached
 		v.Cards[i] = cv
 	}

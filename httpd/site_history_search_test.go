@@ -167,3 +167,16 @@ func TestSiteHistorySearchOfAPartlyReadCard(t *testing.T) {
 		t.Fatalf("an unread card, nothing found: %d %.3000s", page.status, page.body)
 	}
 }
+
+// A card longer than a page view reads: the search covers its newest
+// historySearchTxsMax, and the page says so and where the rest is.
+func TestSiteHistorySearchReadsABoundedWindow(t *testing.T) {
+	c, _, _ := newHistorySite(t, actors.PlanExtended, csvAddr{address: csvAddrA, confirmed: historySearchTxsMax + 30, age: time.Hour, step: time.Minute})
+	page := c.do("GET", "/history", nil)
+	if page.status != 200 || !strings.Contains(page.body, "1–25 of 2,500.") || !strings.Contains(page.body, "covers each card's newest 2,500. The CSV download has every one.") {
+		t.Fatalf("a long card: %d %.3000s", page.status, page.body)
+	}
+	if page = c.do("GET", "/history?offset=2475", nil); !strings.Contains(page.body, "2,476–2,500 of 2,500.") || strings.Contains(page.body, `rel="next"`) {
+		t.Fatalf("its last page: %.3000s", page.body)
+	}
+}

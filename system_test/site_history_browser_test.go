@@ -84,7 +84,8 @@ func historySearchInABrowser(t *testing.T, b *browserTab, s *server, o siteOwner
 	if !strings.HasPrefix(all, "1–25 of ") {
 		t.Fatalf("the combined History's count line says %q", all)
 	}
-	total, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(all, "1–25 of "), "."))
+	totalText := strings.TrimSuffix(strings.TrimPrefix(all, "1–25 of "), ".")
+	total, err := strconv.Atoi(strings.ReplaceAll(totalText, ",", ""))
 	if err != nil || total <= 25 {
 		t.Fatalf("the count line %q: not more than a page", all)
 	}
@@ -96,7 +97,7 @@ func historySearchInABrowser(t *testing.T, b *browserTab, s *server, o siteOwner
 	if rows := b.texts("#history-transactions td.txid span.mono"); len(rows) != 1 || rows[0] != o.noteTx {
 		t.Fatalf("a txid search found %q", rows)
 	}
-	if got := b.text("#history-count"); got != "1–1 of 1 matching ("+strconv.Itoa(total)+" transactions in all)." {
+	if got := b.text("#history-count"); got != "1–1 of 1 matching ("+totalText+" transactions in all)." {
 		t.Fatalf("the search's count line says %q", got)
 	}
 	// One card, received only: every amount is positive, and the form

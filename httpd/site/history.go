@@ -83,6 +83,9 @@ type historyData struct {
 	ByDate   historySortLink
 	ByAmount historySortLink
 	Explorer string // the explorer's name, "" for none
+	// SearchedMax, when not 0, is how many of each card's newest
+	// transactions the page covers (a card has more).
+	SearchedMax string
 }
 
 // historySortOption is an order of the sort menu.
@@ -183,6 +186,9 @@ func (s *Site) historyPage(ctx *fasthttp.RequestCtx, sess *siteSession, cardID s
 	if len(d.Problems) == 0 {
 		d.count(form, v)
 	}
+	if v.SearchedMax > 0 {
+		d.SearchedMax = formatCount(v.SearchedMax)
+	}
 	d.sorts(form)
 	d.describeWindow(v.HistoryExport)
 	problem := ""
@@ -207,9 +213,9 @@ func (d *historyData) count(f historyForm, v views.HistoryResults) {
 		d.Count = "This page is past the end: " + plural(v.Matched, "transaction") + " match."
 		d.PastEnd = f.link(d.Path, lastPage, "")
 	case f.filtered():
-		d.Count = strconv.Itoa(first) + "–" + strconv.Itoa(last) + " of " + strconv.Itoa(v.Matched) + " matching (" + plural(v.All, "transaction") + " in all)."
+		d.Count = formatCount(first) + "–" + formatCount(last) + " of " + formatCount(v.Matched) + " matching (" + plural(v.All, "transaction") + " in all)."
 	default:
-		d.Count = strconv.Itoa(first) + "–" + strconv.Itoa(last) + " of " + strconv.Itoa(v.Matched) + "."
+		d.Count = formatCount(first) + "–" + formatCount(last) + " of " + formatCount(v.Matched) + "."
 	}
 	if len(v.Rows) == 0 || v.Matched <= page {
 		return
@@ -244,11 +250,20 @@ func (d *historyData) sorts(f historyForm) {
 	}
 }
 
+// formatCount writes a count with a comma between thousands.
+func formatCount(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
 func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}
-	return strconv.Itoa(n) + " " + what + "s"
+	return formatCount(n) + " " + what + "s"
 }
 
 // explorerName is the explorer the links go to, "" without links.

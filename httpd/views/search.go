@@ -68,6 +68,9 @@ type HistoryResults struct {
 	Matched, All    int
 	HistoryExport   Export
 	HistoryDegraded bool
+	// SearchedMax, when not 0, is how many of a card's newest
+	// transactions were searched: some card has more in the window.
+	SearchedMax int
 	// TipHeight is the highest block the follower recorded (0: none):
 	// a confirmed row's confirmations are TipHeight - height + 1.
 	TipHeight int64

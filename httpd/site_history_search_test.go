@@ -100,6 +100,9 @@ func TestSiteHistoryAddressAndExplorerLinks(t *testing.T) {
 		!strings.Contains(page.body, `data-copy="txid-`+hist.tx(0, 0).TxID+`"`) || !strings.Contains(page.body, `id="copy-status" role="status"`) {
 		t.Fatalf("the card's address or the copy buttons are missing: %.3000s", page.body)
 	}
+	if cardPage := c.do("GET", "/portfolio/cards/"+ids[0], nil); !strings.Contains(cardPage.body, `<span class="mono text" id="card-page-address">`+csvAddrA+`</span> <button type="button" class="quiet" data-copy="card-page-address" hidden>Copy address</button>`) {
+		t.Fatalf("the card's page has no copy button for its address: %.3000s", cardPage.body)
+	}
 	if strings.Contains(page.body, "mempool.space/") || !strings.Contains(page.body, "No block-explorer links") {
 		t.Fatal("a new account's History links to an explorer")
 	}

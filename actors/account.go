@@ -41,6 +41,9 @@ type Account struct {
 	// Notify is the owner's notification channels, rules and outbox
 	// (notify.go); nil until the owner sets any.
 	Notify *NotifyState `json:"notify,omitempty"`
+	// Explorer is the block explorer the site links transactions and
+	// addresses to (explorer.go); empty for none, the default.
+	Explorer string `json:"explorer,omitempty"`
 
 	Idempotency IdempotencyRecords `json:"idempotency"`
 	Audit       []AuditEvent       `json:"audit"`

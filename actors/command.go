@@ -50,6 +50,9 @@ const (
 	// KindRotateNotifySecretWithGrace is 43: a rotation whose old secret
 	// still signs for a while (feature version 7).
 	KindRotateNotifySecretWithGrace Kind = 43
+	// KindSetExplorer is 44: the block explorer the site links to
+	// (feature version 8).
+	KindSetExplorer Kind = 44
 )
 
 // Command is one replicated change to one account. Everything apply needs
@@ -145,6 +148,7 @@ var commandKinds = map[Kind]commandKind{
 	KindRecordDeliveries:            {payload: func() Payload { return &RecordDeliveries{} }, version: 6},
 	KindRedeliverEntry:              {payload: func() Payload { return &RedeliverEntry{} }, version: 6},
 	KindRotateNotifySecretWithGrace: {payload: func() Payload { return &RotateNotifySecretWithGrace{} }, version: 7},
+	KindSetExplorer:                 {payload: func() Payload { return &SetExplorer{} }, version: 8},
 }
 
 // Result is the outcome of applying a command or running a query: a

@@ -94,6 +94,8 @@ func script() []*Command {
 	add(ownerP, &RotateOwnerSecret{NewHash: hashOf("os2")}, nil)
 	add(Principal{Kind: PrincipalOwner, SecretEpoch: 1}, &RotateOwnerSecret{NewHash: hashOf("os3"), ExpectedPasswordHash: "stale"}, nil)
 	add(ownerP, &SetPlan{Plan: PlanBase}, nil)
+	add(ownerP, &SetExplorer{Explorer: "mempool.space"}, nil)
+	add(ownerP, &SetExplorer{Explorer: "https://example.com"}, nil)
 	add(Principal{Kind: PrincipalOwner, SecretEpoch: 1}, &SetPlan{Plan: PlanBase}, nil)
 	add(sess, &ChangePassword{ExpectedPasswordHash: "pw2", NewPasswordHash: "pw3", NewOwnerSecretHash: ptr(hashOf("os4"))}, nil)
 	add(Principal{Kind: PrincipalOwner, SecretEpoch: 1}, &SetPlan{Plan: PlanExtended}, nil)

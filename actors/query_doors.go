@@ -33,6 +33,12 @@ func (q LiveQuery) run(a *Account, who Principal, c Level, now int64) Result {
 func (q AccountQuery) run(a *Account, who Principal, c Level, now int64) Result {
 	return answered(q.answer(a, who, c, now))
 }
+func (q HistorySearchQuery) run(a *Account, who Principal, c Level, now int64) Result {
+	return answered(q.answer(a, who, c, now))
+}
+func (q ExplorerQuery) run(a *Account, who Principal, c Level, now int64) Result {
+	return answered(q.answer(a, who, c, now))
+}
 func (q ValidateMoveQuery) run(a *Account, who Principal, c Level, now int64) Result {
 	return answered(q.answer(a, who, c, now))
 }

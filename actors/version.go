@@ -34,7 +34,11 @@ import (
 // RotateNotifySecretWithGrace, a rotation whose old secret signs beside
 // the new one for a while: a version-6 node would apply it as a plain
 // rotation and keep no previous secret, so it is a kind of its own, and
-// the edge answers 503 for a grace until every voter applies it.
+// the edge answers 503 for a grace until every voter applies it; version
+// 8 adds SetExplorer (issue 33), the block explorer the owner's site links
+// to: a version-7 node could not apply it, so the owner API answers 503
+// until every voter applies it, and an account that never chose one has
+// no Explorer, as on a version-7 node.
 
 // A leader refuses a command of a newer version than some voter applies
 // before it enters the log: clustererr.ErrFeatureNotAdmitted.
@@ -43,7 +47,7 @@ import (
 type FeatureVersion uint32
 
 // CurrentFeatureVersion is the highest version this release knows.
-const CurrentFeatureVersion FeatureVersion = 7
+const CurrentFeatureVersion FeatureVersion = 8
 
 // featureVersionOverride, set at link time with
 // -ldflags "-X github.com/addrwatch/addrwatch/actors.featureVersionOverride=1",

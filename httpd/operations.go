@@ -82,7 +82,7 @@ func prefixOf(aud audience) string {
 // operations are every operation of the two public APIs, one table per
 // resource.
 var operations = slices.Concat(
-	agentOperations, ownerOperations, loginOperations,
+	agentOperations, ownerOperations, loginOperations, explorerOperations,
 	portfolioOperations, spaceOperations, bookmarkOperations, sheetOperations,
 	moveOperations, historyOperations, historyCSVOperations, eventOperations, chainActivityOperations,
 	labelOperations, activityOperations, notificationOperations, notificationSendOperations, documentOperations,

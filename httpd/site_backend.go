@@ -122,20 +122,10 @@ func (b siteBackend) ServeHistoryCSV(ctx *fasthttp.RequestCtx, cred actors.Crede
 	}
 }
 
-func (b siteBackend) CombinedHistory(ctx *fasthttp.RequestCtx, cred actors.Credential) (views.Combined, error) {
+func (b siteBackend) SearchHistory(ctx *fasthttp.RequestCtx, cred actors.Credential, q views.HistoryQuery) (views.HistoryResults, error) {
 	c, cancel := readContext(upstreamTimeout)
 	defer cancel()
-	return b.s.combinedHistoryView(c, b.request(ctx, cred), false, ReadLeader)
-}
-
-func (b siteBackend) HistoryOffset(ctx *fasthttp.RequestCtx) (int, error) {
-	return historyOffset(ctx)
-}
-
-func (b siteBackend) CardTransactions(ctx *fasthttp.RequestCtx, cred actors.Credential, cardID string, offset int) (views.Transactions, error) {
-	c, cancel := readContext(upstreamTimeout)
-	defer cancel()
-	return b.s.cardTransactionsView(c, b.request(ctx, cred), cardID, offset, historyLimitDefault, ReadLeader)
+	return b.s.searchHistory(c, b.request(ctx, cred), q, ReadLeader)
 }
 
 func (b siteBackend) SaveNote(ctx *fasthttp.RequestCtx, cred actors.Credential, who actors.Principal, txid, text string) error {

@@ -77,14 +77,16 @@ func TestSiteHistoryReturnsOnlyToHistoryPages(t *testing.T) {
 	}
 }
 
-func TestSiteHistoryPagesWithNextOffset(t *testing.T) {
+func TestSiteHistoryPagesWithACountLine(t *testing.T) {
 	c, _, ids := newHistorySite(t, actors.PlanExtended, csvAddr{address: csvAddrA, confirmed: 60, age: time.Hour, step: time.Hour})
 	first := c.do("GET", "/history/cards/"+ids[0], nil)
-	if n := len(historyRows.FindAllString(first.body, -1)); n != historyLimitDefault || !strings.Contains(first.body, "?offset=25\">Older") || strings.Contains(first.body, ">Newer") {
+	if n := len(historyRows.FindAllString(first.body, -1)); n != historyLimitDefault || !strings.Contains(first.body, "1–25 of 60.") ||
+		!strings.Contains(first.body, `?offset=25" rel="next">Next`) || !strings.Contains(first.body, `?offset=50">Last`) || strings.Contains(first.body, ">Previous") {
 		t.Fatalf("first page: %d rows %.300s", n, first.body)
 	}
 	last := c.do("GET", "/history/cards/"+ids[0]+"?offset=50", nil)
-	if n := len(historyRows.FindAllString(last.body, -1)); n != 10 || strings.Contains(last.body, ">Older") || !strings.Contains(last.body, "?offset=25\">Newer") {
+	if n := len(historyRows.FindAllString(last.body, -1)); n != 10 || !strings.Contains(last.body, "51–60 of 60.") || strings.Contains(last.body, ">Next") ||
+		!strings.Contains(last.body, `?offset=25" rel="prev">Previous`) || !strings.Contains(last.body, `href="/history/cards/`+ids[0]+`">First`) {
 		t.Fatalf("last page: %d rows", n)
 	}
 	if !strings.Contains(last.body, "full history") {

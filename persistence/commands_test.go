@@ -18,7 +18,7 @@ import (
 // commandKindsMax is the highest Kind this build knows. The round-trip test
 // asserts that NewPayload knows every kind up to it and none after it, so a
 // new kind that is not added here fails loudly instead of going untested.
-const commandKindsMax = actors.KindRotateNotifySecretWithGrace
+const commandKindsMax = actors.KindSetExplorer
 
 // at0 is the leader time of the first test command.
 var at0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano()
@@ -204,6 +204,8 @@ func samplePayload(t testing.TB, k actors.Kind) actors.Payload {
 		p.ChannelID, p.Nonce = "nc_1", "nonce-fedcba987654"
 	case *actors.RotateNotifySecretWithGrace:
 		p.ChannelID, p.Nonce, p.GraceSeconds = "nc_1", "nonce-fedcba987654", 3600
+	case *actors.SetExplorer:
+		p.Explorer = "mempool.space"
 	case *actors.DeleteNotifyChannel:
 		p.ChannelID = "nc_1"
 	case *actors.PutNotifyRule:

@@ -72,14 +72,10 @@ type Owner interface {
 	// ServeHistoryCSV answers with the History CSV of the account, or of
 	// one card when cardID is not "", as the owner API's download does.
 	ServeHistoryCSV(ctx *fasthttp.RequestCtx, cred actors.Credential, cardID string)
-	// CombinedHistory is the owner API's combined History.
-	CombinedHistory(ctx *fasthttp.RequestCtx, cred actors.Credential) (views.Combined, error)
-	// HistoryOffset reads the offset parameter of a page of one card's
-	// History, as the owner API reads it.
-	HistoryOffset(ctx *fasthttp.RequestCtx) (int, error)
-	// CardTransactions is the owner API's page of one card's History,
-	// starting at offset, views.HistoryPage transactions long.
-	CardTransactions(ctx *fasthttp.RequestCtx, cred actors.Credential, cardID string, offset int) (views.Transactions, error)
+	// SearchHistory is a page of one card's History (q.Page) or of the
+	// combined one, searched, filtered and sorted as q asks, with what a
+	// row needs: notes, the chain tip and the owner's explorer.
+	SearchHistory(ctx *fasthttp.RequestCtx, cred actors.Credential, q views.HistoryQuery) (views.HistoryResults, error)
 	// SaveNote writes a transaction note as who, once the upstream has
 	// confirmed the transaction (the note route's rules).
 	SaveNote(ctx *fasthttp.RequestCtx, cred actors.Credential, who actors.Principal, txid, text string) error

@@ -5,8 +5,8 @@
 // polls), with its templates and assets embedded (templates/, static/).
 //
 // What lives here: the handlers (one file per section: access.go,
-// settings.go, labels.go, portfolio.go, spaces.go, sheet.go, history.go,
-// activity.go, notifications.go, notify_rules.go, deliveries.go,
+// settings.go, explorer.go, labels.go, portfolio.go, spaces.go, sheet.go,
+// history.go with history_query.go, activity.go, notifications.go, notify_rules.go, deliveries.go,
 // centre.go, live.go), the session cookie, CSRF and same-origin rules
 // (session.go), the signed-in gate and its error pages (site.go), and the
 // rendering with its security headers (render.go, rows.go).
@@ -24,7 +24,7 @@
 //   - Owner: the owner API's operations that are more than one command
 //     (sign-in, key creation, login, password and owner-secret changes,
 //     account deletion, label download and import, the History CSV, the
-//     History views, a note save, a notification channel's creation and
+//     History search, a note save, a notification channel's creation and
 //     a webhook secret's rotation), so the site runs the same rules.
 //   - Edge: whether the client used HTTPS, the session token's shape, the
 //     owner-credential back-off, and the one conversion of an error to the

@@ -19,6 +19,8 @@ type settingsData struct {
 	// Keys are the live API keys, which a password change or an owner
 	// secret's rotation revokes: the forms say how many beforehand.
 	Keys int
+	// Explorer is the block explorer History links to (explorer.go).
+	Explorer actors.ExplorerView
 }
 
 func (s *Site) settingsPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
@@ -29,11 +31,12 @@ func (s *Site) renderSettings(ctx *fasthttp.RequestCtx, sess *siteSession, statu
 	r := s.reads(sess)
 	v, page := r.layout("settings")
 	keys := read(r, actors.ListKeysQuery{})
+	explorer := read(r, actors.ExplorerQuery{})
 	if r.failed(ctx) {
 		return
 	}
 	page.Title, page.Notice, page.Problem = "Account settings", notice, problem
-	page.Data = settingsData{HiddenSpaces: max(0, len(v.Spaces)-1), Chain: s.chain, Keys: len(keys.Keys)}
+	page.Data = settingsData{HiddenSpaces: max(0, len(v.Spaces)-1), Chain: s.chain, Keys: len(keys.Keys), Explorer: explorer}
 	s.renderPage(ctx, status, "settings", page)
 }
 

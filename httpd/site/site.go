@@ -29,6 +29,7 @@ var siteNotices = map[string]string{
 	"revoked":    "Key revoked. Agents using it are refused from their next request.",
 	"grant":      "Grant saved. Agents see the change on their next request.",
 	"plan":       "Plan changed.",
+	"explorer":   "Block explorer saved: History links to it from now on.",
 	"login":      "Login changed. Sign in with the new one from now on.",
 	"signed-out": "You are signed out. Your API keys keep working.",
 	"expired":    "Your session has ended. Sign in again.",
@@ -119,6 +120,7 @@ func (s *Site) Register(r Router) {
 	r.POST("/settings/login", s.signedIn(s.loginForm))
 	r.POST("/settings/password", s.signedIn(s.passwordForm))
 	r.POST("/settings/owner-secret", s.signedIn(s.ownerSecretForm))
+	r.POST("/settings/explorer", s.signedIn(s.explorerForm))
 	r.GET(ownerSecretPage, s.signedIn(s.ownerSecretShown))
 	r.GET("/settings/delete", s.signedIn(s.deletePage))
 	r.POST("/settings/delete", s.signedIn(s.deleteForm))

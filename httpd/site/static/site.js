@@ -15,7 +15,9 @@ document.addEventListener("DOMContentLoaded", function () {
 // part the live view redraws.
 function enhance(root) {
   // Copy buttons: <button data-copy="id-of-element"> copies that element's
-  // text (or value) to the clipboard and says so next to the button.
+  // text (or value) to the clipboard and says so next to the button, in
+  // its status line (id-of-element-status), or else in the page's one
+  // live region for copies (copy-status), as a page of many rows has.
   root.querySelectorAll("button[data-copy]").forEach(function (button) {
     button.hidden = false;
     button.addEventListener("click", function () {
@@ -24,11 +26,17 @@ function enhance(root) {
         return;
       }
       var text = source.value !== undefined ? source.value : source.textContent;
-      var status = document.getElementById(button.getAttribute("data-copy") + "-status");
+      var status = document.getElementById(button.getAttribute("data-copy") + "-status") || document.getElementById("copy-status");
+      function say(words) {
+        if (!status) { return; }
+        // Emptied first, so that a second copy is announced again.
+        status.textContent = "";
+        setTimeout(function () { status.textContent = words; }, 50);
+      }
       navigator.clipboard.writeText(text).then(function () {
-        if (status) { status.textContent = "Copied."; }
+        say("Copied.");
       }, function () {
-        if (status) { status.textContent = "Copy failed: select the text and copy it yourself."; }
+        say("Copy failed: select the text and copy it yourself.");
       });
     });
   });

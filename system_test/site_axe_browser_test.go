@@ -66,6 +66,7 @@ var sitePages = []sitePage{
 	{route: "/access", url: fixed("/access")},
 	{route: "/access/keys/{key_id}/revoke", url: func(a tourAccount) string { return "/access/keys/" + a.readerID + "/revoke" }},
 	{route: "/activity", url: fixed("/activity")},
+	{route: "/activity", url: fixed("/activity?changes=1")},
 	{route: "/centre", url: fixed("/centre")},
 	{route: "/notifications", url: fixed("/notifications")},
 	{route: "/notifications/deliveries", url: fixed("/notifications/deliveries")},
@@ -150,8 +151,9 @@ func (b *browserTab) axe() []axeViolation {
 	}
 	// Evaluated through DevTools, the script is not subject to the
 	// page's Content-Security-Policy, and the page's own scripts are not
-	// changed.
-	b.do("inject axe-core", chromedp.Evaluate[chromedp.Void](`window.axe || (() => {`+script+"\n})()"))
+	// changed. Injected once a page (void: a second call on the same
+	// page must not return the axe object, which is too deep to send).
+	b.do("inject axe-core", chromedp.Evaluate[chromedp.Void](`void (window.axe || (() => {`+script+"\n})())"))
 	raw := run(b, "run axe-core", chromedp.Evaluate[string](`axe.run(document).then(r => JSON.stringify(r.violations.map(v => ({
 	id: v.id, impact: v.impact || "", nodes: v.nodes.length,
 	first: v.nodes[0].target.join(" ") + ": " + (v.nodes[0].failureSummary || "").replace(/\s+/g, " ").slice(0, 300)

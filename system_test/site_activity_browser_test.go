@@ -132,6 +132,36 @@ func TestSiteActivityInABrowser(t *testing.T) {
 	}
 	b.assertCleanAtBothWidths("the changes only")
 
+	// In a Space: the key adds a card and renames it (to a hostile name),
+	// and a read key's change of it is refused; each is said with the
+	// card's name now and the Space's.
+	owner := e.owner()
+	space := spID(owner.list(t).spaces[0])
+	e.grant(t, space, "write")
+	added := e.agent(key).addCard(t, space, map[string]any{"address": owAddress(990), "name": "Alice"})
+	expect(t, e.agent(key).do(t, "PATCH", "/bookmark-spaces/"+space+"/cards/"+spID(added), map[string]any{"expected_version": added["version"], "name": siteHostileNote}), http.StatusOK, "")
+	_, reader := owKey(t, s, o.OwnerSecret, "read", "reader")
+	expect(t, e.agent(reader).do(t, "PATCH", "/bookmark-spaces/"+space+"/cards/"+spID(added), map[string]any{"expected_version": "x", "name": "y"}), http.StatusForbidden, "FORBIDDEN")
+	bookmark := "card “" + siteHostileNote + "” in Space “Bitcoin”"
+	inSpace := []string{siteHostileImg + " added a card to Space “Bitcoin”", siteHostileImg + " changed " + bookmark, "reader was refused: change " + bookmark + " (403 FORBIDDEN)"}
+	has := func() map[string]bool {
+		out := map[string]bool{}
+		for _, l := range b.activityLines() {
+			out[l.key+" "+l.words] = true
+		}
+		return out
+	}
+	for start := time.Now(); time.Since(start) < 15*time.Second; time.Sleep(300 * time.Millisecond) {
+		b.open(s.URL + "/activity")
+		if got := has(); got[inSpace[0]] && got[inSpace[1]] && got[inSpace[2]] {
+			break
+		}
+	}
+	if got := has(); !got[inSpace[0]] || !got[inSpace[1]] || !got[inSpace[2]] {
+		t.Fatalf("the Space's lines: want %q in %v", inSpace, got)
+	}
+	b.assertCleanAtBothWidths("the activity in a Space")
+
 	// An ID that is no key of the account is unknown, not revoked, and a
 	// hostile one is shown as text.
 	if status := b.open(s.URL + "/activity?key=" + url.QueryEscape(siteHostileImg)); status != http.StatusNotFound {

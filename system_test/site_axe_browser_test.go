@@ -24,7 +24,9 @@ import (
 // injected from that file, never fetched) finds no violation, and the
 // page does not scroll sideways, at 360 px either. The pages are the site's own GET routes
 // (sitePages, checked against the router by TestSitePagesAreAllChecked),
-// so a new page cannot be left out silently.
+// so a new page cannot be left out silently; and the pages of the states
+// the tour account is not in (a new account, every limit reached), as
+// other accounts (stateAccountsOn).
 
 const (
 	// phoneWidth and phoneHeight are a phone's viewport (an iPhone 12
@@ -45,6 +47,7 @@ type sitePage struct {
 	signedOut bool
 	status    int
 	ready     func(b *browserTab) // waits for what the page draws with script
+	state     string              // the state of another account's page (stateAccountsOn), for the table
 }
 
 // sitePages are the site's pages, one or more per GET route of the site.
@@ -212,6 +215,7 @@ func TestSiteAxeInABrowser(t *testing.T) {
 	}
 	s := startServer(t, "--notify-allow-private")
 	a := tourAccountOn(t, s)
+	states := stateAccountsOn(t, s)
 	begin := time.Now()
 	var b *browserTab
 
@@ -236,6 +240,9 @@ func TestSiteAxeInABrowser(t *testing.T) {
 		name := path
 		if p.signedOut {
 			name += " (signed out)"
+		}
+		if p.state != "" {
+			name += " (" + p.state + ")"
 		}
 		if table[name] == nil {
 			table[name] = map[int64]cell{}
@@ -274,6 +281,17 @@ func TestSiteAxeInABrowser(t *testing.T) {
 		siteSignIn(t, b, a.siteOwner, tourLogin)
 		for _, p := range sitePages {
 			if !p.signedOut {
+				check(p, size.width, size.axe)
+			}
+		}
+		// The states the tour account is not in, each in a tab signed in
+		// as its own account.
+		for _, st := range states {
+			b = newBrowser(t)
+			b.viewport(size.width, size.height)
+			siteSignIn(t, b, st.owner, st.login)
+			for _, p := range st.pages {
+				p.state = st.label
 				check(p, size.width, size.axe)
 			}
 		}

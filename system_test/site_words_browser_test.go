@@ -160,3 +160,56 @@ func TestSiteRefusedSpaceSaveKeepsTheNoteInABrowser(t *testing.T) {
 	}
 	b.assertNoConsoleErrors()
 }
+
+// stateAccount is an account in a state the tour account is not in, with
+// the pages the axe test opens signed in as it: label names the state in
+// the axe table.
+type stateAccount struct {
+	owner siteOwner
+	login string
+	label string
+	pages []sitePage
+}
+
+// stateAccountsOn makes the accounts of the states the tour account
+// cannot show: a new, empty account (the Portfolio's getting-started
+// list), and a base-plan account at every limit the site has a create
+// form for (its Spaces, its Account cards, a Space's cards, API keys,
+// notification channels), whose pages show each limit in the form's place.
+// Its webhooks are on loopback: s must run with --notify-allow-private.
+func stateAccountsOn(t *testing.T, s *server) []stateAccount {
+	t.Helper()
+	empty := siteAccount(t, s, "base", "new@example.com")
+	full := siteAccount(t, s, "base", "full@example.com")
+	owner := spEnv{s: s, acct: full.account}.owner()
+	space := spID(owner.list(t).spaces[0])
+	for i := range 10 {
+		owOwnerCard(t, s, full.OwnerSecret, owAddress(800+i), fmt.Sprint("Card ", i))
+		owner.addCard(t, space, map[string]any{"address": owAddress(820 + i), "name": fmt.Sprint("Bookmark ", i)})
+	}
+	for i := range 100 {
+		owKey(t, s, full.OwnerSecret, "read", fmt.Sprint("agent ", i))
+	}
+	for i := range 10 {
+		webhookChannel(t, s, full.account, fmt.Sprint("hook ", i), fmt.Sprint("http://127.0.0.1:9/hook-", i))
+	}
+	return []stateAccount{
+		{owner: empty, login: "new@example.com", label: "a new account", pages: []sitePage{{route: "/portfolio", url: fixed("/portfolio"), ready: shows("#getting-started")}}},
+		{owner: full, login: "full@example.com", label: "at every limit", pages: []sitePage{
+			{route: "/portfolio", url: fixed("/portfolio"), ready: shows("#portfolio-limit")},
+			{route: "/spaces", url: fixed("/spaces"), ready: shows("#spaces-limit")},
+			{route: "/spaces/{space_id}", url: fixed("/spaces/" + space), ready: shows("#space-cards-limit")},
+			{route: "/access", url: fixed("/access"), ready: shows("#keys-limit")},
+			{route: "/notifications", url: fixed("/notifications"), ready: shows("#channels-limit")},
+		}},
+	}
+}
+
+// shows is a page's check that it is in the state it is opened for: it
+// shows the element matching selector.
+func shows(selector string) func(b *browserTab) {
+	return func(b *browserTab) {
+		b.t.Helper()
+		b.waitVisible(selector)
+	}
+}

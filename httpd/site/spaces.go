@@ -352,8 +352,6 @@ func spaceRefusal(err *actors.Error) string {
 	switch err.Code {
 	case actors.CodeStaleVersion:
 		return "it changed after this page was drawn (an agent, or another page); what it holds now is shown below. Try again."
-	case actors.CodeSpaceFull:
-		return "the plan holds no more Spaces. (" + err.Message + ")"
 	case actors.CodeBookmarkFull:
 		return "this Space already holds its 10 cards. (" + err.Message + ")"
 	}

@@ -214,8 +214,8 @@ func TestSiteAxeInABrowser(t *testing.T) {
 		t.Fatalf("axe-core is not installed (make test-tools installs it with npm ci in system_test/testdata/axe-core): %v", err)
 	}
 	s := startServer(t, "--notify-allow-private")
-	a := tourAccountOn(t, s)
 	states := stateAccountsOn(t, s)
+	a := tourAccountOn(t, s)
 	begin := time.Now()
 	var b *browserTab
 

@@ -162,6 +162,9 @@ type ActivityQuery struct {
 	Until      int64
 	Before     uint64 // zero: the newest
 	Limit      int
+	// ChangesOnly keeps the changes the keys made (ActivityIsChange):
+	// no reads, no refusals.
+	ChangesOnly bool
 }
 
 // ActivityPage answers an ActivityQuery. Next is the Before of the next
@@ -240,6 +243,8 @@ func (q ActivityQuery) matches(e ActivityEntry) bool {
 	case q.Since != 0 && e.Last < q.Since:
 		return false
 	case q.Until != 0 && e.First > q.Until:
+		return false
+	case q.ChangesOnly && !ActivityIsChange(e.Op, e.Status):
 		return false
 	}
 	return true

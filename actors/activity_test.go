@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -139,5 +140,34 @@ func TestActivityQueryFiltersAndPages(t *testing.T) {
 	// Keys cannot read activity.
 	if res := ta.query(ta.keyCred(b), ActivityQuery{}); res.err == nil || res.err.Code != CodeForbidden {
 		t.Fatalf("a key read activity: %+v", res)
+	}
+}
+
+// ChangesOnly keeps the writes the API made (and the line that counts a
+// window's other changes): no reads, no refused writes, no other lines.
+func TestActivityQueryChangesOnly(t *testing.T) {
+	ta := newTestAccount(t, PlanBase)
+	w := ta.addKey(LevelWrite)
+	card := ResourceRef{Kind: ResourcePortfolioCard, ID: "c1"}
+	ta.mustOK(w, &RecordKeyActivity{Entries: []ActivityEntry{
+		ta.entry(w, "GET /v1/portfolio/cards/{card_id}", 200, "", card),
+		ta.entry(w, "PATCH /v1/portfolio/cards/{card_id}", 200, "", card),
+		ta.entry(w, "PATCH /v1/portfolio/cards/{card_id}", 409, CodeStaleVersion, card),
+		ta.entry(w, "DELETE /v1/portfolio/cards/{card_id}", 204, "", card),
+		ta.entry(w, ActivityUnknown, 404, CodeNotFound, ResourceRef{}),
+		{KeyID: w.KeyID, Op: ActivityOther, Count: 3, First: ta.at, Last: ta.at},
+		{KeyID: w.KeyID, Op: ActivityOtherChanges, Count: 2, First: ta.at, Last: ta.at},
+	}})
+	page := ta.activity(ActivityQuery{ChangesOnly: true})
+	var got []string
+	for _, e := range page.Entries {
+		got = append(got, e.Op)
+	}
+	want := []string{ActivityOtherChanges, "DELETE /v1/portfolio/cards/{card_id}", "PATCH /v1/portfolio/cards/{card_id}"}
+	if !slices.Equal(got, want) || page.Entries[2].Status != 200 {
+		t.Fatalf("changes only: %q, want %q", got, want)
+	}
+	if all := ta.activity(ActivityQuery{}); len(all.Entries) != 7 {
+		t.Fatalf("without the filter: %d lines", len(all.Entries))
 	}
 }

@@ -8,8 +8,8 @@ const (
 	cardNameCharsMax = 100  // the spec leaves name length to us
 	cardNoteCharsMax = 1000 // the spec leaves note length to us
 	keyNameCharsMax  = 100
-	keysMax          = 100 // live API keys per account
-	sessionsMax      = 20  // live owner sessions per account; the oldest is dropped
+	keysMax          = KeysMax
+	sessionsMax      = 20 // live owner sessions per account; the oldest is dropped
 
 	idempotencyTokenCharsMin = 16
 	idempotencyTokenCharsMax = 128
@@ -35,6 +35,10 @@ const (
 	auditEventsMax = 2000 // per account
 	auditAgeMax    = 7 * 24 * time.Hour
 )
+
+// KeysMax is the most live API keys an account holds, whatever its
+// plan; the site says it beside the create form it hides.
+const KeysMax = 100
 
 // AgentRequestsPerKeyPerMinute is the spec's per-key limit on Agent API
 // requests ("Agent authentication: 240 requests per minute per client IP

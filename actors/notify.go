@@ -34,11 +34,15 @@ type NotifyState struct {
 	DeliverySeq uint64         `json:"delivery_seq,omitempty"`
 }
 
+// NotifyChannelsMax is the most notification channels an account holds,
+// whatever its plan; the site says it beside the add form it hides.
+const NotifyChannelsMax = 10
+
 // Bounds of the notification state.
 const (
 	// notifyChannelsMax: an owner has a few places to be told at; ten
 	// bounds the fan-out of one event.
-	notifyChannelsMax = 10
+	notifyChannelsMax = NotifyChannelsMax
 	// outboxPendingMax bounds the entries not yet delivered or given up
 	// per account: a receiver down for a day behind a busy account. Past
 	// it the oldest pending entry is given up (outbox_full), in the

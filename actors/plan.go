@@ -27,6 +27,29 @@ var planLimits = [...]planLimit{
 
 func (p Plan) limits() planLimit { return planLimits[p] }
 
+// PlanAllows is what a plan allows, for the owner's pages that say a
+// limit and which plan would raise it.
+type PlanAllows struct {
+	Spaces         int // Spaces that may exist
+	SpaceCards     int // bookmark cards per Space
+	PortfolioCards int // Account cards
+}
+
+// Allows returns what p allows.
+func (p Plan) Allows() PlanAllows {
+	l := p.limits()
+	return PlanAllows{Spaces: l.spacesMax, SpaceCards: l.spaceCardsMax, PortfolioCards: l.portfolioCardsMax}
+}
+
+// Plans are every plan, smallest first.
+func Plans() []Plan {
+	out := make([]Plan, len(planLimits))
+	for i := range planLimits {
+		out[i] = Plan(i)
+	}
+	return out
+}
+
 func (p Plan) String() string {
 	if int(p) < len(planLimits) {
 		return planLimits[p].name

@@ -48,11 +48,17 @@ func (fakeTester) SendsEmail() bool { return true }
 // deliverer that sends email, signed in through the site.
 func newNotifySite(t *testing.T) (*siteClient, *ownerTest) {
 	t.Helper()
+	return newNotifySiteOn(t, actors.PlanExtended)
+}
+
+// newNotifySiteOn is newNotifySite on plan.
+func newNotifySiteOn(t *testing.T, plan actors.Plan) (*siteClient, *ownerTest) {
+	t.Helper()
 	key, err := keys.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newConfiguredSite(t, actors.PlanExtended, func(cfg *Config) {
+	return newConfiguredSite(t, plan, func(cfg *Config) {
 		cfg.NotifyKey, cfg.NotifyEgress, cfg.NotifyTester = key, fakeEgress{}, fakeTester{}
 	})
 }

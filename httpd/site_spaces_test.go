@@ -112,13 +112,15 @@ func TestSiteSpacesCreateRenameAndRetype(t *testing.T) {
 		t.Fatalf("a long name: %d %.2000s", a.status, a.body)
 	}
 
-	// Rename from a page drawn before another change is refused as stale.
+	// Rename from a page drawn before another change is refused as stale,
+	// and the name typed stays in the form, focused.
 	a = c.do("POST", "/spaces/"+id, url.Values{"csrf": {formToken(t, page)}, "expected_bookmark_revision": {hidden(t, page, "expected_bookmark_revision")}, "name": {"Alts"}})
 	if a.status != fasthttp.StatusSeeOther || o.spaces()["Alts"] == nil {
 		t.Fatalf("rename: %d %.500s", a.status, a.body)
 	}
 	a = c.do("POST", "/spaces/"+id, url.Values{"csrf": {formToken(t, page)}, "expected_bookmark_revision": {hidden(t, page, "expected_bookmark_revision")}, "name": {"Older page"}})
-	if a.status != fasthttp.StatusConflict || !strings.Contains(a.body, "changed after this page was drawn") || o.spaces()["Older page"] != nil {
+	if a.status != fasthttp.StatusConflict || !strings.Contains(a.body, "changed after this page was drawn") || o.spaces()["Older page"] != nil ||
+		!strings.Contains(a.body, `name="name" required maxlength="40" value="Older page" autofocus>`) {
 		t.Fatalf("a stale rename: %d %.2000s", a.status, a.body)
 	}
 
@@ -158,12 +160,14 @@ func TestSiteSpacesBookmarkCards(t *testing.T) {
 		t.Fatalf("the Space's cards: %v", cards)
 	}
 
-	// Edit: a save after an agent's is refused and repeats what was typed.
+	// Edit: a save after an agent's is refused; the card's row keeps what
+	// was typed, focused, and the reason says what the card holds now.
 	card, version := cards[0]["id"].(string), cards[0]["version"].(string)
 	page := c.do("GET", "/spaces/"+alt, nil)
 	o.ownerJSON("PATCH", "/owner/v1/bookmark-spaces/"+alt+"/cards/"+card, map[string]any{"expected_version": version, "name": "agent's"}, 200)
-	a = c.do("POST", "/spaces/"+alt+"/cards/"+card, url.Values{"csrf": {formToken(t, page)}, "expected_version": {version}, "name": {"<b>mine</b>"}, "note": {"n"}})
-	if a.status != fasthttp.StatusConflict || !strings.Contains(a.body, "You typed: name “&lt;b&gt;mine&lt;/b&gt;”") || !strings.Contains(a.body, `value="agent&#39;s"`) {
+	a = c.do("POST", "/spaces/"+alt+"/cards/"+card, url.Values{"csrf": {formToken(t, page)}, "expected_version": {version}, "name": {"<b>mine</b>"}, "note": {"my typed note"}})
+	if a.status != fasthttp.StatusConflict || !strings.Contains(a.body, "It now holds name “agent&#39;s”") ||
+		!strings.Contains(a.body, `value="&lt;b&gt;mine&lt;/b&gt;"`) || !strings.Contains(a.body, `value="my typed note" placeholder="Note" autofocus`) {
 		t.Fatalf("a stale card save: %d %.3000s", a.status, a.body)
 	}
 	fresh := hidden(t, a, "expected_version")
@@ -175,6 +179,12 @@ func TestSiteSpacesBookmarkCards(t *testing.T) {
 	a = c.do("POST", "/spaces/"+alt+"/cards/"+card+"/delete", url.Values{"csrf": {formToken(t, page)}, "expected_version": {hidden(t, page, "expected_version")}})
 	if a.status != fasthttp.StatusSeeOther || len(o.spaceCards(alt)) != 0 {
 		t.Fatalf("delete: %d %.500s", a.status, a.body)
+	}
+	// A save of a card deleted meanwhile has no row to keep what was
+	// typed in: the reason repeats it.
+	a = c.do("POST", "/spaces/"+alt+"/cards/"+card, url.Values{"csrf": {formToken(t, page)}, "expected_version": {fresh}, "name": {"gone"}, "note": {"typed for a gone card"}})
+	if a.status != fasthttp.StatusNotFound || !strings.Contains(a.body, "You typed: name “gone”, note “typed for a gone card”.") {
+		t.Fatalf("a save of a deleted card: %d %.3000s", a.status, a.body)
 	}
 }
 

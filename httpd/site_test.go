@@ -99,7 +99,7 @@ func (c *siteClient) signIn(login, password string) siteAnswer {
 func (c *siteClient) mustSignIn() {
 	c.o.t.Helper()
 	a := c.signIn(c.o.account.AccountID, c.o.password)
-	if a.status != fasthttp.StatusSeeOther || a.location != "/access" || c.cookies[sessionCookie] == "" {
+	if a.status != fasthttp.StatusSeeOther || a.location != "/portfolio" || c.cookies[sessionCookie] == "" {
 		c.o.t.Fatalf("sign-in: %d to %q, cookies %v: %.300s", a.status, a.location, c.cookies, a.body)
 	}
 }
@@ -150,7 +150,7 @@ func TestSiteSignInSetsAStrictHTTPOnlyCookie(t *testing.T) {
 	if !ck.HTTPOnly() || ck.SameSite() != fasthttp.CookieSameSiteStrictMode || string(ck.Path()) != "/" || ck.Secure() {
 		t.Fatalf("session cookie %s: want HttpOnly, SameSite=Strict, Path=/ and (over plain HTTP) no Secure", ck)
 	}
-	if home := c.do("GET", "/", nil); home.status != fasthttp.StatusSeeOther || home.location != "/access" {
+	if home := c.do("GET", "/", nil); home.status != fasthttp.StatusSeeOther || home.location != "/portfolio" {
 		t.Fatalf("signed-in / answered %d to %q", home.status, home.location)
 	}
 	if panel := c.do("GET", "/access", nil); panel.status != 200 || !strings.Contains(panel.body, "API keys") {

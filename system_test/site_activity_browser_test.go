@@ -6,23 +6,42 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 )
 
-// rows returns the text of each cell of each row matching selector.
-func (b *browserTab) rows(selector string) [][]string {
+// activityLine is a line of the activity table: the key, the words, the
+// request and its outcome, and the count.
+type activityLine struct {
+	key, words, op, outcome string
+	count                   int
+}
+
+// activityLines reads the activity table's lines, names without their
+// isolates.
+func (b *browserTab) activityLines() []activityLine {
 	b.t.Helper()
-	return run(b, "cells of "+selector, chromedp.Evaluate[[][]string](`[...document.querySelectorAll(`+jsonString(selector)+`)].map(r => [...r.cells].map(c => c.textContent.trim()))`))
+	raw := run(b, "read the activity lines", chromedp.Evaluate[[][]string](`[...document.querySelectorAll("#activity tbody tr")].map(r => [
+	r.cells[1].textContent.trim(), r.querySelector(".words").textContent, r.querySelector(".request .mono").textContent,
+	r.querySelector(".request").textContent.split(" · ").slice(1).join(" · ").trim(), r.cells[3].textContent.trim()])`))
+	var out []activityLine
+	for _, r := range raw {
+		n, _ := strconv.Atoi(r[4])
+		out = append(out, activityLine{key: r[0], words: plainText(r[1]), op: r[2], outcome: r[3], count: n})
+	}
+	return out
 }
 
 // Agent activity in a real browser: a key's reads, its change and its
 // refusal are listed on the account's page and on the key's own page
-// (reached from the API access panel), newest first, with the key's
-// hostile name as text, and the filter narrows them to one card; an ID
-// that is no key of the account is called unknown, a revoked key revoked.
+// (reached from the API access panel), newest first, each in the owner's
+// words with the request under them, the key's hostile name and the
+// cards' hostile names as text, and the filter narrows them to one card
+// or to the changes; an ID that is no key of the account is called
+// unknown, a revoked key revoked.
 func TestSiteActivityInABrowser(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
@@ -47,9 +66,8 @@ func TestSiteActivityInABrowser(t *testing.T) {
 	// summed (a window may end between the reads).
 	counts := func() map[string]int {
 		out := map[string]int{}
-		for _, row := range b.rows("#activity tbody tr") {
-			n, _ := strconv.Atoi(row[5])
-			out[row[2]+" "+row[4]] += n
+		for _, l := range b.activityLines() {
+			out[l.op+" "+l.outcome] += l.count
 		}
 		return out
 	}
@@ -78,20 +96,71 @@ func TestSiteActivityInABrowser(t *testing.T) {
 	if got := counts(); !maps.Equal(got, want) {
 		t.Fatalf("the key's lines count %v, want %v", got, want)
 	}
-	rows := b.rows("#activity tbody tr")
-	if rows[0][2] != "unknown resources" || rows[0][4] != "404 NOT_FOUND" || rows[len(rows)-1][4] != "200 OK" {
-		t.Fatalf("not newest first: %q", rows)
+	lines := b.activityLines()
+	if lines[0].op != "unknown resources" || lines[0].outcome != "404 NOT_FOUND" || lines[len(lines)-1].outcome != "200 OK" {
+		t.Fatalf("not newest first: %+v", lines)
 	}
-	if rows[len(rows)-1][3] != "Account card "+siteHostileScript {
-		t.Fatalf("the read's resource reads %q", rows[len(rows)-1][3])
+	// In the owner's words, the card's hostile name as text.
+	card := "Account card “" + siteHostileScript + "”"
+	words := map[string]bool{}
+	for _, l := range lines {
+		if l.key != siteHostileImg {
+			t.Fatalf("a line's key reads %q", l.key)
+		}
+		words[l.words] = true
+	}
+	for _, want := range []string{"read " + card, "changed " + card, "was refused: change " + card + " (409 STALE_VERSION)",
+		"asked for cards, Spaces or notes that do not exist (404 NOT_FOUND)"} {
+		if !words[want] {
+			t.Fatalf("no line %q in %v", want, words)
+		}
 	}
 	// Narrowed to the first card: its reads and writes, not the miss,
 	// which is counted with the window's other unknown resources.
 	b.fill("Card, Space or transaction ID", o.cards[0])
 	b.submit(`#activity-filter button[type=submit]`)
-	if rows := b.rows("#activity tbody tr"); len(rows) < 3 || slices.ContainsFunc(rows, func(r []string) bool { return r[4] == "404 NOT_FOUND" }) {
-		t.Fatalf("filtered by card: %q", rows)
+	if lines := b.activityLines(); len(lines) < 3 || slices.ContainsFunc(lines, func(l activityLine) bool { return l.outcome == "404 NOT_FOUND" }) {
+		t.Fatalf("filtered by card: %+v", lines)
 	}
+	// Changes only: the change stays, the reads and refusals go, and the
+	// card's filter with them.
+	b.click("#activity-changes")
+	b.submit(`#activity-filter button[type=submit]`)
+	if lines := b.activityLines(); len(lines) != 1 || lines[0].words != "changed "+card || lines[0].outcome != "200 OK" ||
+		!strings.Contains(b.location(), "changes=1") || !strings.Contains(b.location(), "resource="+o.cards[0]) {
+		t.Fatalf("changes only: %+v at %s", lines, b.location())
+	}
+	b.assertCleanAtBothWidths("the changes only")
+
+	// In a Space: the key adds a card and renames it (to a hostile name),
+	// and a read key's change of it is refused; each is said with the
+	// card's name now and the Space's.
+	owner := e.owner()
+	space := spID(owner.list(t).spaces[0])
+	e.grant(t, space, "write")
+	added := e.agent(key).addCard(t, space, map[string]any{"address": owAddress(990), "name": "Alice"})
+	expect(t, e.agent(key).do(t, "PATCH", "/bookmark-spaces/"+space+"/cards/"+spID(added), map[string]any{"expected_version": added["version"], "name": siteHostileNote}), http.StatusOK, "")
+	_, reader := owKey(t, s, o.OwnerSecret, "read", "reader")
+	expect(t, e.agent(reader).do(t, "PATCH", "/bookmark-spaces/"+space+"/cards/"+spID(added), map[string]any{"expected_version": "x", "name": "y"}), http.StatusForbidden, "FORBIDDEN")
+	bookmark := "card “" + siteHostileNote + "” in Space “Bitcoin”"
+	inSpace := []string{siteHostileImg + " added a card to Space “Bitcoin”", siteHostileImg + " changed " + bookmark, "reader was refused: change " + bookmark + " (403 FORBIDDEN)"}
+	has := func() map[string]bool {
+		out := map[string]bool{}
+		for _, l := range b.activityLines() {
+			out[l.key+" "+l.words] = true
+		}
+		return out
+	}
+	for start := time.Now(); time.Since(start) < 15*time.Second; time.Sleep(300 * time.Millisecond) {
+		b.open(s.URL + "/activity")
+		if got := has(); got[inSpace[0]] && got[inSpace[1]] && got[inSpace[2]] {
+			break
+		}
+	}
+	if got := has(); !got[inSpace[0]] || !got[inSpace[1]] || !got[inSpace[2]] {
+		t.Fatalf("the Space's lines: want %q in %v", inSpace, got)
+	}
+	b.assertCleanAtBothWidths("the activity in a Space")
 
 	// An ID that is no key of the account is unknown, not revoked, and a
 	// hostile one is shown as text.
@@ -105,7 +174,7 @@ func TestSiteActivityInABrowser(t *testing.T) {
 	// A revoked key's page still says revoked, over its kept lines.
 	expect(t, do(t, "DELETE", s.URL+"/owner/v1/keys/"+keyID, o.OwnerSecret, nil), http.StatusNoContent, "")
 	b.open(s.URL + "/activity?key=" + keyID)
-	if h := b.text("h1"); h != "Activity of key "+keyID+" (revoked)" || len(b.rows("#activity tbody tr")) == 0 {
+	if h := b.text("h1"); h != "Activity of key "+keyID+" (revoked)" || len(b.activityLines()) == 0 {
 		t.Fatalf("a revoked key's page reads %q", h)
 	}
 	b.assertNoConsoleErrors()

@@ -24,7 +24,9 @@ import (
 // injected from that file, never fetched) finds no violation, and the
 // page does not scroll sideways, at 360 px either. The pages are the site's own GET routes
 // (sitePages, checked against the router by TestSitePagesAreAllChecked),
-// so a new page cannot be left out silently.
+// so a new page cannot be left out silently; and the pages of the states
+// the tour account is not in (a new account, every limit reached), as
+// other accounts (stateAccountsOn).
 
 const (
 	// phoneWidth and phoneHeight are a phone's viewport (an iPhone 12
@@ -45,6 +47,7 @@ type sitePage struct {
 	signedOut bool
 	status    int
 	ready     func(b *browserTab) // waits for what the page draws with script
+	state     string              // the state of another account's page (stateAccountsOn), for the table
 }
 
 // sitePages are the site's pages, one or more per GET route of the site.
@@ -76,6 +79,7 @@ var sitePages = []sitePage{
 	{route: "/access", url: fixed("/access")},
 	{route: "/access/keys/{key_id}/revoke", url: func(a tourAccount) string { return "/access/keys/" + a.readerID + "/revoke" }},
 	{route: "/activity", url: fixed("/activity")},
+	{route: "/activity", url: fixed("/activity?changes=1")},
 	{route: "/centre", url: fixed("/centre")},
 	{route: "/notifications", url: fixed("/notifications")},
 	{route: "/notifications/deliveries", url: fixed("/notifications/deliveries")},
@@ -160,8 +164,9 @@ func (b *browserTab) axe() []axeViolation {
 	}
 	// Evaluated through DevTools, the script is not subject to the
 	// page's Content-Security-Policy, and the page's own scripts are not
-	// changed.
-	b.do("inject axe-core", chromedp.Evaluate[chromedp.Void](`window.axe || (() => {`+script+"\n})()"))
+	// changed. Injected once a page (void: a second call on the same
+	// page must not return the axe object, which is too deep to send).
+	b.do("inject axe-core", chromedp.Evaluate[chromedp.Void](`void (window.axe || (() => {`+script+"\n})())"))
 	raw := run(b, "run axe-core", chromedp.Evaluate[string](`axe.run(document).then(r => JSON.stringify(r.violations.map(v => ({
 	id: v.id, impact: v.impact || "", nodes: v.nodes.length,
 	first: v.nodes[0].target.join(" ") + ": " + (v.nodes[0].failureSummary || "").replace(/\s+/g, " ").slice(0, 300)
@@ -219,6 +224,7 @@ func TestSiteAxeInABrowser(t *testing.T) {
 		t.Fatalf("axe-core is not installed (make test-tools installs it with npm ci in system_test/testdata/axe-core): %v", err)
 	}
 	s := startServer(t, "--notify-allow-private")
+	states := stateAccountsOn(t, s)
 	a := tourAccountOn(t, s)
 	expect(t, do(t, "PUT", s.URL+"/owner/v1/explorer", a.OwnerSecret, map[string]any{"explorer": "mempool.space"}), http.StatusOK, "")
 	begin := time.Now()
@@ -245,6 +251,9 @@ func TestSiteAxeInABrowser(t *testing.T) {
 		name := path
 		if p.signedOut {
 			name += " (signed out)"
+		}
+		if p.state != "" {
+			name += " (" + p.state + ")"
 		}
 		if table[name] == nil {
 			table[name] = map[int64]cell{}
@@ -283,6 +292,17 @@ func TestSiteAxeInABrowser(t *testing.T) {
 		siteSignIn(t, b, a.siteOwner, tourLogin)
 		for _, p := range sitePages {
 			if !p.signedOut {
+				check(p, size.width, size.axe)
+			}
+		}
+		// The states the tour account is not in, each in a tab signed in
+		// as its own account.
+		for _, st := range states {
+			b = newBrowser(t)
+			b.viewport(size.width, size.height)
+			siteSignIn(t, b, st.owner, st.login)
+			for _, p := range st.pages {
+				p.state = st.label
 				check(p, size.width, size.axe)
 			}
 		}

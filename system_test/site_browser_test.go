@@ -71,7 +71,7 @@ func siteSignIn(t *testing.T, b *browserTab, o siteOwner, login string) {
 	b.assertUsable("the sign-in page")
 	b.fill("Login", login)
 	b.fill("Password", o.Password)
-	if status := b.submit(`form[action="/sign-in"] button`); status != http.StatusOK || !strings.HasSuffix(b.location(), "/access") {
+	if status := b.submit(`form[action="/sign-in"] button`); status != http.StatusOK || !strings.HasSuffix(b.location(), "/portfolio") {
 		t.Fatalf("sign-in landed on %s with %d", b.location(), status)
 	}
 }
@@ -272,7 +272,8 @@ func TestSiteOwnerJourneyInABrowser(t *testing.T) {
 	if c == nil || !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict || c.Path != "/" || c.Secure {
 		t.Fatalf("session cookie %+v: want HttpOnly, SameSite=Strict, Path=/, not Secure over plain HTTP", c)
 	}
-	// Hostile card names are shown as text.
+	// Hostile card names are shown as text in the grants table.
+	b.open(s.URL + "/access")
 	if names := b.texts("td.text strong"); !slices.Contains(names, siteHostileScript) || !slices.Contains(names, siteHostileImg) {
 		t.Fatalf("the grants table shows names %q", names)
 	}
@@ -415,6 +416,7 @@ func TestSiteRefusesForgedRequestsInABrowser(t *testing.T) {
 	o := siteSetUp(t, s, "victim")
 	b := newBrowser(t)
 	siteSignIn(t, b, o, "victim")
+	b.open(s.URL + "/access")
 	token := b.value(`form[action="/access/keys"] input[name="csrf"]`)
 
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

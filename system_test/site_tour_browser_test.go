@@ -154,13 +154,19 @@ func TestSiteTourInABrowser(t *testing.T) {
 			t.Fatalf("the agent's note reads %q", got)
 		}
 	})
+	// The agents' work in the owner's words: the reader's refused change
+	// names the card, and the writer's note and History read are there.
+	refused := "was refused: change Account card “Cold storage” (403 FORBIDDEN)"
 	stop("site-activity", "/activity", func() {
-		for start := time.Now(); !strings.Contains(b.text("main"), "403 FORBIDDEN") && time.Since(start) < 15*time.Second; {
+		for start := time.Now(); !strings.Contains(plainText(b.text("main")), refused) && time.Since(start) < 15*time.Second; {
 			time.Sleep(300 * time.Millisecond)
 			b.open(s.URL + "/activity")
 		}
-		if !strings.Contains(b.text("main"), "nightly report agent") {
-			t.Fatalf("the activity page: %s", b.text("main"))
+		main := plainText(b.text("main"))
+		for _, want := range []string{refused, "nightly report agent", "read the History of Account card “Savings”", "saved a note on transaction "} {
+			if !strings.Contains(main, want) {
+				t.Fatalf("the activity page has no %q: %s", want, main)
+			}
 		}
 	})
 	stop("site-panel", "/access", nil)

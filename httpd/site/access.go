@@ -50,6 +50,10 @@ type accessData struct {
 	HasGrants bool
 	GrantRows template.HTML
 	NameMax   int
+	// Full: the account holds the most keys it may, so Limit replaces
+	// the create form.
+	Full  bool
+	Limit limitShown
 }
 
 func (s *Site) accessPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
@@ -58,12 +62,22 @@ func (s *Site) accessPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 
 // renderAccess renders the panel, with problem when a form failed.
 func (s *Site) renderAccess(ctx *fasthttp.RequestCtx, sess *siteSession, status int, problem string) {
+	s.renderAccessAfter(ctx, sess, status, problem, false)
+}
+
+// renderAccessAfter is renderAccess; keyRefused says a key's creation
+// was refused, which the limit of keys answers in the limit's words.
+func (s *Site) renderAccessAfter(ctx *fasthttp.RequestCtx, sess *siteSession, status int, problem string, keyRefused bool) {
 	r := s.reads(sess)
 	v, page := r.layout("access")
 	if r.failed(ctx) {
 		return
 	}
-	page.Title, page.Data, page.Problem = "API access", newAccessData(v, sess.csrf), problem
+	d := newAccessData(v, sess.csrf)
+	if keyRefused && d.Full {
+		problem = "The key was not created. " + d.Limit.String()
+	}
+	page.Title, page.Data, page.Problem = "API access", d, problem
 	page.Notice = siteNotices[string(ctx.QueryArgs().Peek("m"))]
 	s.renderPage(ctx, status, "access", page)
 }
@@ -88,8 +102,10 @@ func newAccessData(v actors.AccessPanelView, csrf string) accessData {
 	for _, sp := range v.Spaces {
 		grants = append(grants, row(sp, "Space", "spaces"))
 	}
-	return accessData{HasKeys: len(keys) > 0, KeyRows: keyRowsHTML(keys), HasGrants: len(grants) > 0,
-		GrantRows: grantRowsHTML(grants), NameMax: actors.KeyNameCharsMax}
+	d := accessData{HasKeys: len(keys) > 0, KeyRows: keyRowsHTML(keys), HasGrants: len(grants) > 0,
+		GrantRows: grantRowsHTML(grants), NameMax: actors.KeyNameCharsMax, Full: len(keys) >= actors.KeysMax, Limit: keysLimit(len(keys))}
+	d.Limit.ID = "keys-limit"
+	return d
 }
 
 // siteTime renders an RFC 3339 time from a view for people, in UTC.
@@ -127,7 +143,7 @@ func (s *Site) createKeyForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	}
 	created, failure := s.owner.CreateKey(sess.cred, capability, string(args.Peek("name")))
 	if err := s.typed(failure); err != nil {
-		s.renderAccess(ctx, sess, s.edge.Status(err.Code), err.Message)
+		s.renderAccessAfter(ctx, sess, s.edge.Status(err.Code), err.Message, true)
 		return
 	}
 	s.setFlash(ctx, sess, keyCreatedPage, created)

@@ -29,16 +29,20 @@ type activityData struct {
 	Resource   string
 	Since      string
 	Until      string
-	Older      string // the link to the next page, "" on the last
-	Oldest     string
-	Problem    string
+	// Changes: only the changes the keys made (no reads, no refusals).
+	Changes bool
+	Older   string // the link to the next page, "" on the last
+	Oldest  string
+	Problem string
 }
 
-// activityRow is one entry as the page shows it.
+// activityRow is one entry as the page shows it: what happened in the
+// owner's words (activity_words.go), and the request as the API saw it
+// (its method and route, and the outcome) for a technical owner.
 type activityRow struct {
-	When, Key, Op, Resource, Outcome string
-	Count                            int
-	Refused                          bool
+	When, Key, Words, Op, Outcome string
+	Count                         int
+	Refused, Change               bool
 }
 
 func (s *Site) activityPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
@@ -49,8 +53,8 @@ func (s *Site) activityPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	}
 	args := ctx.QueryArgs()
 	d := activityData{Keys: panel.Keys, Key: string(args.Peek("key")), Resource: string(args.Peek("resource")),
-		Since: string(args.Peek("since")), Until: string(args.Peek("until"))}
-	q := actors.ActivityQuery{KeyID: d.Key, ResourceID: d.Resource, Limit: 50}
+		Since: string(args.Peek("since")), Until: string(args.Peek("until")), Changes: string(args.Peek("changes")) == "1"}
+	q := actors.ActivityQuery{KeyID: d.Key, ResourceID: d.Resource, Limit: 50, ChangesOnly: d.Changes}
 	status := fasthttp.StatusOK
 	var problems []string
 	var err *actors.Error
@@ -71,32 +75,25 @@ func (s *Site) activityPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	if len(problems) > 0 {
 		status = fasthttp.StatusUnprocessableEntity
 		page.Problem = "The filter was not applied: " + problems[0]
-		q = actors.ActivityQuery{KeyID: d.Key, Limit: 50}
+		q = actors.ActivityQuery{KeyID: d.Key, Limit: 50, ChangesOnly: d.Changes}
 	}
 	res := read(r, q)
 	if r.failed(ctx) {
 		return
 	}
-	names := map[string]string{}
+	keys := map[string]string{}
 	for _, k := range panel.Keys {
-		names[k.KeyID] = k.Name
+		keys[k.KeyID] = k.Name
 	}
-	resources := map[string]string{}
-	for _, c := range panel.Cards {
-		resources[c.ID] = "Account card " + c.Name
-	}
-	for _, sp := range panel.Spaces {
-		resources[sp.ID] = "Space " + sp.Name
-	}
-	view := res
-	for _, e := range view.Entries {
-		d.Rows = append(d.Rows, newActivityRow(e, names, resources))
+	names := s.activityNamesOf(sess, panel, res.Entries)
+	for _, e := range res.Entries {
+		d.Rows = append(d.Rows, newActivityRow(e, keys, names))
 	}
 	if d.Key != "" {
-		d.KeyName = names[d.Key]
+		d.KeyName = keys[d.Key]
 		switch {
 		case d.KeyName != "":
-		case view.KeyKnown:
+		case res.KeyKnown:
 			d.KeyName = "key " + d.Key + " (revoked)"
 		default:
 			// An ID that was never a key here, or one revoked so long ago
@@ -107,17 +104,11 @@ func (s *Site) activityPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 			page.Problem = "This account has no key " + d.Key + ", and keeps no activity of one."
 		}
 	}
-	if view.Next != 0 {
-		older := url.Values{"before": {strconv.FormatUint(view.Next, 10)}}
-		for name, v := range map[string]string{"key": d.Key, "resource": d.Resource, "since": d.Since, "until": d.Until} {
-			if v != "" && status == fasthttp.StatusOK {
-				older.Set(name, v)
-			}
-		}
-		d.Older = "/activity?" + older.Encode()
+	if res.Next != 0 {
+		d.Older = activityOlderLink(d, res.Next, status == fasthttp.StatusOK)
 	}
-	if view.Oldest != 0 {
-		d.Oldest = activityWhen(view.Oldest)
+	if res.Oldest != 0 {
+		d.Oldest = activityWhen(res.Oldest)
 	}
 	page.Title, page.Data = "Agent activity", d
 	switch {
@@ -127,6 +118,23 @@ func (s *Site) activityPage(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		page.Title = "Unknown key " + d.Key
 	}
 	s.renderPage(ctx, status, "activity", page)
+}
+
+// activityOlderLink is the link to the page of entries before next. It
+// keeps the filter it continues, when the filter was applied (filtered).
+func activityOlderLink(d activityData, next uint64, filtered bool) string {
+	older := url.Values{"before": {strconv.FormatUint(next, 10)}}
+	if filtered {
+		for name, v := range map[string]string{"key": d.Key, "resource": d.Resource, "since": d.Since, "until": d.Until} {
+			if v != "" {
+				older.Set(name, v)
+			}
+		}
+		if d.Changes {
+			older.Set("changes", "1")
+		}
+	}
+	return "/activity?" + older.Encode()
 }
 
 // activityTime reads a filter time typed as activityTimeLayout, in UTC.
@@ -145,30 +153,57 @@ func activityWhen(ns int64) string {
 	return time.Unix(0, ns).UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-func newActivityRow(e actors.ActivityEntry, names, resources map[string]string) activityRow {
-	r := activityRow{When: activityWhen(e.Last), Key: names[e.KeyID], Op: e.Op, Count: e.Count, Refused: e.Status >= 400}
+func newActivityRow(e actors.ActivityEntry, keys map[string]string, names activityNames) activityRow {
+	r := activityRow{When: activityWhen(e.Last), Key: keys[e.KeyID], Words: activityWords(e, names), Op: e.Op, Outcome: activityOutcome(e),
+		Count: e.Count, Refused: e.Status >= 400, Change: actors.ActivityIsChange(e.Op, e.Status)}
 	if first := activityWhen(e.First); first != r.When {
 		r.When = first + " to " + time.Unix(0, e.Last).UTC().Format("15:04:05")
 	}
 	if r.Key == "" {
-		r.Key = e.KeyID + " (revoked)"
-	}
-	switch {
-	case e.Resource.ID == "":
-	case resources[e.Resource.ID] != "":
-		r.Resource = resources[e.Resource.ID]
-	case e.Resource.Kind == actors.ResourceNote:
-		r.Resource = "note on " + e.Resource.ID
-	default:
-		r.Resource = string(e.Resource.Kind) + " " + e.Resource.ID
-	}
-	switch {
-	case e.Op == actors.ActivityOther, e.Op == actors.ActivityOtherChanges:
-		r.Outcome = "several outcomes"
-	case e.Code != "":
-		r.Outcome = strconv.Itoa(e.Status) + " " + string(e.Code)
-	default:
-		r.Outcome = strconv.Itoa(e.Status) + " " + fasthttp.StatusMessage(e.Status)
+		r.Key = "key " + e.KeyID + " (revoked)"
 	}
 	return r
+}
+
+// activityNamesOf are the names the owner sees now of the cards and
+// Spaces entries name: the panel's Account cards and Spaces, and the
+// bookmark cards of the Spaces the entries name a card of (one read a
+// Space; a Space the plan hides answers nothing, and its cards are
+// said as gone).
+func (s *Site) activityNamesOf(sess *siteSession, panel actors.AccessPanelView, entries []actors.ActivityEntry) activityNames {
+	n := activityNames{accountCards: map[string]string{}, bookmarkCards: map[string]string{}, spaces: map[string]string{}}
+	for _, c := range panel.Cards {
+		n.accountCards[c.ID] = c.Name
+	}
+	for _, sp := range panel.Spaces {
+		n.spaces[sp.ID] = sp.Name
+	}
+	// The Spaces whose cards are named: the entry's Space, or, for a
+	// History read (its path names a card, not its Space), every Space.
+	var spaces []string
+	for _, e := range entries {
+		_, account := n.accountCards[e.Resource.ID]
+		switch {
+		case e.Resource.Kind != actors.ResourceBookmarkCard || account:
+		case e.Resource.SpaceID == "":
+			for _, sp := range panel.Spaces {
+				spaces = append(spaces, sp.ID)
+			}
+		default:
+			spaces = append(spaces, e.Resource.SpaceID)
+		}
+	}
+	read := map[string]bool{}
+	for _, space := range spaces {
+		if _, known := n.spaces[space]; !known || read[space] {
+			continue
+		}
+		read[space] = true
+		if list, err := ask(s, sess, actors.ListBookmarksQuery{SpaceID: space}); err == nil {
+			for _, c := range list.Cards {
+				n.bookmarkCards[c.ID] = c.Name
+			}
+		}
+	}
+	return n
 }

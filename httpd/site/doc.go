@@ -10,6 +10,10 @@
 // centre.go, live.go), the session cookie, CSRF and same-origin rules
 // (session.go), the signed-in gate and its error pages (site.go), and the
 // rendering with its security headers (render.go, rows.go).
+// Beside them: the first run's getting-started list on the Portfolio,
+// where sign-in lands (first_run.go), the words of a reached limit that
+// replace a create form (limits.go), and agent activity in the owner's
+// words (activity_words.go).
 //
 // What it depends on: actors (the queries, commands, views and rules it
 // runs for the owner), views (the History shapes and the bounds it shares

@@ -61,15 +61,16 @@ type notificationsData struct {
 	Channels []channelRow
 	Form     channelForm
 	Full     bool
+	Limit    limitShown // replaces the add form when Full
 	Rules    rulesSummary
 	// NoEmail: the server has no SMTP relay, so email channels are
 	// refused (and tests of them fail).
 	NoEmail bool
 }
 
-// notifyChannelsMax mirrors the account's bound on channels, to hide the
-// add form when it is reached (the command refuses past it anyway).
-const notifyChannelsMax = 10
+// notifyChannelsMax is the account's bound on channels, to hide the add
+// form when it is reached (the command refuses past it anyway).
+const notifyChannelsMax = actors.NotifyChannelsMax
 
 func (s *Site) registerNotifications(r Router) {
 	r.GET("/notifications", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
@@ -98,7 +99,8 @@ func (s *Site) renderNotifications(ctx *fasthttp.RequestCtx, sess *siteSession, 
 	if r.failed(ctx) {
 		return
 	}
-	d := notificationsData{Form: form, Full: len(channels.Channels) >= notifyChannelsMax, NoEmail: !s.owner.SendsEmail()}
+	d := notificationsData{Form: form, Full: len(channels.Channels) >= notifyChannelsMax, Limit: channelsLimit(len(channels.Channels)), NoEmail: !s.owner.SendsEmail()}
+	d.Limit.ID = "channels-limit"
 	for _, ch := range channels.Channels {
 		d.Channels = append(d.Channels, newChannelRow(ch))
 	}
@@ -150,7 +152,13 @@ func (s *Site) addChannelForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		if form.Kind != string(actors.ChannelEmail) {
 			form.Where = ""
 		}
-		s.renderNotifications(ctx, sess, s.edge.Status(err.Code), form, "", "The channel was not added: "+err.Message+".")
+		problem := "The channel was not added: " + err.Message + "."
+		if now, cerr := ask(s, sess, actors.NotifyChannelsQuery{}); cerr == nil && len(now.Channels) >= notifyChannelsMax {
+			// Another page or tab added the last one first: the page
+			// answers in the words it now shows in the form's place.
+			problem = "The channel was not added. " + channelsLimit(len(now.Channels)).String()
+		}
+		s.renderNotifications(ctx, sess, s.edge.Status(err.Code), form, "", problem)
 		return
 	}
 	if created.Secret == "" {

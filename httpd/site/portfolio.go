@@ -45,13 +45,18 @@ type portfolioData struct {
 	Total  totalShown // of every card's balance
 	Form   cardForm   // the add form, kept when it was refused
 	Colors []string
-	Full   bool
-	Limit  int
+	// Full: the Portfolio holds the plan's Account cards, so Limit
+	// replaces the add form.
+	Full  bool
+	Limit limitShown
+	// Start is the getting-started list, while the account holds no card
+	// (first_run.go); nil after.
+	Start []startStep
 }
 
 func (s *Site) registerPortfolio(r Router) {
 	r.GET("/portfolio", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
-		s.renderPortfolio(ctx, sess, fasthttp.StatusOK, cardForm{}, "")
+		s.renderPortfolio(ctx, sess, fasthttp.StatusOK, cardForm{}, "", false)
 	}))
 	r.POST("/portfolio/cards", s.signedIn(s.addCardForm))
 	r.POST("/portfolio/validate", s.signedIn(s.validateCardForm))
@@ -61,7 +66,10 @@ func (s *Site) registerPortfolio(r Router) {
 	r.POST("/portfolio/cards/{card_id}/delete", s.signedIn(s.deleteCardForm))
 }
 
-func (s *Site) renderPortfolio(ctx *fasthttp.RequestCtx, sess *siteSession, status int, form cardForm, problem string) {
+// renderPortfolio draws the Portfolio, with form and problem when an add
+// or a move was refused; full says the refusal was the plan's limit, which
+// the page answers in the limit's words.
+func (s *Site) renderPortfolio(ctx *fasthttp.RequestCtx, sess *siteSession, status int, form cardForm, problem string, full bool) {
 	r := s.reads(sess)
 	_, page := r.layout("portfolio")
 	res := read(r, actors.ListPortfolioQuery{})
@@ -71,6 +79,10 @@ func (s *Site) renderPortfolio(ctx *fasthttp.RequestCtx, sess *siteSession, stat
 		return
 	}
 	used := me.PortfolioCards
+	start := s.startSteps(r, len(res.Cards))
+	if r.failed(ctx) {
+		return
+	}
 	cards, total := s.cardRows(sess, res.Cards)
 	for i := range cards {
 		if e, has := last[cards[i].ID]; has {
@@ -79,7 +91,15 @@ func (s *Site) renderPortfolio(ctx *fasthttp.RequestCtx, sess *siteSession, stat
 	}
 	page.Title, page.Problem = "Portfolio", problem
 	page.Notice = portfolioNotices[string(ctx.QueryArgs().Peek("m"))]
-	page.Data = portfolioData{Cards: cards, Total: total, Form: form, Colors: actors.ColorKeys, Full: used.Used >= used.Limit, Limit: used.Limit}
+	d := portfolioData{Cards: cards, Total: total, Form: form, Colors: actors.ColorKeys, Full: used.Used >= used.Limit,
+		Limit: portfolioLimit(me.Plan, used.Used), Start: start}
+	d.Limit.ID = "portfolio-limit"
+	if full && d.Full {
+		// The limit replaces the add form, so the reason keeps what was
+		// typed into it.
+		page.Problem = "The card was not added. " + d.Limit.String() + ` You typed: address “` + form.Address + `”, name “` + form.Name + `”, note “` + form.Note + `”.`
+	}
+	page.Data = d
 	s.renderPage(ctx, status, "portfolio", page)
 }
 
@@ -87,7 +107,7 @@ func (s *Site) addCardForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	form := readCardForm(ctx)
 	_, err := s.siteWrite(sess, &actors.CreatePortfolioCard{CardID: s.store.NewID(), Address: form.Address, CardFields: form.fields()})
 	if err != nil {
-		s.renderPortfolio(ctx, sess, s.edge.Status(err.Code), form, err.Message)
+		s.renderPortfolio(ctx, sess, s.edge.Status(err.Code), form, err.Message, err.Code == actors.CodeOverviewFull)
 		return
 	}
 	s.redirect(ctx, "/portfolio?m=card-added")

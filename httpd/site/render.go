@@ -31,12 +31,13 @@ var (
 )
 
 // sitePageTemplates parses each page with the layout, the balance
-// blocks, the notification pages' parts and the label import's rows, once.
+// blocks, the notification pages' parts, the label import's rows and the
+// plan-limit block (limits.go), once.
 func sitePageTemplates() map[string]*template.Template {
 	sitePagesOnce.Do(func() {
 		sitePages = make(map[string]*template.Template, len(sitePageNames))
 		for _, name := range sitePageNames {
-			sitePages[name] = template.Must(template.ParseFS(siteTemplateFiles, "templates/layout.html", "templates/balance.html", "templates/notify_parts.html", "templates/labels_parts.html", "templates/"+name+".html"))
+			sitePages[name] = template.Must(template.ParseFS(siteTemplateFiles, "templates/layout.html", "templates/balance.html", "templates/notify_parts.html", "templates/labels_parts.html", "templates/limit_parts.html", "templates/"+name+".html"))
 		}
 	})
 	return sitePages

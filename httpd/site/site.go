@@ -200,11 +200,17 @@ func (s *Site) signedInAs(h siteHandler, passive bool) fasthttp.RequestHandler {
 	}
 }
 
-// home is the sign-in page, or the API access panel when signed in.
+// landingPage is where signing in (and "/" when signed in) leads: the
+// Portfolio, which shows a new account how to start (portfolio.go). The
+// site keeps no return path across sign-in (an expired session always
+// starts here), so there is no "next" address to check.
+const landingPage = "/portfolio"
+
+// home is the sign-in page, or the Portfolio when signed in.
 func (s *Site) home(ctx *fasthttp.RequestCtx) {
 	if cred, _, found := s.siteCredential(ctx); found {
 		if _, err := s.store.Query(cred, actors.AuthQuery{}, false); err == nil {
-			s.redirect(ctx, "/access")
+			s.redirect(ctx, landingPage)
 			return
 		}
 	}
@@ -243,7 +249,7 @@ func (s *Site) signInForm(ctx *fasthttp.RequestCtx) {
 	_, signInName := cookieNames(https)
 	setCookie(ctx, signInName, "", https, -1)
 	setSessionCookie(ctx, token, https)
-	s.redirect(ctx, "/access")
+	s.redirect(ctx, landingPage)
 }
 
 // siteSignIn signs in with what the owner typed as the login: an

@@ -2,6 +2,7 @@ package site
 
 import (
 	"net/url"
+	"slices"
 
 	"github.com/valyala/fasthttp"
 
@@ -30,22 +31,48 @@ type spacesData struct {
 	Spaces   []actors.SpaceView
 	Revision string
 	Form     struct{ Name, Type string }
+	// Full: the plan holds no more Spaces, so Limit replaces the create
+	// form.
+	Full  bool
+	Limit limitShown
 }
 
 // spaceData is a Space's page.
 type spaceData struct {
-	Space     actors.SpaceView
-	Revision  string
-	Cards     []cardRow
-	Bitcoin   bool       // a bitcoin Space: its cards show balances
-	Total     totalShown // of a bitcoin Space's cards
-	Form      cardForm   // the add form, kept when refused
-	Coin      string
+	Space    actors.SpaceView
+	Revision string
+	Cards    []cardRow
+	Bitcoin  bool       // a bitcoin Space: its cards show balances
+	Total    totalShown // of a bitcoin Space's cards
+	spaceKept
 	Coins     []chain.Coin
 	Colors    []string
 	Targets   []moveTarget // where a card of this Space may be moved
 	SheetRows int          // stored rows of a Sheet Space, as far as one page counts
 	SheetMore bool         // and more than that
+	// Full: the Space holds the plan's cards, so Limit replaces the add
+	// form.
+	Full  bool
+	Limit limitShown
+}
+
+// spaceKept is what the owner typed into a Space page's form that was
+// refused: the page is drawn again with it in the same form, the reason
+// above, and the focus on that form's first field, so nothing typed is
+// lost (a bookmark card's note above all).
+type spaceKept struct {
+	Form       cardForm // the add form
+	Coin       string
+	AddRefused bool
+	// EditCard is the card whose row form was refused, Edit what it held;
+	// EditStale: refused because the card changed meanwhile.
+	EditCard  string
+	Edit      cardForm
+	EditStale bool
+	// Rename is the name typed into a refused rename ("" keeps the
+	// Space's own).
+	Rename        string
+	RenameRefused bool
 }
 
 // moveTarget is a destination of the move menus.
@@ -55,11 +82,11 @@ type moveTarget struct {
 
 func (s *Site) registerSpaces(r Router) {
 	r.GET("/spaces", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
-		s.renderSpaces(ctx, sess, fasthttp.StatusOK, "", "", "")
+		s.renderSpaces(ctx, sess, fasthttp.StatusOK, "", "", nil)
 	}))
 	r.POST("/spaces", s.signedIn(s.createSpaceForm))
 	r.GET("/spaces/{space_id}", s.signedIn(func(ctx *fasthttp.RequestCtx, sess *siteSession) {
-		s.renderSpace(ctx, sess, fasthttp.StatusOK, pathParam(ctx, "space_id"), cardForm{}, "", "")
+		s.renderSpace(ctx, sess, fasthttp.StatusOK, pathParam(ctx, "space_id"), spaceKept{}, "")
 	}))
 	r.POST("/spaces/{space_id}", s.signedIn(s.updateSpaceForm))
 	r.GET("/spaces/{space_id}/delete", s.signedIn(s.deleteSpacePage))
@@ -70,16 +97,29 @@ func (s *Site) registerSpaces(r Router) {
 	r.POST("/moves", s.signedIn(s.moveForm))
 }
 
-func (s *Site) renderSpaces(ctx *fasthttp.RequestCtx, sess *siteSession, status int, name, typ, problem string) {
+// renderSpaces draws the Spaces page; refused is why a create was
+// refused (nil when none was sent), which a full plan answers with the
+// same words as the page (limits.go).
+func (s *Site) renderSpaces(ctx *fasthttp.RequestCtx, sess *siteSession, status int, name, typ string, refused *actors.Error) {
 	r := s.reads(sess)
 	_, page := r.layout("spaces")
 	list := read(r, actors.ListSpacesQuery{})
+	me := read(r, actors.MeQuery{})
 	if r.failed(ctx) {
 		return
 	}
-	d := spacesData{Spaces: list.Spaces, Revision: list.BookmarkRevision}
+	d := spacesData{Spaces: list.Spaces, Revision: list.BookmarkRevision, Full: me.BookmarkSpaces.Used >= me.BookmarkSpaces.Limit,
+		Limit: spacesLimit(me.Plan, me.BookmarkSpaces.Used)}
+	d.Limit.ID = "spaces-limit"
 	d.Form.Name, d.Form.Type = name, typ
-	page.Title, page.Problem, page.Data = "Spaces", problem, d
+	switch {
+	case refused == nil:
+	case refused.Code == actors.CodeSpaceFull:
+		page.Problem = "The Space was not created. " + d.Limit.String()
+	default:
+		page.Problem = spaceRefusal(refused)
+	}
+	page.Title, page.Data = "Spaces", d
 	page.Notice = spaceNotices[string(ctx.QueryArgs().Peek("m"))]
 	s.renderPage(ctx, status, "spaces", page)
 }
@@ -88,7 +128,7 @@ func (s *Site) createSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	name, typ := formValue(ctx, "name"), formValue(ctx, "type")
 	res, err := s.siteWrite(sess, &actors.CreateSpace{SpaceID: s.store.NewID(), ExpectedBookmarkRevision: formValue(ctx, "expected_bookmark_revision"), Name: name, Type: actors.SpaceType(typ)})
 	if err != nil {
-		s.renderSpaces(ctx, sess, s.edge.Status(err.Code), name, typ, spaceRefusal(err))
+		s.renderSpaces(ctx, sess, s.edge.Status(err.Code), name, typ, err)
 		return
 	}
 	created, berr := actors.Answer[actors.SpaceEnvelope](res, nil)
@@ -99,15 +139,35 @@ func (s *Site) createSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	s.redirect(ctx, "/spaces/"+url.PathEscape(created.Space.ID)+"?m=space-added")
 }
 
-func (s *Site) renderSpace(ctx *fasthttp.RequestCtx, sess *siteSession, status int, id string, form cardForm, coin, problem string) {
+func (s *Site) renderSpace(ctx *fasthttp.RequestCtx, sess *siteSession, status int, id string, kept spaceKept, problem string) {
 	r := s.reads(sess)
 	_, page := r.layout("spaces")
 	list := read(r, actors.ListBookmarksQuery{SpaceID: id})
 	spaces := read(r, actors.ListSpacesQuery{})
+	me := read(r, actors.MeQuery{})
 	if r.failed(ctx) {
 		return
 	}
-	d := spaceData{Space: list.Space, Revision: spaces.BookmarkRevision, Cards: withoutBalances(list.Cards), Form: form, Coin: coin, Coins: chain.Coins(), Colors: actors.ColorKeys}
+	d := spaceData{Space: list.Space, Revision: spaces.BookmarkRevision, Cards: withoutBalances(list.Cards), spaceKept: kept, Coins: chain.Coins(), Colors: actors.ColorKeys,
+		Full: len(list.Cards) >= me.Plan.Allows().SpaceCards, Limit: spaceCardsLimit(me.Plan, len(list.Cards))}
+	d.Limit.ID = "space-cards-limit"
+	if kept.EditCard != "" {
+		switch at := slices.IndexFunc(list.Cards, func(c actors.CardView) bool { return c.ID == kept.EditCard }); {
+		case at < 0:
+			// The card is gone (deleted or moved meanwhile): no row keeps
+			// what was typed, so the reason does.
+			problem += ` You typed: name “` + kept.Edit.Name + `”, note “` + kept.Edit.Note + `”.`
+		case kept.EditStale:
+			now := list.Cards[at]
+			problem = `The card was not saved: it changed after this page was drawn (an agent, or another page). It now holds name “` + now.Name + `”, note “` + now.Note +
+				`”. What you typed is still in its row: save again to replace that with it.`
+		}
+	}
+	if kept.AddRefused && d.Full {
+		// The limit replaces the add form, so the reason keeps what was
+		// typed into it.
+		problem = "The card was not added. " + d.Limit.String() + ` You typed: address “` + kept.Form.Address + `”, name “` + kept.Form.Name + `”, note “` + kept.Form.Note + `”.`
+	}
 	if list.Space.Type == actors.SpaceBitcoin {
 		d.Targets = append(d.Targets, moveTarget{Value: "portfolio", Label: "Portfolio (as an Account card)"})
 		d.Bitcoin = true
@@ -151,7 +211,11 @@ func (s *Site) updateSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		p.Type, notice = &typ, "space-retyped"
 	}
 	if _, err := s.siteWrite(sess, p); err != nil {
-		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, cardForm{}, "", spaceRefusal(err))
+		kept := spaceKept{RenameRefused: p.Name != nil}
+		if p.Name != nil {
+			kept.Rename = *p.Name
+		}
+		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, kept, spaceRefusal(err))
 		return
 	}
 	s.redirect(ctx, "/spaces/"+url.PathEscape(id)+"?m="+notice)
@@ -176,7 +240,7 @@ func (s *Site) deleteSpaceForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	_, err := s.siteWrite(sess, &actors.DeleteSpace{SpaceID: id, ExpectedBookmarkRevision: formValue(ctx, "expected_bookmark_revision"),
 		ExpectedVersion: formValue(ctx, "expected_version"), ConfirmDeleteCards: formValue(ctx, "confirm_delete_cards") == "true"})
 	if err != nil {
-		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, cardForm{}, "", "The Space was not deleted: "+spaceRefusal(err))
+		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, spaceKept{}, "The Space was not deleted: "+spaceRefusal(err))
 		return
 	}
 	s.redirect(ctx, "/spaces?m=space-deleted")
@@ -191,7 +255,8 @@ func (s *Site) addBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 		p.CoinID = &coin
 	}
 	if _, err := s.siteWrite(sess, p); err != nil {
-		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, form, coin, spaceRefusal(err))
+		// A full Space is answered with the limit's words (renderSpace).
+		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, spaceKept{Form: form, Coin: coin, AddRefused: true}, "The card was not added: "+spaceRefusal(err))
 		return
 	}
 	s.redirect(ctx, "/spaces/"+url.PathEscape(id)+"?m=bookmark-added")
@@ -202,7 +267,7 @@ func (s *Site) editBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	form := readCardForm(ctx)
 	_, err := s.siteWrite(sess, &actors.UpdateBookmarkCard{SpaceID: id, CardID: pathParam(ctx, "card_id"), ExpectedVersion: formValue(ctx, "expected_version"), CardFields: form.fields()})
 	if err != nil {
-		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, cardForm{}, "", "The card was not saved: "+spaceRefusal(err)+` You typed: name “`+form.Name+`”, note “`+form.Note+`”.`)
+		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, spaceKept{EditCard: pathParam(ctx, "card_id"), Edit: form, EditStale: err.Code == actors.CodeStaleVersion}, "The card was not saved: "+spaceRefusal(err))
 		return
 	}
 	s.redirect(ctx, "/spaces/"+url.PathEscape(id)+"?m=bookmark-saved")
@@ -212,7 +277,7 @@ func (s *Site) deleteBookmarkForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 	id := pathParam(ctx, "space_id")
 	_, err := s.siteWrite(sess, &actors.DeleteBookmarkCard{SpaceID: id, CardID: pathParam(ctx, "card_id"), ExpectedVersion: formValue(ctx, "expected_version")})
 	if err != nil {
-		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, cardForm{}, "", "The card was not deleted: "+spaceRefusal(err))
+		s.renderSpace(ctx, sess, s.edge.Status(err.Code), id, spaceKept{}, "The card was not deleted: "+spaceRefusal(err))
 		return
 	}
 	s.redirect(ctx, "/spaces/"+url.PathEscape(id)+"?m=bookmark-gone")
@@ -261,10 +326,10 @@ func (s *Site) moveForm(ctx *fasthttp.RequestCtx, sess *siteSession) {
 func (s *Site) moveRefused(ctx *fasthttp.RequestCtx, sess *siteSession, from string, err *actors.Error) {
 	problem := "The card was not moved: " + moveRefusal(err)
 	if from == "" {
-		s.renderPortfolio(ctx, sess, s.edge.Status(err.Code), cardForm{}, problem)
+		s.renderPortfolio(ctx, sess, s.edge.Status(err.Code), cardForm{}, problem, false)
 		return
 	}
-	s.renderSpace(ctx, sess, s.edge.Status(err.Code), from, cardForm{}, "", problem)
+	s.renderSpace(ctx, sess, s.edge.Status(err.Code), from, spaceKept{}, problem)
 }
 
 // moveRefusal explains the move rule that refused a move.
@@ -287,8 +352,6 @@ func spaceRefusal(err *actors.Error) string {
 	switch err.Code {
 	case actors.CodeStaleVersion:
 		return "it changed after this page was drawn (an agent, or another page); what it holds now is shown below. Try again."
-	case actors.CodeSpaceFull:
-		return "the plan holds no more Spaces. (" + err.Message + ")"
 	case actors.CodeBookmarkFull:
 		return "this Space already holds its 10 cards. (" + err.Message + ")"
 	}

@@ -62,7 +62,7 @@ func tourAccountOn(t *testing.T, s *server) tourAccount {
 	var reader, writer string
 	a.readerID, reader = owKey(t, s, o.OwnerSecret, "read", "nightly report agent")
 	_, writer = owKey(t, s, o.OwnerSecret, "write", "rebalancing agent")
-	owKey(t, s, o.OwnerSecret, "read", siteHostileScript)
+	_, hostile := owKey(t, s, o.OwnerSecret, "read", siteHostileScript)
 
 	a.watchList = spID(owner.list(t).spaces[0])
 	rename := do(t, "PATCH", s.URL+"/owner/v1/bookmark-spaces/"+a.watchList, o.OwnerSecret, map[string]any{"expected_bookmark_revision": owner.list(t).rev, "name": "Watch list"})
@@ -98,6 +98,9 @@ func tourAccountOn(t *testing.T, s *server) tourAccount {
 		expect(t, do(t, "GET", s.URL+"/v1/portfolio/cards", reader, nil), http.StatusOK, "")
 	}
 	expect(t, do(t, "PATCH", s.URL+"/v1/portfolio/cards/"+a.cards[0], reader, map[string]any{"expected_version": "x", "name": "y"}), http.StatusForbidden, "FORBIDDEN")
+	// A key named with markup reads the card named with markup: Agent
+	// activity shows both as text.
+	expect(t, do(t, "GET", s.URL+"/v1/portfolio/cards/"+a.cards[3], hostile, nil), http.StatusOK, "")
 
 	// Notifications: a webhook named with markup, a rule of a card's own,
 	// and a test message in the delivery log.
@@ -163,7 +166,7 @@ func TestSiteTourInABrowser(t *testing.T) {
 			b.open(s.URL + "/activity")
 		}
 		main := plainText(b.text("main"))
-		for _, want := range []string{refused, "nightly report agent", "read the History of Account card “Savings”", "saved a note on transaction "} {
+		for _, want := range []string{refused, "nightly report agent", "read the History of Account card “Savings”", "saved a note on transaction ", siteHostileScript, "Account card “" + siteHostileImg + "”"} {
 			if !strings.Contains(main, want) {
 				t.Fatalf("the activity page has no %q: %s", want, main)
 			}

@@ -40,8 +40,12 @@ vet: ## static checks: go vet, staticcheck (pinned in go.mod's tool directive), 
 	$(GO) tool staticcheck ./...
 	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy (the diff above is what it changes)"; exit 1; }
 
+# go test runs packages in the order they are named, -p at a time
+# (GOMAXPROCS): the longest, system_test (about six minutes of the ten),
+# is named first so it starts at once instead of after the others.
+LONG_TESTS := ./system_test ./cluster ./bench ./httpd ./deploy
 test: vet test-tools ## every test: unit, fuzz seeds, end-to-end over loopback HTTP, restart and crash, MCP conformance
-	$(GO) test -race -count=1 -parallel 4 -timeout 15m ./...
+	$(GO) test -race -count=1 -parallel 4 -timeout 15m $(LONG_TESTS) ./...
 
 INSPECTOR := system_test/testdata/mcp-inspector
 AXE := system_test/testdata/axe-core

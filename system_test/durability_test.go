@@ -369,7 +369,10 @@ func owRestart(t *testing.T, s *server, kill bool, when string, last owLastWrite
 func TestDurabilityRestartAndSnapshot(t *testing.T) {
 	t.Parallel()
 	for _, store := range raftLogs {
-		t.Run(store, func(t *testing.T) { testDurabilityRestartAndSnapshot(t, store) })
+		t.Run(store, func(t *testing.T) {
+			t.Parallel() // each store its own node, ports and data dir
+			testDurabilityRestartAndSnapshot(t, store)
+		})
 	}
 }
 
@@ -597,7 +600,10 @@ func owCreateLoadAccounts(t *testing.T, s *server, n, base int) []*owLoadAccount
 func TestDurabilityCrashMidLoad(t *testing.T) {
 	t.Parallel()
 	for _, store := range raftLogs {
-		t.Run(store, func(t *testing.T) { testDurabilityCrashMidLoad(t, store) })
+		t.Run(store, func(t *testing.T) {
+			t.Parallel() // each store its own node, ports and data dir
+			testDurabilityCrashMidLoad(t, store)
+		})
 	}
 }
 

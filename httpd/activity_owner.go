@@ -94,8 +94,17 @@ func activityQuery(args *fasthttp.Args) (actors.ActivityQuery, error) {
 				return q, err
 			}
 			q.Limit = n
+		case "changes_only":
+			switch value {
+			case "true":
+				q.ChangesOnly = true
+			case "false":
+				q.ChangesOnly = false
+			default:
+				return q, actors.Errorf(actors.CodeValidation, "changes_only must be true or false")
+			}
 		default:
-			return q, actors.Errorf(actors.CodeValidation, "unknown query parameter %q: use key_id, resource_id, since, until, before or limit", truncate(string(k)))
+			return q, actors.Errorf(actors.CodeValidation, "unknown query parameter %q: use key_id, resource_id, since, until, changes_only, before or limit", truncate(string(k)))
 		}
 	}
 	return q, nil

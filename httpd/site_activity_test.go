@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"fmt"
 	"html"
 	"maps"
 	"net/url"
@@ -108,6 +109,7 @@ func TestOwnerActivityRefusesBadFilters(t *testing.T) {
 		"limit=101":         "limit must be an integer from 1 to 100",
 		"colour=red":        `unknown query parameter "colour"`,
 		"key_id=k&Key_ID=x": `unknown query parameter "Key_ID"`,
+		"changes_only=1":    "changes_only must be true or false",
 	} {
 		status, _, m := o.send("192.0.2.1", "GET", "/owner/v1/activity?"+query, o.account.OwnerSecret, nil)
 		if status != fasthttp.StatusUnprocessableEntity || m["code"] != "VALIDATION" || !strings.Contains(m["error"].(string), want) {
@@ -119,6 +121,44 @@ func TestOwnerActivityRefusesBadFilters(t *testing.T) {
 	}
 	if status, _, _ := o.send("192.0.2.1", "GET", "/owner/v1/activity", reader, nil); status != fasthttp.StatusUnauthorized {
 		t.Fatalf("an agent key: %d", status)
+	}
+}
+
+// changes_only=true keeps the changes a key made and leaves out its reads
+// and refusals, as the site's "Changes only" does.
+func TestOwnerActivityChangesOnly(t *testing.T) {
+	o := newOwnerTest(t)
+	_, _, created := o.send("192.0.2.1", "POST", "/owner/v1/portfolio/cards", o.account.OwnerSecret, map[string]any{"address": csvAddrA, "name": "Cold"})
+	card := created["card"].(map[string]any)
+	o.ownerJSON("PUT", "/owner/v1/grants/portfolio/"+card["id"].(string), map[string]string{"level": "write"}, 200)
+	writer, _ := o.key("write", "writer")
+	reader, _ := o.key("read", "reader")
+	o.send("192.0.2.7", "GET", "/v1/portfolio/cards/"+card["id"].(string), writer, nil)
+	if status, _, m := o.send("192.0.2.7", "PATCH", "/v1/portfolio/cards/"+card["id"].(string), writer, map[string]any{"expected_version": card["version"], "name": "Warm"}); status != 200 {
+		t.Fatalf("the change: %d %v", status, m)
+	}
+	o.send("192.0.2.7", "PATCH", "/v1/portfolio/cards/"+card["id"].(string), reader, map[string]any{"expected_version": "x", "name": "n"})
+	o.server.activity.Wait()
+	ops := func(query string) []string {
+		t.Helper()
+		_, _, m := o.send("192.0.2.1", "GET", "/owner/v1/activity"+query, o.account.OwnerSecret, nil)
+		var got []string
+		for _, e := range m["entries"].([]any) {
+			e := e.(map[string]any)
+			got = append(got, fmt.Sprintf("%s %v", e["op"], e["status"]))
+		}
+		return got
+	}
+	if all := ops(""); len(all) != 3 {
+		t.Fatalf("every line: %v", all)
+	}
+	for _, query := range []string{"?changes_only=true", "?changes_only=true&limit=5"} {
+		if got := ops(query); len(got) != 1 || got[0] != "PATCH /v1/portfolio/cards/{card_id} 200" {
+			t.Errorf("%s: %v, want the one change", query, got)
+		}
+	}
+	if got := ops("?changes_only=false"); len(got) != 3 {
+		t.Errorf("changes_only=false: %v", got)
 	}
 }
 

@@ -2,6 +2,7 @@ package httpd
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -11,21 +12,17 @@ import (
 
 	"github.com/addrwatch/addrwatch/actors"
 	"github.com/addrwatch/addrwatch/chain"
+	"github.com/addrwatch/addrwatch/internal/testaddr"
 )
 
-// benchAddrs are ten real mainnet addresses, one card each.
-var benchAddrs = []string{
-	"1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa",
-	"bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4",
-	"3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy",
-	"bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0",
-	"1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2",
-	"3Ai1JZ8pdJb2ksieUV8FsxSNVJCpoPi8W6",
-	"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
-	"1Q1pE5vPGEEMqRcVRMbtBK842Y6Pzo6nK9",
-	"1MirQ9bwyQcGVJPwKUgapu5ouK2E2Ey4gX",
-	"12MzCDwodF9G1e7jfwLXfR164RNtx4BRVG",
-}
+// benchAddrs are the ten cards' addresses.
+var benchAddrs = func() []string {
+	var out []string
+	for i := range 10 {
+		out = append(out, testaddr.P2PKH(fmt.Sprint("combined history bench ", i)))
+	}
+	return out
+}()
 
 // memoHistory answers each page once computed from memory, as the
 // history cache does once warm, so the benchmark measures the History

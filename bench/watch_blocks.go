@@ -46,6 +46,7 @@ type payment struct {
 	account *watchAccount
 	address string
 	txid    string
+	asked   time.Time // when its broadcast was asked for
 	sent    time.Time // when its broadcast returned
 }
 
@@ -193,12 +194,13 @@ func (w *watchRun) pay() ([]*paidTx, time.Time, error) {
 	var sent time.Time
 	for i := range pays {
 		t := w.nextTarget()
+		asked := time.Now()
 		txid, err := w.node.Pay(t.address, paymentSats)
 		if err != nil {
 			return nil, time.Time{}, err
 		}
 		sent = time.Now()
-		pays[i] = w.note(payment{account: t.account, address: t.address, txid: txid, sent: sent})
+		pays[i] = w.note(payment{account: t.account, address: t.address, txid: txid, asked: asked, sent: sent})
 	}
 	return pays, sent, nil
 }

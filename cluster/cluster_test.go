@@ -612,6 +612,25 @@ func TestFSMApplyBatchAnswersEachEntry(t *testing.T) {
 	}
 }
 
+// A write is answered from inside ApplyBatch, before raft's AppliedIndex
+// covers it; the FSM's own figure must already say it, or a status read
+// right after an answered write reports less than was acknowledged (the
+// fresh-clone CI at fdbc012 saw applied_index 17 after the write of 18).
+func TestFSMAppliedIndexCoversEveryAnsweredEntry(t *testing.T) {
+	f := newFSM(t)
+	if got := f.applied.Load(); got != 0 {
+		t.Fatalf("applied %d before any entry", got)
+	}
+	f.ApplyBatch([]*raft.Log{logEntry(t, 7, createAccount("acct-1")), {Index: 8, Term: 1, Type: raft.LogNoop}})
+	if got := f.applied.Load(); got != 8 {
+		t.Fatalf("applied %d after entries 7 and 8, want 8", got)
+	}
+	f.Apply(logEntry(t, 9, createAccount("acct-2")))
+	if got := f.applied.Load(); got != 9 {
+		t.Fatalf("applied %d after entry 9, want 9", got)
+	}
+}
+
 func TestFSMPanicsOnCorruptEntry(t *testing.T) {
 	cases := map[string][]byte{
 		"unknown format": {9},

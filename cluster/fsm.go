@@ -37,6 +37,11 @@ type fsm struct {
 	// say it, so an older release refuses one it cannot load whole. Only
 	// the FSM goroutine writes it.
 	version atomic.Uint32
+	// applied is the index of the last entry this FSM applied. raft's own
+	// AppliedIndex moves only after it has handed a batch over, so a write
+	// can be answered (its future resolves here) before raft's figure
+	// covers it; Node.appliedIndex takes the larger of the two.
+	applied atomic.Uint64
 }
 
 var _ raft.BatchingFSM = (*fsm)(nil)
@@ -94,6 +99,9 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		responses[i] = results
 	}
 	flush()
+	if len(logs) > 0 {
+		f.applied.Store(logs[len(logs)-1].Index)
+	}
 	if count > 0 {
 		f.metrics.observeApply(count, time.Since(start))
 	}

@@ -428,7 +428,7 @@ func (n *Node) Ready() bool {
 	if n.raft.State() == raft.Leader {
 		return true
 	}
-	return time.Since(n.raft.LastContact()) < 5*time.Second && n.raft.AppliedIndex()+readyLagMax >= n.raft.CommitIndex()
+	return time.Since(n.raft.LastContact()) < 5*time.Second && n.appliedIndex()+readyLagMax >= n.raft.CommitIndex()
 }
 
 // IsLeader reports whether this node leads.
@@ -477,6 +477,12 @@ type Status struct {
 	LogVerification LogVerification `json:"log_verification"`
 }
 
+// appliedIndex is the highest log index applied to the accounts: at least
+// every write this node has answered (see fsm.applied).
+func (n *Node) appliedIndex() uint64 {
+	return max(n.raft.AppliedIndex(), n.fsm.applied.Load())
+}
+
 // Status reports the node's view of the cluster.
 func (n *Node) Status() (Status, error) {
 	addr, id := n.raft.LeaderWithID()
@@ -485,7 +491,7 @@ func (n *Node) Status() (Status, error) {
 		State:                 strings.ToLower(n.raft.State().String()),
 		Leader:                string(id),
 		LeaderAddr:            string(addr),
-		AppliedIndex:          n.raft.AppliedIndex(),
+		AppliedIndex:          n.appliedIndex(),
 		CommitIndex:           n.raft.CommitIndex(),
 		Term:                  n.raft.CurrentTerm(),
 		Accounts:              n.accounts.Len(),
@@ -521,7 +527,7 @@ func (n *Node) Close() error {
 	err := n.raft.Shutdown().Error()
 	n.heartbeats.close()
 	// A clean stop records the whole applied log.
-	raiseReach(n.raft.AppliedIndex(), n.stores, n.log)
+	raiseReach(n.appliedIndex(), n.stores, n.log)
 	n.transport.Close()
 	if n.cfg.shared == nil {
 		n.nodes.close()

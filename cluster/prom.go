@@ -32,7 +32,7 @@ func (n *Node) Collectors() []prometheus.Collector {
 		}),
 		gauge("addrwatch_raft_term", "Current raft term.", func() float64 { return float64(n.raft.CurrentTerm()) }),
 		gauge("addrwatch_raft_commit_index", "Highest log index known committed.", func() float64 { return float64(n.raft.CommitIndex()) }),
-		gauge("addrwatch_raft_applied_index", "Highest log index applied to the accounts.", func() float64 { return float64(n.raft.AppliedIndex()) }),
+		gauge("addrwatch_raft_applied_index", "Highest log index applied to the accounts.", func() float64 { return float64(n.appliedIndex()) }),
 		gauge("addrwatch_raft_last_contact_seconds", "Seconds since a follower last heard from the leader (0 on the leader).", func() float64 {
 			if n.raft.State() == raft.Leader {
 				return 0

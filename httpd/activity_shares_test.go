@@ -3,10 +3,12 @@ package httpd
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/addrwatch/addrwatch/actors"
+	"github.com/addrwatch/addrwatch/httpd/activity"
 )
 
 // ownerActivity reads every kept line of the account through the owner
@@ -39,9 +41,11 @@ func (o *ownerTest) windows(n int, requests func(window int)) {
 
 // The attack of issue 28: a write key creates a card, then reads made-up
 // IDs for 40 windows. Its create stays in its activity, and the misses are
-// one line a window.
+// one line a window. The test ends 40 windows with Flush; the log's own
+// timer may end more (one a second) on a slow machine, each with its line.
 func TestAgentCannotEraseItsCreateByReadingUnknownIDs(t *testing.T) {
 	o := newOwnerTest(t)
+	start := time.Now()
 	writer, writerID := o.key("write", "writer")
 	if status, _, m := o.send("192.0.2.7", "POST", "/v1/portfolio/cards", writer, map[string]any{"address": csvAddrA, "name": "planted"}); status != fasthttp.StatusCreated {
 		t.Fatalf("create: %d %v", status, m)
@@ -52,6 +56,7 @@ func TestAgentCannotEraseItsCreateByReadingUnknownIDs(t *testing.T) {
 			o.send("192.0.2.7", "GET", fmt.Sprintf("/v1/portfolio/cards/made-up-%d-%d", w, i), writer, nil)
 		}
 	})
+	timerWindows := int(time.Since(start)/activity.Window) + 1
 	lines := o.ownerActivity("&key_id=" + writerID)
 	created, misses := false, 0
 	for _, e := range lines {
@@ -60,8 +65,8 @@ func TestAgentCannotEraseItsCreateByReadingUnknownIDs(t *testing.T) {
 			misses += int(e["count"].(float64))
 		}
 	}
-	if !created || misses != 4000 || len(lines) > 41+1 {
-		t.Fatalf("%d lines kept; the create kept: %v; misses counted: %d", len(lines), created, misses)
+	if !created || misses != 4000 || len(lines) > 1+40+timerWindows {
+		t.Fatalf("%d lines kept (at most 1 + 40 + %d timer windows); the create kept: %v; misses counted: %d", len(lines), timerWindows, created, misses)
 	}
 }
 

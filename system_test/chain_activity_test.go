@@ -66,9 +66,8 @@ func activitySince(t *testing.T, s *server, key string, since time.Time) (kinds,
 // them again; a read key and a write key read the same; a bad since or
 // limit is refused with 422 VALIDATION.
 func TestChainActivityOfARegtestPayment(t *testing.T) {
-	// Not parallel: the tests on the shared regtest node mine and reorg
-	// its one chain, which the others would see.
-	node := regtest.Shared(t)
+	t.Parallel()
+	node := regtest.Own(t) // it mines and reorgs: a chain no other test sees
 	rpc := node.RPC()
 	cert := filepath.Join(t.TempDir(), "rpc.cert")
 	if err := os.WriteFile(cert, rpc.Cert, 0o600); err != nil {

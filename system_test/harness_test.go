@@ -28,7 +28,7 @@ import (
 var serverBinary string
 
 func TestMain(m *testing.M) {
-	regtest.Supervise() // the copy of this binary that runs btcd for regtest.Shared
+	regtest.Supervise() // the copy of this binary that runs each test's btcd (regtest.Own)
 	dir, err := os.MkdirTemp("", "addrwatchd-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

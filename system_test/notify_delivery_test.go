@@ -115,7 +115,8 @@ func ofTx(got []hookRequest, txid string) []string {
 }
 
 func TestNotificationsDeliveredFromARegtestChain(t *testing.T) {
-	node := regtest.Shared(t)
+	t.Parallel()
+	node := regtest.Own(t) // it mines: a chain no other test sees
 	rpc := node.RPC()
 	dir := t.TempDir()
 	rpcCert := filepath.Join(dir, "rpc.cert")

@@ -303,16 +303,16 @@ func TestSiteAxeInABrowser(t *testing.T) {
 	}
 	// axe at a phone's and a desktop's width; the narrowest phone the
 	// site is made for (360 px) is checked for sideways scroll only. The
-	// widths are walked at once, each in tabs of its own (a page's
-	// requests wait on the server and the browser more than on the
-	// CPU).
+	// widths are walked one after the other, each in tabs of its own: as
+	// parallel subtests they would wait for a free slot behind every
+	// other test of the package (go test starts them only when this
+	// function returns), and this test would end last.
 	t.Run("widths", func(t *testing.T) {
 		for _, size := range []struct {
 			width, height int64
 			axe           bool
 		}{{phoneWidth, phoneHeight, true}, {desktopWidth, desktopHeight, true}, {narrowWidth, narrowHeight, false}} {
 			t.Run(fmt.Sprintf("%dx%d", size.width, size.height), func(t *testing.T) {
-				t.Parallel()
 				// A tab of its own: it starts signed out.
 				b := newBrowser(t)
 				b.viewport(size.width, size.height)

@@ -29,7 +29,8 @@ import (
 // on every page: the dialog guard fails the test on any alert. With
 // ADDRWATCH_TOUR_DIR set it saves the README's pictures of these pages.
 func TestSiteNotificationsInABrowser(t *testing.T) {
-	node := regtest.Shared(t)
+	t.Parallel()
+	node := regtest.Own(t) // it mines: a chain no other test sees
 	rpc := node.RPC()
 	cert := filepath.Join(t.TempDir(), "rpc.cert")
 	if err := os.WriteFile(cert, rpc.Cert, 0o600); err != nil {

@@ -87,9 +87,8 @@ func waitRecorded(t *testing.T, s *server, a account, address, txid, state, bloc
 // same events, of the cards the key can read only; and a node given
 // another notify key signs nothing.
 func TestWatchingARegtestChainThroughACluster(t *testing.T) {
-	// Not parallel: the tests on the shared regtest node mine and reorg
-	// its one chain, which the others would see.
-	node := regtest.Shared(t)
+	t.Parallel()
+	node := regtest.Own(t) // it mines and reorgs: a chain no other test sees
 	// Every node has the same notify key, as the README says it must.
 	notifyKey := notifyKeyFile(t, 0x5a)
 	nodes := startCluster(t, 3, append(btcdChainArgs(t, node), "--notify-key", notifyKey, "--notify-allow-private")...)
@@ -243,9 +242,8 @@ func followerLines(s *server) string {
 // subscriptions, chain.Notifier): a payment to a watched address is
 // recorded in the mempool and then confirmed in its block.
 func TestWatchingThroughAnElectrumServer(t *testing.T) {
-	// Not parallel: the tests on the shared regtest node mine and reorg
-	// its one chain, which the others would see.
-	node := regtest.Shared(t)
+	t.Parallel()
+	node := regtest.Own(t) // it mines and reorgs: a chain no other test sees
 	srv, err := electrumtest.Start(electrumtest.Config{RPC: node.Client()})
 	if err != nil {
 		t.Fatal(err)

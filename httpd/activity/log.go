@@ -28,8 +28,9 @@ import (
 )
 
 const (
-	// flushEvery is the window a key's requests are counted in.
-	flushEvery = time.Second
+	// Window is how long a key's requests are counted before the
+	// flusher records them (a Flush call ends a window sooner).
+	Window = time.Second
 	// pendingMax bounds the entries a node holds between flushes;
 	// past it, a request's line is counted in its key's "other requests"
 	// (or "other changes").
@@ -126,7 +127,7 @@ func (l *Log) Count(line Line, at int64) {
 func (l *Log) flushLoop() {
 	defer l.flushes.Done()
 	for {
-		time.Sleep(flushEvery)
+		time.Sleep(Window)
 		if !l.Flush() {
 			return
 		}

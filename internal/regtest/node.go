@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/integration/rpctest"
@@ -27,7 +28,7 @@ type Node struct {
 // Start starts a node: btcd on loopback ports of its own, with
 // --addrindex and --txindex, and a chain of startHeight blocks so that
 // segregated witness is active and the harness's wallet has coins to pay
-// with. Stop stops it. Most tests want Shared instead.
+// with. Stop stops it. Most tests want Shared or Own instead.
 func Start() (*Node, error) {
 	if !mainCalled {
 		return nil, errNoMain
@@ -45,8 +46,7 @@ func Start() (*Node, error) {
 	if err := os.Setenv(superviseEnv, btcd); err != nil {
 		return nil, err
 	}
-	rpctest.ListenAddressGenerator = loopbackAddresses
-	h, err := rpctest.New(&chaincfg.RegressionNetParams, nil, []string{"--addrindex", "--txindex"}, self)
+	h, err := newHarness(self)
 	if err != nil {
 		return nil, fmt.Errorf("regtest: preparing btcd: %w", err)
 	}
@@ -57,6 +57,18 @@ func Start() (*Node, error) {
 	}
 	return &Node{h: h}, nil
 }
+
+// newHarness prepares a harness whose btcd is supervised by self. The
+// harness's address generator is a package variable of rpctest, so nodes
+// started at once take turns to set it and read it.
+func newHarness(self string) (*rpctest.Harness, error) {
+	harnessMu.Lock()
+	defer harnessMu.Unlock()
+	rpctest.ListenAddressGenerator = loopbackAddresses
+	return rpctest.New(&chaincfg.RegressionNetParams, nil, []string{"--addrindex", "--txindex"}, self)
+}
+
+var harnessMu sync.Mutex
 
 // Stop stops btcd and removes its data.
 func (n *Node) Stop() error { return n.h.TearDown() }

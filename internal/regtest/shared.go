@@ -29,6 +29,26 @@ func Shared(t testing.TB) *Node {
 	return shared.node
 }
 
+// Own is a node of the test's own, stopped when the test ends: for a test
+// that mines or reorgs in ways the others sharing a node would see, so
+// that it can run beside them. It fails or skips as Shared does.
+func Own(t testing.TB) *Node {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a btcd regtest node, a server process, which -short leaves out")
+	}
+	n, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := n.Stop(); err != nil {
+			t.Errorf("regtest: stopping btcd: %v", err)
+		}
+	})
+	return n
+}
+
 func stopShared() {
 	if shared.node == nil {
 		return

@@ -144,6 +144,10 @@ type Node struct {
 	// entry committed before its term: only then may it answer reads and
 	// accept writes (a fresh leader may still be replaying its log).
 	leaderReady atomic.Bool
+	// gained counts the times leaderReady turned true: a reader that
+	// saw this node lead, and sees it lead again, learns from it that
+	// another leader may have written between (LeadershipsGained).
+	gained atomic.Uint64
 	// transfers counts the leadership transfers this leader is making: a
 	// leader handing over serves nothing meanwhile (operations.go).
 	transfers atomic.Int32
@@ -314,7 +318,10 @@ func (n *Node) watchLeadership() {
 				continue
 			}
 			// Leadership may have moved on meanwhile.
-			n.leaderReady.Store(n.raft.State() == raft.Leader)
+			if n.raft.State() == raft.Leader {
+				n.gained.Add(1)
+				n.leaderReady.Store(true)
+			}
 		case <-n.done:
 			return
 		}
@@ -324,6 +331,11 @@ func (n *Node) watchLeadership() {
 // Serving reports whether this node answers requests itself: it leads and
 // has applied its log.
 func (n *Node) Serving() bool { return n.serving() }
+
+// LeadershipsGained counts the times this node came to lead (and had
+// applied its log). It only grows: a reader that polls Serving misses a
+// leadership lost and gained again between two polls, but not this.
+func (n *Node) LeadershipsGained() uint64 { return n.gained.Load() }
 
 // Leader returns the raft address of the leader when another node leads,
 // as raft itself knows it (never from replicated state), or false while

@@ -22,12 +22,12 @@ import (
 type deliverStore struct {
 	accounts   accountStore
 	ids        func() []string
-	leadership func() uint64
+	leadership func() (groups, gained uint64)
 	serves     func(account string) bool
 	now        func() time.Time
 }
 
-func (s deliverStore) Leadership() uint64         { return s.leadership() }
+func (s deliverStore) Leadership() (uint64, uint64) { return s.leadership() }
 func (s deliverStore) Accounts() []string         { return s.ids() }
 func (s deliverStore) Serves(account string) bool { return s.serves(account) }
 
@@ -47,26 +47,28 @@ func (s deliverStore) Record(ctx context.Context, account string, results []acto
 }
 
 // leadsOne is the Leadership of an unsharded node: bit 0 while it serves.
-func leadsOne(serving func() bool) func() uint64 {
-	return func() uint64 {
-		if serving() {
-			return 1
+func leadsOne(n *cluster.Node) func() (uint64, uint64) {
+	return func() (uint64, uint64) {
+		if n.Serving() {
+			return 1, n.LeadershipsGained()
 		}
-		return 0
+		return 0, n.LeadershipsGained()
 	}
 }
 
 // groupsLed is the Leadership of a sharded node: bit i while it serves
 // group i (cluster.MaxGroups is 64).
-func groupsLed(g *cluster.Groups) func() uint64 {
-	return func() uint64 {
-		var led uint64
+func groupsLed(g *cluster.Groups) func() (uint64, uint64) {
+	return func() (uint64, uint64) {
+		var led, gained uint64
 		for i := range g.Count() {
-			if g.Group(i).Serving() {
+			n := g.Group(i)
+			gained += n.LeadershipsGained()
+			if n.Serving() {
 				led |= 1 << i
 			}
 		}
-		return led
+		return led, gained
 	}
 }
 

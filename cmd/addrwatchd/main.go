@@ -135,7 +135,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer node.Close()
 		store = newNodeStore(node)
 		follow = followerStore{accounts: node, ids: node.AccountIDs, leading: node.Serving, now: time.Now}
-		delivery = deliverStore{accounts: node, ids: node.AccountIDs, leadership: leadsOne(node.Serving),
+		delivery = deliverStore{accounts: node, ids: node.AccountIDs, leadership: leadsOne(node),
 			serves: func(string) bool { return node.Serving() }, now: time.Now}
 		demo = demoNode{bootstrapped: node.Bootstrapped, waitForLeader: node.WaitForLeader}
 	}

@@ -24,7 +24,11 @@ type Store interface {
 	// Leadership names the raft groups this node leads and serves, one
 	// bit each (an unsharded node has bit 0 alone); 0 when it leads
 	// none. A bit that appears is accounts gained: each is read once.
-	Leadership() uint64
+	// gained counts the times this node began to serve a group; it
+	// grows too when a group is lost and led again between two asks
+	// (the bits alike), when another leader may have changed its
+	// accounts meanwhile: they are read again.
+	Leadership() (groups, gained uint64)
 	// Accounts lists this node's accounts, led or not.
 	Accounts() []string
 	// Serves reports whether this node leads account now.
@@ -230,17 +234,17 @@ func (d *Deliverer) Run(ctx context.Context) {
 	}
 	defer d.tasks.Wait()
 	defer wg.Wait()
-	var led uint64
+	var led, gainedBefore uint64
 	var reread time.Time
 	for ctx.Err() == nil {
 		now := d.opts.Now()
-		lead := d.store.Leadership()
-		if lead&^led != 0 || (lead != 0 && !now.Before(reread)) {
+		lead, gained := d.store.Leadership()
+		if lead&^led != 0 || (lead != 0 && gained != gainedBefore) || (lead != 0 && !now.Before(reread)) {
 			d.wakeAll()
 			reread = now.Add(d.opts.RereadEvery)
 			d.forgetAcked(now)
 		}
-		led = lead
+		led, gainedBefore = lead, gained
 		wait := d.opts.LeadershipEvery
 		if lead != 0 {
 			if next, any := d.takeWoken(now); any && next.Sub(now) < wait {

@@ -297,6 +297,33 @@ func TestLeadershipGainedReadsEveryAccount(t *testing.T) {
 	}
 }
 
+// A node that loses its leadership and gains it back between two asks
+// sees the same bits, but another leader may have changed its accounts
+// meanwhile (the owner's "send again" through it): the count of
+// leaderships gained says so, and every account is read again. Without
+// it the entry waited for the minute's reread (the cluster test's
+// notification held back by a leader with another key, sent again once
+// this node led again 90 ms later, was not delivered in 30 s).
+func TestLeadershipLostAndGainedBetweenAsksReadsEveryAccount(t *testing.T) {
+	r := newRig(t, Options{})
+	r.run()
+	r.clock.Advance(DefaultLeadershipEvery)
+	quiet()
+	reads := r.store.readCount()
+	// Between two asks: another leader's "send again" makes an entry due.
+	r.store.put("acct1", "nc_a", "card_1", 0, r.clock.Now())
+	r.store.mu.Lock()
+	r.store.gained++
+	r.store.mu.Unlock()
+	r.clock.Advance(DefaultLeadershipEvery)
+	if s := r.started(); s.account != "acct1" {
+		t.Errorf("tried %+v", s)
+	}
+	if n := r.store.readCount(); n <= reads {
+		t.Errorf("read %d times after leading again, %d before", n, reads)
+	}
+}
+
 // What a try gave becomes a result RecordDeliveries accepts: latency and
 // Retry-After in ms, within bounds; a class that is a word; a detail of
 // one bounded line; no class when delivered.

@@ -75,6 +75,7 @@ type fakeStore struct {
 	mu       sync.Mutex
 	outbox   map[string][]*fakeEntry // by account
 	leading  uint64
+	gained   uint64 // Leadership's count of leaderships gained
 	serves   bool
 	reads    int
 	records  [][]actors.DeliveryResult // every Record, applied or refused
@@ -95,10 +96,10 @@ func (s *fakeStore) put(account, channel, card string, n int, at time.Time) stri
 	return id
 }
 
-func (s *fakeStore) Leadership() uint64 {
+func (s *fakeStore) Leadership() (uint64, uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.leading
+	return s.leading, s.gained
 }
 
 func (s *fakeStore) Accounts() []string {

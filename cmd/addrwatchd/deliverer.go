@@ -28,8 +28,8 @@ type deliverStore struct {
 }
 
 func (s deliverStore) Leadership() (uint64, uint64) { return s.leadership() }
-func (s deliverStore) Accounts() []string         { return s.ids() }
-func (s deliverStore) Serves(account string) bool { return s.serves(account) }
+func (s deliverStore) Accounts() []string           { return s.ids() }
+func (s deliverStore) Serves(account string) bool   { return s.serves(account) }
 
 func (s deliverStore) Due(ctx context.Context, account string, now time.Time) (actors.DueDeliveries, error) {
 	cred := actors.Credential{Kind: actors.CredentialSystem, AccountID: account, Now: now.UnixNano()}

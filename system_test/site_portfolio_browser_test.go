@@ -78,14 +78,17 @@ func TestSitePortfolioInABrowser(t *testing.T) {
 	}
 	id := card["id"].(string)
 
-	// The owner opens the card while an agent renames it through /v1.
+	// The owner is typing on the card's page when an agent renames it
+	// through /v1. (Typing starts first: a page the owner is not yet
+	// editing takes the agent's change from the live view, and a save
+	// from there is not a conflict.)
 	owGrant(t, s, o.OwnerSecret, id, "write")
 	_, key := owKey(t, s, o.OwnerSecret, "write", "portfolio agent")
 	b.open(s.URL + "/portfolio/cards/" + id)
 	b.assertUsable("the card page")
+	b.fill("Name", "Owner's name")
 	r := do(t, "PATCH", s.URL+"/v1/portfolio/cards/"+id, key, map[string]any{"expected_version": card["version"], "name": "Agent's name"})
 	expect(t, r, http.StatusOK, "")
-	b.fill("Name", "Owner's name")
 	b.fill("Note", "typed by the owner")
 	if status := b.submit(`form[action="/portfolio/cards/` + id + `"] button[type=submit]`); status != http.StatusConflict {
 		t.Fatalf("a save after the agent's: %d, want 409", status)

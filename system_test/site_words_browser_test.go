@@ -117,8 +117,11 @@ func TestSiteRefusedSpaceSaveKeepsTheNoteInABrowser(t *testing.T) {
 	siteSignIn(t, b, o, "space.saver")
 	b.open(s.URL + "/spaces/" + space)
 
-	// An agent (here the owner API) renames the card after the page was
-	// drawn; the owner's note, typed into the row, is refused as stale.
+	// An agent (here the owner API) renames the card while the owner
+	// types a note into its row; the note is refused as stale. (Typing
+	// starts first: a row the owner is not yet editing takes the agent's
+	// change from the live view, and a save from there is no conflict.)
+	b.fill("Note of "+owAddress(970), "paid back")
 	expect(t, owner.do(t, "PATCH", "/bookmark-spaces/"+space+"/cards/"+spID(card), map[string]any{"expected_version": card["version"], "name": "Bob"}), http.StatusOK, "")
 	note := "paid back on Friday " + siteHostileNote
 	b.fill("Note of "+owAddress(970), note)

@@ -73,6 +73,7 @@ func buildServer(t *testing.T) string {
 // the portfolio, and agent-mix after it needs room) working against the
 // server as it changes.
 func TestEveryScenarioAgainstARealNode(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server process")
 	}

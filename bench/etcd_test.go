@@ -13,6 +13,7 @@ func roundResult(throughput float64, p99 time.Duration) *result {
 // Each round's ratio compares the two runs made back to back, and the
 // median is of those ratios, not a ratio of medians.
 func TestPrintRoundsGivesEachRoundAndTheMedian(t *testing.T) {
+	t.Parallel()
 	results := []*result{
 		roundResult(2000, 40*time.Millisecond), roundResult(4000, 20*time.Millisecond), // 2.00×, 0.50×
 		roundResult(3000, 50*time.Millisecond), roundResult(4500, 30*time.Millisecond), // 1.50×, 0.60×
@@ -33,6 +34,7 @@ func TestPrintRoundsGivesEachRoundAndTheMedian(t *testing.T) {
 }
 
 func TestMedian(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		xs   []float64
 		want float64

@@ -11,6 +11,7 @@ import (
 // bench fsync times the appends it was asked for on --data's disk, says
 // what two in series cost, and leaves no file behind.
 func TestFsyncTimesAppendsUnderData(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
 	if code := run(context.Background(), []string{"--data", dir, "--requests", "50", "fsync"}, noEnv, &out, &errOut); code != 0 {

@@ -12,6 +12,7 @@ import (
 func noEnv(string) string { return "" }
 
 func TestParseDefaults(t *testing.T) {
+	t.Parallel()
 	cfg, err := parseArgs([]string{"sheet-put"}, noEnv)
 	if err != nil {
 		t.Fatal(err)
@@ -23,6 +24,7 @@ func TestParseDefaults(t *testing.T) {
 }
 
 func TestParseFlagsAnywhere(t *testing.T) {
+	t.Parallel()
 	cfg, err := parseArgs([]string{"--targets", "http://a:1/, http://b:2", "reads", "-c", "8", "--accounts=2", "sheet-put", "--rate", "1500", "--duration", "5s", "--json", "--plot", "x.svg"}, noEnv)
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +36,7 @@ func TestParseFlagsAnywhere(t *testing.T) {
 }
 
 func TestParseAll(t *testing.T) {
+	t.Parallel()
 	cfg, err := parseArgs([]string{"all"}, noEnv)
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +47,7 @@ func TestParseAll(t *testing.T) {
 }
 
 func TestParseAdminTokenFromEnv(t *testing.T) {
+	t.Parallel()
 	env := func(k string) string {
 		if k == "ADDRWATCH_ADMIN_TOKEN" {
 			return "from-env"
@@ -61,6 +65,7 @@ func TestParseAdminTokenFromEnv(t *testing.T) {
 }
 
 func TestParseCommands(t *testing.T) {
+	t.Parallel()
 	cfg, err := parseArgs([]string{"compare-etcd", "-c", "16"}, noEnv)
 	if err != nil || cfg.command != "compare-etcd" || cfg.requests != defaultEtcdRequests || cfg.connections != 16 {
 		t.Fatalf("compare-etcd: %+v %v", cfg, err)
@@ -84,6 +89,7 @@ func TestParseCommands(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -117,6 +123,7 @@ func TestParseErrors(t *testing.T) {
 // Every Sheet has exactly one owning worker, whatever the ratio of
 // connections to accounts, and a worker's first Sheet is e.sheet(w).
 func TestWorkersOwnTheirSheets(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ connections, accounts int }{{32, 32}, {32, 4}, {10, 3}, {9, 1}, {4, 16}, {3, 10}} {
 		per := max((c.connections+c.accounts-1)/c.accounts, 1)
 		fix := &fixture{}

@@ -16,6 +16,7 @@ import (
 // missing, the slow channel's too. How large the figures are is not
 // asserted: that is the README's, measured.
 func TestNotifyAgainstARegtestNode(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts btcd and a server process")
 	}

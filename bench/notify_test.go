@@ -13,6 +13,7 @@ import (
 )
 
 func TestParseNotify(t *testing.T) {
+	t.Parallel()
 	cfg, err := parseArgs([]string{"notify"}, noEnv)
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +69,7 @@ func hookRequest(t *testing.T, url, secret string, body []byte) int {
 // no channel has, and notes each with its reason; the slow channel
 // answers after its delay.
 func TestReceiversVerifyEveryWebhook(t *testing.T) {
+	t.Parallel()
 	rc := newReceivers()
 	defer rc.close()
 	base, err := rc.listen()
@@ -118,6 +120,7 @@ func TestReceiversVerifyEveryWebhook(t *testing.T) {
 // request of one event ID as a redelivery and a refused one as refused,
 // and a wait says how many it never got.
 func TestHookTallyWaits(t *testing.T) {
+	t.Parallel()
 	rc := newReceivers()
 	ch := &hookChannel{path: "/h/1"}
 	at := time.Now()
@@ -140,6 +143,7 @@ func TestHookTallyWaits(t *testing.T) {
 }
 
 func TestBurstFigures(t *testing.T) {
+	t.Parallel()
 	ms := func(xs ...int) []time.Duration {
 		out := make([]time.Duration, len(xs))
 		for i, x := range xs {

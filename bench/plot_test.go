@@ -46,6 +46,7 @@ func checkSVG(t *testing.T, doc []byte) map[string]int {
 }
 
 func TestSVGWellFormed(t *testing.T) {
+	t.Parallel()
 	results := sampleResults()
 	results[1].Scenario = `reads <&> "quoted"` // text that must be escaped
 	var b bytes.Buffer
@@ -63,6 +64,7 @@ func TestSVGWellFormed(t *testing.T) {
 }
 
 func TestSVGNoResults(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	if err := writeSVG(&b, nil); err != nil {
 		t.Fatal(err)
@@ -71,6 +73,7 @@ func TestSVGNoResults(t *testing.T) {
 }
 
 func TestNiceScales(t *testing.T) {
+	t.Parallel()
 	for v, want := range map[float64]float64{0: 1, 0.3: 0.5, 1: 1, 3: 5, 7.5: 10, 2400: 2500, 3003: 5000, 12000: 20000} {
 		if got := niceCeil(v); got != want {
 			t.Errorf("niceCeil(%v) = %v, want %v", v, got, want)

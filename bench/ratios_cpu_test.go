@@ -7,6 +7,7 @@ import (
 )
 
 func TestMetricValue(t *testing.T) {
+	t.Parallel()
 	exposition := []byte("# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n" +
 		"# TYPE process_cpu_seconds_total counter\n" +
 		"process_cpu_seconds_total_extra 9\n" +
@@ -23,6 +24,7 @@ func TestMetricValue(t *testing.T) {
 // This process's CPU, read as the bare server's is, grows with the work
 // it does.
 func TestProcessCPUGrowsWithWork(t *testing.T) {
+	t.Parallel()
 	before, ok := processCPU(os.Getpid())
 	if !ok {
 		t.Fatal("no /proc/PID/stat to read the bare server's CPU from")
@@ -36,6 +38,7 @@ func TestProcessCPUGrowsWithWork(t *testing.T) {
 }
 
 func TestCPUPerRequest(t *testing.T) {
+	t.Parallel()
 	r := &result{}
 	r.Total.Requests, r.Total.Errors = 1010, 10
 	if got := cpuPerRequest(r, 1.5, 1.52, true); got < 19.99 || got > 20.01 {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestSummarizeUniform(t *testing.T) {
+	t.Parallel()
 	// 1..10,000 µs, once each: the k-th percentile is k·100 µs.
 	o := newOpStats()
 	for us := 1; us <= 10000; us++ {
@@ -33,6 +34,7 @@ func TestSummarizeUniform(t *testing.T) {
 }
 
 func TestSummarizeTail(t *testing.T) {
+	t.Parallel()
 	// 990 fast requests and 10 slow ones: p99 is still fast, p99.9 and max
 	// are the stall. An average (about 6 ms) describes neither.
 	o := newOpStats()
@@ -49,6 +51,7 @@ func TestSummarizeTail(t *testing.T) {
 }
 
 func TestSummarizeEmptyAndClamped(t *testing.T) {
+	t.Parallel()
 	if s := summarize(newHistogram(), 0); s != (latencySummary{}) {
 		t.Fatalf("empty histogram summarized as %+v", s)
 	}
@@ -61,6 +64,7 @@ func TestSummarizeEmptyAndClamped(t *testing.T) {
 }
 
 func TestMergeOpsAcrossWorkers(t *testing.T) {
+	t.Parallel()
 	a, b := newRecorder(), newRecorder()
 	a.record("GET /v1/me", time.Millisecond, "")
 	a.record("PUT …/sheet (upsert)", 3*time.Millisecond, "409 STALE_VERSION")
@@ -81,6 +85,7 @@ func TestMergeOpsAcrossWorkers(t *testing.T) {
 }
 
 func TestDrainIntervalResets(t *testing.T) {
+	t.Parallel()
 	r := newRecorder()
 	r.record("op", time.Millisecond, "500")
 	into := newOpStats()
@@ -99,6 +104,7 @@ func TestDrainIntervalResets(t *testing.T) {
 }
 
 func TestFailureKeys(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		resp response
 		want string
@@ -118,6 +124,7 @@ func TestFailureKeys(t *testing.T) {
 }
 
 func TestFormatting(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		d    time.Duration
 		want string
@@ -151,6 +158,7 @@ func sampleResults() []*result {
 }
 
 func TestTableIsAligned(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	printTable(&b, sampleResults())
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
@@ -171,6 +179,7 @@ func TestTableIsAligned(t *testing.T) {
 }
 
 func TestDetailsHint429(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	printDetails(&b, sampleResults())
 	if !strings.Contains(b.String(), "429 RATE_LIMITED") || !strings.Contains(b.String(), "--limits off") {
@@ -179,6 +188,7 @@ func TestDetailsHint429(t *testing.T) {
 }
 
 func TestJSONReport(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	cfg := &config{targets: []string{"http://127.0.0.1:8080"}, accounts: 4, connections: 4, duration: 2 * time.Second}
 	if err := writeJSONReport(&b, cfg, sampleResults()); err != nil {

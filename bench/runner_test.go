@@ -47,6 +47,7 @@ func fakeServer(c *fakeClock, service time.Duration) func(int, *request, *respon
 func oneWorker() []worker { return []worker{&fixedWorker{req: request{op: "GET /x"}}} }
 
 func TestOpenPacerSchedule(t *testing.T) {
+	t.Parallel()
 	c := newFakeClock()
 	start := c.Now()
 	p := newOpenPacer(context.Background(), c, 250, 5) // one every 4 ms
@@ -65,6 +66,7 @@ func TestOpenPacerSchedule(t *testing.T) {
 }
 
 func TestOpenPacerFractionalRate(t *testing.T) {
+	t.Parallel()
 	c := newFakeClock()
 	start := c.Now()
 	p := newOpenPacer(context.Background(), c, 3, 4) // every 333.33 ms, without drift
@@ -78,6 +80,7 @@ func TestOpenPacerFractionalRate(t *testing.T) {
 }
 
 func TestOpenLoopServerKeepsUp(t *testing.T) {
+	t.Parallel()
 	c := newFakeClock()
 	start := c.Now()
 	res := runLoad(context.Background(), loadSpec{name: "t", workers: oneWorker(), send: fakeServer(c, 5*time.Millisecond),
@@ -101,6 +104,7 @@ func TestOpenLoopServerKeepsUp(t *testing.T) {
 // 25(i+1) ms. Timed from its due time its latency is 15i+25 ms; timed
 // from when it was sent (coordinated omission) it would be 25 ms for all.
 func TestOpenLoopCountsQueueingFromIntendedTime(t *testing.T) {
+	t.Parallel()
 	c := newFakeClock()
 	res := runLoad(context.Background(), loadSpec{name: "t", workers: oneWorker(), send: fakeServer(c, 25*time.Millisecond),
 		clock: c, rate: 100, requests: 10, every: time.Hour})
@@ -116,6 +120,7 @@ func TestOpenLoopCountsQueueingFromIntendedTime(t *testing.T) {
 }
 
 func TestClosedLoopTimesServiceOnly(t *testing.T) {
+	t.Parallel()
 	c := newFakeClock()
 	res := runLoad(context.Background(), loadSpec{name: "t", workers: oneWorker(), send: fakeServer(c, 25*time.Millisecond),
 		clock: c, requests: 10, every: time.Hour})
@@ -125,6 +130,7 @@ func TestClosedLoopTimesServiceOnly(t *testing.T) {
 }
 
 func TestClosedLoopStopsAtDeadline(t *testing.T) {
+	t.Parallel()
 	c := newFakeClock()
 	res := runLoad(context.Background(), loadSpec{name: "t", workers: oneWorker(), send: fakeServer(c, 100*time.Millisecond),
 		clock: c, duration: time.Second, every: time.Hour})
@@ -136,6 +142,7 @@ func TestClosedLoopStopsAtDeadline(t *testing.T) {
 // When the server falls hopelessly behind, the run stops after its grace
 // and says how many scheduled requests it never sent.
 func TestOpenLoopGivesUpAndCountsUnsent(t *testing.T) {
+	t.Parallel()
 	c := newFakeClock()
 	res := runLoad(context.Background(), loadSpec{name: "t", workers: oneWorker(), send: fakeServer(c, 100*time.Millisecond),
 		clock: c, rate: 1000, duration: time.Second, every: time.Hour})
@@ -149,6 +156,7 @@ func TestOpenLoopGivesUpAndCountsUnsent(t *testing.T) {
 }
 
 func TestRunLoadStopsOnCancel(t *testing.T) {
+	t.Parallel()
 	c := newFakeClock()
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
@@ -165,6 +173,7 @@ func TestRunLoadStopsOnCancel(t *testing.T) {
 }
 
 func TestSamplesPerInterval(t *testing.T) {
+	t.Parallel()
 	// Drive the sampler by hand: two intervals of different load.
 	c := newFakeClock()
 	rec := newRecorder()

@@ -16,6 +16,7 @@ import (
 // came back, as the fasthttp path's statusError does, and keep the
 // *client.APIError reachable for callers that act on the status.
 func TestSetupAgentErrorsNameTheRequestAndTheAnswer(t *testing.T) {
+	t.Parallel()
 	var gotAuth string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gotAuth = r.Header.Get("Authorization")

@@ -12,6 +12,7 @@ import (
 // panel: a 303 to the sign-in page (the session was refused) and a 200
 // with another page are errors, under their own keys.
 func TestSitePanelLoadCountsOnlyThePanelAsSuccess(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

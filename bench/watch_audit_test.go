@@ -23,6 +23,7 @@ func confirmedIn(block string) regtest.TxStatus { return regtest.TxStatus{Block:
 // The audit counts each way a record can disagree with btcd under its
 // own name, and a record that agrees as nothing.
 func TestAuditAddress(t *testing.T) {
+	t.Parallel()
 	agrees := recordAddress{Address: "addr", Observed: true, Confirmed: recordTotals{FundedSat: 25_000, TxCount: 1},
 		Transactions: []recordTx{{TxID: txA, State: "confirmed", BlockHash: blockX, ReceivedSat: 25_000}, {TxID: txB, State: "reorged", ReceivedSat: 25_000}}}
 	for _, c := range []struct {
@@ -85,6 +86,7 @@ func TestAuditAddress(t *testing.T) {
 // and two kinds of fault at their phases on different blocks where
 // there is room.
 func TestFaultAt(t *testing.T) {
+	t.Parallel()
 	count := func(at []bool) (n int) {
 		for _, f := range at {
 			if f {

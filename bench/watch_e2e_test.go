@@ -16,6 +16,7 @@ import (
 // follower counted them (btcd keeps no count). How large the figures are
 // is not asserted: that is the README's, measured.
 func TestWatchAgainstARegtestNode(t *testing.T) {
+	t.Parallel()
 	rep := runSmallWatch(t, "btcd")
 	if rep.RequestsCountedBy != "follower" || rep.RequestsPerBlock != rep.FollowerRequestsPerBlock {
 		t.Errorf("requests to btcd counted by %q: %+v, the follower's %+v", rep.RequestsCountedBy, rep.RequestsPerBlock, rep.FollowerRequestsPerBlock)
@@ -27,6 +28,7 @@ func TestWatchAgainstARegtestNode(t *testing.T) {
 // certificate pinned): told of changes by its subscriptions, and its
 // requests counted by the Electrum server.
 func TestWatchOverAnElectrumServer(t *testing.T) {
+	t.Parallel()
 	rep := runSmallWatch(t, "electrum")
 	if rep.RequestsCountedBy != "source" {
 		t.Errorf("requests to electrum counted by %q", rep.RequestsCountedBy)
@@ -39,6 +41,7 @@ func TestWatchOverAnElectrumServer(t *testing.T) {
 // server counts at least the follower's reads in each block, and more
 // (the tip, asked every --chain-poll).
 func TestWatchOverAnEsploraServer(t *testing.T) {
+	t.Parallel()
 	rep := runSmallWatch(t, "esplora")
 	if rep.RequestsCountedBy != "source" {
 		t.Errorf("requests to esplora counted by %q", rep.RequestsCountedBy)
@@ -109,6 +112,7 @@ func runSmallWatch(t *testing.T, source string) watchReport {
 // audit as btcd has it on every node, the reorg shown in the records and
 // the killed block measured apart.
 func TestWatchFaultsThroughACluster(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts btcd and three server processes")
 	}

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseWatch(t *testing.T) {
+	t.Parallel()
 	cfg, err := parseArgs([]string{"watch"}, noEnv)
 	if err != nil {
 		t.Fatal(err)
@@ -28,6 +29,7 @@ func TestParseWatch(t *testing.T) {
 }
 
 func TestParseWatchErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -60,6 +62,7 @@ func TestParseWatchErrors(t *testing.T) {
 // account's over its Account cards and Bitcoin Spaces within the plan's
 // limits, with both kinds of card wherever there are two addresses.
 func TestAddressesFitThePlan(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ total, accounts int }{{1000, 10}, {10000, 91}, {20, 2}, {20, 20}, {7, 3}, {110, 1}} {
 		shares := spreadAddresses(c.total, c.accounts)
 		sum, lo, hi := 0, shares[0], shares[0]
@@ -92,6 +95,7 @@ func TestAddressesFitThePlan(t *testing.T) {
 // Consecutive payments go to different accounts, and every address is
 // paid before any is paid twice.
 func TestInterleave(t *testing.T) {
+	t.Parallel()
 	a := &watchAccount{id: "a", addresses: []string{"a1", "a2", "a3"}}
 	b := &watchAccount{id: "b", addresses: []string{"b1"}}
 	var got []string
@@ -104,6 +108,7 @@ func TestInterleave(t *testing.T) {
 }
 
 func TestNearestRank(t *testing.T) {
+	t.Parallel()
 	xs := []float64{5, 1, 4, 2, 3}
 	if nearestRank(xs, 0.5) != 3 || nearestRank(xs, 0.99) != 5 || nearestRank(xs, 1) != 5 || nearestRank(xs, 0.2) != 1 || nearestRank(nil, 0.5) != 0 {
 		t.Errorf("nearestRank of %v is wrong", xs)
@@ -113,6 +118,7 @@ func TestNearestRank(t *testing.T) {
 // A figure not read is null in the JSON and said so in the text, never a
 // zero that passes for a measurement.
 func TestWatchReportFigures(t *testing.T) {
+	t.Parallel()
 	cfg, _ := parseArgs([]string{"watch", "--addresses", "100", "--blocks", "2"}, noEnv)
 	res := &watchResult{rssBefore: []metricReading{{1e6, true}}, rssAfter: []metricReading{{1.5e6, true}}, blocks: []blockSample{
 		{height: 433, touched: 5, confirmed: 5, latency: time.Second, mempoolLatency: 3 * time.Second, requests: requestCounts{follower: 300}, cpuSeconds: 0.5, cpuRead: true, sweeps: 1},
@@ -139,6 +145,7 @@ func TestWatchReportFigures(t *testing.T) {
 // Where the source counts the requests it answers, those are the
 // requests to it, and the follower's reads are reported beside them.
 func TestWatchReportCountsAtTheSource(t *testing.T) {
+	t.Parallel()
 	cfg, _ := parseArgs([]string{"watch", "--addresses", "100", "--blocks", "2", "--source", "esplora"}, noEnv)
 	res := &watchResult{firstRequests: requestCounts{follower: 300, source: 310, counted: true}, blocks: []blockSample{
 		{height: 433, requests: requestCounts{follower: 300, source: 3_400, counted: true}, cpuRead: true, sweeps: 1},
@@ -162,6 +169,7 @@ func TestWatchReportCountsAtTheSource(t *testing.T) {
 // A wait is read every 25 ms at first, then at a twentieth of how long
 // it has lasted, so a reading is off by at most that share.
 func TestPollInterval(t *testing.T) {
+	t.Parallel()
 	for waited, want := range map[time.Duration]time.Duration{0: 25 * time.Millisecond, 400 * time.Millisecond: 25 * time.Millisecond, 2 * time.Second: 100 * time.Millisecond, 10 * time.Second: 500 * time.Millisecond} {
 		if got := pollInterval(waited); got != want {
 			t.Errorf("pollInterval(%s) = %s, want %s", waited, got, want)

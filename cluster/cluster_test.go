@@ -254,6 +254,7 @@ func populate(t *testing.T, tn *testNode) int {
 }
 
 func TestNodeProposeAndQuery(t *testing.T) {
+	t.Parallel()
 	tn := startNode(t, t.TempDir(), freeRaftAddr(t))
 	if !tn.node.Bootstrapped {
 		t.Fatal("a new data dir was not bootstrapped")
@@ -313,6 +314,7 @@ func TestNodeProposeAndQuery(t *testing.T) {
 }
 
 func TestNodeConcurrentProposalsAllApply(t *testing.T) {
+	t.Parallel()
 	tn := startNode(t, t.TempDir(), freeRaftAddr(t))
 	populate(t, tn)
 	before := tn.status().Writes
@@ -408,6 +410,7 @@ func concurrentAddress(i int) string {
 }
 
 func TestNodeProposeRespectsContext(t *testing.T) {
+	t.Parallel()
 	tn := startNode(t, t.TempDir(), freeRaftAddr(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -422,6 +425,7 @@ func TestNodeProposeRespectsContext(t *testing.T) {
 }
 
 func TestNodeSnapshotThenReopenRestoresState(t *testing.T) {
+	t.Parallel()
 	dir, addr := t.TempDir(), freeRaftAddr(t)
 	tn := startNode(t, dir, addr)
 	populate(t, tn)
@@ -455,6 +459,7 @@ func TestNodeSnapshotThenReopenRestoresState(t *testing.T) {
 }
 
 func TestNodeReopenReplaysLogWithoutSnapshot(t *testing.T) {
+	t.Parallel()
 	dir, addr := t.TempDir(), freeRaftAddr(t)
 	tn := startNode(t, dir, addr)
 	commands := populate(t, tn)
@@ -473,6 +478,7 @@ func TestNodeReopenReplaysLogWithoutSnapshot(t *testing.T) {
 // TestNodeSnapshotThenMoreWritesThenReopen covers the usual restart: the
 // latest snapshot plus the log entries after it.
 func TestNodeSnapshotThenMoreWritesThenReopen(t *testing.T) {
+	t.Parallel()
 	dir, addr := t.TempDir(), freeRaftAddr(t)
 	tn := startNode(t, dir, addr)
 	populate(t, tn)
@@ -500,6 +506,7 @@ func TestNodeSnapshotThenMoreWritesThenReopen(t *testing.T) {
 // itself leader right after a restart does not answer reads from a state
 // that has not yet replayed its log.
 func TestNodeReadsAfterRestartSeeTheLog(t *testing.T) {
+	t.Parallel()
 	dir, addr := t.TempDir(), freeRaftAddr(t)
 	tn := startNode(t, dir, addr)
 	// A log long enough that replaying it takes longer than answering
@@ -543,6 +550,7 @@ func TestNodeReadsAfterRestartSeeTheLog(t *testing.T) {
 }
 
 func TestNodeOpenFailures(t *testing.T) {
+	t.Parallel()
 	accounts := registry.New(discardLogger())
 	defer accounts.Shutdown()
 	if _, err := Open(withTestTLS(t, Config{NodeID: "node1", RaftAddr: "not-an-address", DataDir: t.TempDir(), Logger: discardLogger()}), accounts); err == nil {
@@ -575,6 +583,7 @@ func logEntry(t *testing.T, index uint64, cmds ...*actors.Command) *raft.Log {
 }
 
 func TestFSMApplyBatchAnswersEachEntry(t *testing.T) {
+	t.Parallel()
 	f := newFSM(t)
 	logs := []*raft.Log{
 		logEntry(t, 1, createAccount("acct-1"), createAccount("acct-2")),
@@ -617,6 +626,7 @@ func TestFSMApplyBatchAnswersEachEntry(t *testing.T) {
 // right after an answered write reports less than was acknowledged (the
 // fresh-clone CI at fdbc012 saw applied_index 17 after the write of 18).
 func TestFSMAppliedIndexCoversEveryAnsweredEntry(t *testing.T) {
+	t.Parallel()
 	f := newFSM(t)
 	if got := f.applied.Load(); got != 0 {
 		t.Fatalf("applied %d before any entry", got)
@@ -632,6 +642,7 @@ func TestFSMAppliedIndexCoversEveryAnsweredEntry(t *testing.T) {
 }
 
 func TestFSMPanicsOnCorruptEntry(t *testing.T) {
+	t.Parallel()
 	cases := map[string][]byte{
 		"unknown format": {9},
 		"empty":          {},
@@ -705,6 +716,7 @@ func queryJSON(t *testing.T, f *fsm, cred actors.Credential, q actors.Query) str
 }
 
 func TestFSMSnapshotRestoreRoundTrip(t *testing.T) {
+	t.Parallel()
 	f := newFSM(t)
 	f.ApplyBatch([]*raft.Log{logEntry(t, 1,
 		createAccount("acct-1"), createAccount("acct-2"),
@@ -743,6 +755,7 @@ type closeTracker struct {
 func (c *closeTracker) Close() error { c.closed = true; return nil }
 
 func TestFSMRestoreCorruptSnapshotLeavesRegistry(t *testing.T) {
+	t.Parallel()
 	f := newFSM(t)
 	f.ApplyBatch([]*raft.Log{logEntry(t, 1, createAccount("acct-1"), createCard("acct-1", "c1", addresses[0], t0+1))})
 	good := snapshotBytes(t, f)
@@ -786,6 +799,7 @@ type failingSink struct{ memSink }
 func (s *failingSink) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestFSMSnapshotPersistFailureCancelsTheSink(t *testing.T) {
+	t.Parallel()
 	f := newFSM(t)
 	f.ApplyBatch([]*raft.Log{logEntry(t, 1, createAccount("acct-1"))})
 	snap, err := f.Snapshot()
@@ -802,6 +816,7 @@ func TestFSMSnapshotPersistFailureCancelsTheSink(t *testing.T) {
 }
 
 func TestParsePeers(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in      string
 		want    []Peer

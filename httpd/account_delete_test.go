@@ -14,6 +14,7 @@ import (
 // is refused as POST /owner/v1/password refuses it, and earns the same
 // back-off.
 func TestDeleteAccountNeedsTheCurrentPassword(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	secret := o.account.OwnerSecret
 	const ip = "203.0.113.40"

@@ -44,6 +44,7 @@ func (o *ownerTest) windows(n int, requests func(window int)) {
 // one line a window. The test ends 40 windows with Flush; the log's own
 // timer may end more (one a second) on a slow machine, each with its line.
 func TestAgentCannotEraseItsCreateByReadingUnknownIDs(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	start := time.Now()
 	writer, writerID := o.key("write", "writer")
@@ -73,6 +74,7 @@ func TestAgentCannotEraseItsCreateByReadingUnknownIDs(t *testing.T) {
 // A read key's flood of refused writes to made-up IDs (distinct lines,
 // 403) keeps to the key's share: another key's lines stay.
 func TestOneKeysFloodLeavesAnotherKeysActivity(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	flooder, flooderID := o.key("read", "flooder")
 	quiet, quietID := o.key("read", "quiet")

@@ -14,6 +14,7 @@ import (
 // plain ones (--insecure-cluster) any process may have sent it, so it
 // needs this node's token like a request on the admin listener.
 func TestForwardedAdminRequestOverPlainNodeConnections(t *testing.T) {
+	t.Parallel()
 	const token = "gate-admin-token"
 	send := func(s *Server, bearer string) int {
 		var req fasthttp.Request

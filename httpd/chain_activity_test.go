@@ -13,6 +13,7 @@ import (
 // a position in the other feed's numbering; a feed's own cursor reads
 // back as the record it resumes after.
 func TestEachFeedReadsOnlyItsOwnCursors(t *testing.T) {
+	t.Parallel()
 	for _, feed := range []struct{ own, other string }{{activityCursorPrefix, cursorPrefix}, {cursorPrefix, activityCursorPrefix}} {
 		c, err := feedCursor(eventsRequest("since="+url.QueryEscape(feedCursorFor(feed.own, 1234))), feed.own)
 		if err != nil || c.AfterSeq == nil || *c.AfterSeq != 1234 || c.Limit != eventsLimitDefault {

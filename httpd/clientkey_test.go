@@ -14,6 +14,7 @@ import (
 // were never limited. They come here through a trusted proxy's
 // X-Forwarded-For, as they would behind a load balancer.
 func TestEdgeLimitsCountAnIPv6ClientByItsSlash64(t *testing.T) {
+	t.Parallel()
 	_, proxies, _ := net.ParseCIDR("10.1.0.0/16")
 	c := newClock()
 	e := newEdgeLimits([]*net.IPNet{proxies}, c.now)
@@ -51,6 +52,7 @@ func TestEdgeLimitsCountAnIPv6ClientByItsSlash64(t *testing.T) {
 // client's ledger can hold it back; wrong owner secrets from across the
 // /64 trip the bearer ledger the same way.
 func TestOwnerBackOffCountsAnIPv6ClientByItsSlash64(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	signIn := func(ip string, n int) (int, int) {
 		status, retry, _ := o.send(ip, "POST", "/owner/v1/sessions", "", map[string]string{"login": fmt.Sprintf("nobody%d", n), "password": "wrong password"})

@@ -11,6 +11,7 @@ import (
 // connection is refused on the very next one, and a key's kept answer is
 // gone with it.
 func TestARevokedKeyIsRefusedOnTheNextRequestOfItsConnection(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	key, id := o.key("read", "agent")
 	const agent = "192.0.2.7"
@@ -33,6 +34,7 @@ func TestARevokedKeyIsRefusedOnTheNextRequestOfItsConnection(t *testing.T) {
 // it sent: other keys, a forged secret for a key just used, a credential
 // of the other API, none.
 func TestEachRequestOfAConnectionIsItsOwnBearers(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	reader, readerID := o.key("read", "reader")
 	writer, writerID := o.key("write", "writer")

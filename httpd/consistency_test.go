@@ -55,6 +55,7 @@ func newConsistencyServer(t *testing.T) (*clock, *consistencyStore, *Server, Acc
 // the header, and on the reads a write makes, the store is asked for the
 // leader's state.
 func TestReadConsistencyReachesTheStore(t *testing.T) {
+	t.Parallel()
 	_, store, s, created := newConsistencyServer(t)
 	h := s.PublicHandler()
 	send := func(method, path, header string, body []byte) int {
@@ -114,6 +115,7 @@ func TestReadConsistencyReachesTheStore(t *testing.T) {
 // authenticates the caller (issue 17 merged the two round trips). A read
 // key is refused as for any change, with nothing proposed.
 func TestNoteWriteAsksTheActorOnce(t *testing.T) {
+	t.Parallel()
 	c, store, s, created := newConsistencyServer(t)
 	o := &ownerTest{t: t, server: s, clock: c, handler: s.PublicHandler(), account: created, password: ownerTestPassword}
 	card := o.ownerJSON("POST", "/owner/v1/portfolio/cards", map[string]any{"address": csvAddrA}, 201)["card"].(map[string]any)["id"].(string)

@@ -111,6 +111,7 @@ func (u *useTest) lastUsed(keyID string) any {
 // TouchKey, which changes no version. A wrong or revoked key records
 // nothing.
 func TestKeyLastUseShowsUpOncePerGrain(t *testing.T) {
+	t.Parallel()
 	u := newUseTest(t)
 	created := u.mustCall("POST", "/owner/v1/keys", u.account.OwnerSecret, map[string]string{"capability": "read", "name": "bot"}, fasthttp.StatusCreated)
 	key, keyID := created["key"].(string), created["key_id"].(string)
@@ -159,6 +160,7 @@ func TestKeyLastUseShowsUpOncePerGrain(t *testing.T) {
 // --session-idle is 401 like a wrong one; one used within its window lives
 // on, at one TouchSession a minute at most, until its 24-hour cap.
 func TestSessionDiesAfterIdleAndLivesOnWhenUsed(t *testing.T) {
+	t.Parallel()
 	u := newUseTest(t)
 	start := u.clock.now()
 	signIn := func() string {

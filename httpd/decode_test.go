@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,7 @@ func requestWith(contentType string, body []byte) *fasthttp.RequestCtx {
 }
 
 func TestDecodeBodyAcceptsJSONObjects(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		contentType, body string
 		want              cardCreateRequest
@@ -73,6 +75,7 @@ func renderRequest(r cardCreateRequest) []string {
 }
 
 func TestDecodeBodyRejects(t *testing.T) {
+	t.Parallel()
 	oversize := []byte(`{"note":"` + strings.Repeat("x", cardBodyBytesMax) + `"}`)
 	cases := []struct {
 		name, contentType, body string
@@ -134,6 +137,7 @@ func TestDecodeBodyRejects(t *testing.T) {
 }
 
 func TestDecodeBodyTypeNames(t *testing.T) {
+	t.Parallel()
 	var dst struct {
 		Confirm *bool   `json:"confirm"`
 		Count   int     `json:"count"`
@@ -159,6 +163,7 @@ func TestDecodeBodyTypeNames(t *testing.T) {
 }
 
 func TestDecodeBodySizeBound(t *testing.T) {
+	t.Parallel()
 	body := []byte(`{"name":"` + strings.Repeat("n", 100) + `"}`)
 	var dst cardCreateRequest
 	if err := decodeBody(requestWith("application/json", body), &dst, len(body)); err != nil {
@@ -175,6 +180,7 @@ func TestDecodeBodySizeBound(t *testing.T) {
 // Every route today then refuses the missing required field, so the
 // effect is a different message, not a wrong write.
 func TestDecodeBodyRejectsNull(t *testing.T) {
+	t.Parallel()
 	var dst cardCreateRequest
 	if err := decodeBody(requestWith("application/json", []byte(`null`)), &dst, cardBodyBytesMax); err == nil {
 		t.Fatal(`decodeBody accepted "null" as a JSON object body`)
@@ -182,6 +188,7 @@ func TestDecodeBodyRejectsNull(t *testing.T) {
 }
 
 func TestCanonicalBodyHash(t *testing.T) {
+	t.Parallel()
 	same := [][]string{
 		{`{"a":1,"b":[1,2,{"c":"d","e":null}]}`, "{ \"b\" : [1, 2, {\"e\":null, \"c\":\"d\"}],\n\t\"a\" : 1 }\n"},
 		{`{"address":"1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa","name":"Cold"}`, `{"name":"Cold","address":"1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa"}`},
@@ -224,6 +231,7 @@ func TestCanonicalBodyHash(t *testing.T) {
 }
 
 func TestParseBearerShapes(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano()
 	cases := []struct {
 		token       string
@@ -248,6 +256,7 @@ func TestParseBearerShapes(t *testing.T) {
 }
 
 func TestParseBearerAcceptsGeneratedSecrets(t *testing.T) {
+	t.Parallel()
 	account := newID()
 	id, key, hash := newAPIKey(account)
 	if cred, ok := parseBearer(key, 1); !ok || cred.Kind != actors.CredentialAPIKey || cred.AccountID != account || cred.ID != id || cred.Hash != hash {
@@ -271,6 +280,7 @@ func TestParseBearerAcceptsGeneratedSecrets(t *testing.T) {
 }
 
 func TestParseBearerRejects(t *testing.T) {
+	t.Parallel()
 	long := "aws.acct1." + strings.Repeat("s", bearerCharsMax-len("aws.acct1.")+1)
 	if _, ok := parseBearer(long[:bearerCharsMax], 0); !ok {
 		t.Fatalf("a token of exactly %d characters was refused", bearerCharsMax)
@@ -304,6 +314,7 @@ func TestParseBearerRejects(t *testing.T) {
 // TestCredentialAudience runs the whole edge check: header, shape and the
 // listener's audience. A blank token after the scheme is refused too.
 func TestCredentialAudience(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	s := New(Config{Now: func() time.Time { return now }})
 	cases := []struct {
@@ -437,6 +448,7 @@ func FuzzParseBearer(f *testing.F) {
 }
 
 func TestStatusOfEveryCode(t *testing.T) {
+	t.Parallel()
 	want := map[actors.Code]int{
 		actors.CodeUnauthorized:        401,
 		actors.CodeForbidden:           403,
@@ -481,6 +493,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 }
 
 func TestWriteErrorShape(t *testing.T) {
+	t.Parallel()
 	ctx := requestWith("", nil)
 	writeError(ctx, actors.Errorf(actors.CodeStaleVersion, "the resource changed"))
 	if ctx.Response.StatusCode() != 409 || string(ctx.Response.Header.ContentType()) != "application/json" {
@@ -496,6 +509,7 @@ func TestWriteErrorShape(t *testing.T) {
 }
 
 func TestStoreError(t *testing.T) {
+	t.Parallel()
 	rule := actors.Errorf(actors.CodeNotFound, "card not found")
 	cases := []struct {
 		err  error
@@ -551,6 +565,7 @@ func ptr[T any](v T) *T { return &v }
 // status and Retry-After a client acts on, wrapped or not; a node address
 // in a condition's chain never reaches the client.
 func TestClusterConditionsAreToldOnce(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		err        error
 		code       actors.Code
@@ -591,6 +606,7 @@ func TestClusterConditionsAreToldOnce(t *testing.T) {
 // TestBodyOfAnotherTypeIsAnInternalError: a result whose body is not the
 // type asked for is an internal error, never a panic.
 func TestBodyOfAnotherTypeIsAnInternalError(t *testing.T) {
+	t.Parallel()
 	if _, err := bodyOf[actors.KeyView](actors.Result{Status: 200, Body: actors.MeView{}}); actors.ErrorCode(err) != actors.CodeInternal {
 		t.Fatalf("a MeView read as a KeyView: %v", err)
 	}
@@ -603,6 +619,7 @@ func TestBodyOfAnotherTypeIsAnInternalError(t *testing.T) {
 // from the token's shape alone (bearerShape: no hash), and anything else
 // by the token itself.
 func TestBearerKeyIDNamesTheKeyItsTokenShows(t *testing.T) {
+	t.Parallel()
 	for header, want := range map[string]string{
 		"Bearer awk.acct1.key1.secret": "acct1.key1",
 		"bearer awt.acct1.sess1.s":     "acct1.sess1",
@@ -616,5 +633,27 @@ func TestBearerKeyIDNamesTheKeyItsTokenShows(t *testing.T) {
 	}
 	if cred, ok := bearerShape("awk.acct1.key1.secret"); !ok || cred.Hash != (actors.Hash{}) {
 		t.Errorf("bearerShape hashed the token or refused it: %+v, %v", cred, ok)
+	}
+}
+
+// An error specError cannot name is a 503 that tells the client only to
+// retry; its cause goes to the operator's log, once, and a named one
+// (the client was told what happened) logs nothing. Not parallel: it
+// swaps the package's log.
+func TestAnUnnamedFailureIsLoggedForTheOperator(t *testing.T) {
+	var logged strings.Builder
+	before := unnamedFailureLog.Load()
+	unnamedFailureLog.Store(slog.New(slog.NewTextHandler(&logged, nil)))
+	t.Cleanup(func() { unnamedFailureLog.Store(before) })
+
+	if got := specError(clustererr.ErrNotLeader); got.Code != actors.CodeHTTPError || logged.Len() != 0 {
+		t.Fatalf("a named failure: %v; logged %q", got, logged.String())
+	}
+	got := specError(fmt.Errorf("store: %w", errors.New("something the table does not know")))
+	if got.Code != actors.CodeHTTPError || got.Message != "the request could not be completed; retry shortly" {
+		t.Fatalf("an unnamed failure answered %v", got)
+	}
+	if line := logged.String(); strings.Count(line, "\n") != 1 || !strings.Contains(line, "something the table does not know") || !strings.Contains(line, "level=WARN") {
+		t.Fatalf("the operator's log: %q", line)
 	}
 }

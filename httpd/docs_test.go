@@ -60,6 +60,7 @@ func registeredAgentPaths(t *testing.T) []string {
 }
 
 func TestDocsMentionEveryAgentRoute(t *testing.T) {
+	t.Parallel()
 	doc := string(agentGuide)
 	registered := registeredAgentPaths(t)
 	for _, p := range agentRoutePaths {
@@ -138,6 +139,7 @@ func codeConstants(t *testing.T, file string) []actors.Code {
 }
 
 func TestDocsMentionEveryErrorCode(t *testing.T) {
+	t.Parallel()
 	doc := string(agentGuide)
 	for _, code := range errorCodes(t) {
 		if !strings.Contains(doc, "`"+string(code)+"`") {
@@ -160,6 +162,7 @@ func getPublic(h fasthttp.RequestHandler, path string) *fasthttp.RequestCtx {
 }
 
 func TestDocsServedWithoutKey(t *testing.T) {
+	t.Parallel()
 	for _, limits := range []bool{false, true} {
 		h := New(Config{EdgeLimits: limits}).PublicHandler()
 		for _, tc := range []struct {

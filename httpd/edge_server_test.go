@@ -59,6 +59,7 @@ func exchange(t *testing.T, addr, raw string) (status int, closed bool) {
 // race detector: refusals close (and drain) their connection, good
 // requests keep it, and the cap answers 429.
 func TestEdgeServerInProcess(t *testing.T) {
+	t.Parallel()
 	ok := func(ctx *fasthttp.RequestCtx) {
 		ctx.SetBody(ctx.PostBody())
 	}
@@ -116,6 +117,7 @@ func TestEdgeServerInProcess(t *testing.T) {
 // every body but a restore's before the handler, within its limit, and
 // leaves a restore's upload on the connection.
 func TestAdminEdgeStreamsOnlyTheRestore(t *testing.T) {
+	t.Parallel()
 	addr := startEdgeServer(t, true, 0, func(ctx *fasthttp.RequestCtx) {
 		if ctx.RequestBodyStream() != nil && string(ctx.Path()) != admin.Prefix+"/restore" {
 			t.Errorf("%s reached the handler as a stream", ctx.Path())

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/valyala/fasthttp"
 
@@ -73,8 +75,17 @@ func specError(err error) *actors.Error {
 			return &actors.Error{Code: r.code, Message: message, RetryAfter: r.retryAfter}
 		}
 	}
+	if l := unnamedFailureLog.Load(); l != nil {
+		l.Warn("a request failed for a reason the API does not name; the client was told to retry", "err", err)
+	}
 	return actors.Errorf(actors.CodeHTTPError, "the request could not be completed; retry shortly")
 }
+
+// unnamedFailureLog is where specError reports an error it cannot name:
+// the client hears only "retry shortly", so the cause must reach the
+// operator's log. New sets it from Config.Logger (a process runs one
+// Server).
+var unnamedFailureLog atomic.Pointer[slog.Logger]
 
 // clusterRefusals is the one table from a condition of the cluster
 // (package clustererr) to what a client is told: the first whose

@@ -15,6 +15,7 @@ import (
 // written, and the choice is still none; an unknown name is 422 before
 // anything is proposed.
 func TestOwnerExplorerDuringAnUpgrade(t *testing.T) {
+	t.Parallel()
 	store := newMemoryStore(t)
 	c := newClock()
 	s := New(Config{Store: store, Now: c.now, PasswordCost: bcrypt.MinCost})

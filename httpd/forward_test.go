@@ -92,6 +92,7 @@ func get(t *testing.T, addr string, headers ...string) string {
 // follower's edge saw, not the follower, and not what the client claimed.
 // On a listener clients reach, the node headers mean nothing.
 func TestForwardedRequestNamesItsClient(t *testing.T) {
+	t.Parallel()
 	leader := serveLoopback(t, forward.Receive(seenBy))
 	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
 	f := followerOf(leaderCluster{addr: leader}, []*net.IPNet{loopback})

@@ -24,6 +24,7 @@ func TestHashSlotsAreHalfTheCoresAndAtLeastOne(t *testing.T) {
 // than the slots run at once, a bounded number wait, and the rest are
 // turned away at once with 503 and Retry-After.
 func TestHashSlotsBoundWhatRunsAndWhatWaits(t *testing.T) {
+	t.Parallel()
 	h := newHashSlots(4) // two slots, eighteen in all
 	release := make(chan struct{})
 	var running, most atomic.Int32
@@ -71,6 +72,7 @@ func TestHashSlotsBoundWhatRunsAndWhatWaits(t *testing.T) {
 // A hash that cannot get a slot within waitMax is turned away rather than
 // left waiting.
 func TestHashSlotsWaitIsBounded(t *testing.T) {
+	t.Parallel()
 	h := newHashSlots(1)
 	h.waitMax = time.Millisecond
 	h.running <- struct{}{} // the only slot is busy
@@ -85,6 +87,7 @@ func TestHashSlotsWaitIsBounded(t *testing.T) {
 // The operator's hashes are not turned away by a full queue: they wait for
 // a slot as long as their request may, and still run one per slot.
 func TestHashSlotsOperatorWaitsPastAFullQueue(t *testing.T) {
+	t.Parallel()
 	h := newHashSlots(1)
 	for range cap(h.queued) {
 		h.queued <- struct{}{} // the public queue is full

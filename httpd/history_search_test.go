@@ -64,6 +64,7 @@ func date(s string) *time.Time {
 }
 
 func TestHistorySearchSortsEveryWay(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		sort views.HistorySort
 		want []string
@@ -83,6 +84,7 @@ func TestHistorySearchSortsEveryWay(t *testing.T) {
 }
 
 func TestHistorySearchATxidOfTwoCards(t *testing.T) {
+	t.Parallel()
 	ids, amounts, n := searchIDs(t, views.HistoryQuery{}, nil, 0, 25)
 	if n != 5 || ids[3] != "b2" || amounts[3] != -100 {
 		t.Fatalf("every card: %v %v", ids, amounts)
@@ -109,6 +111,7 @@ func TestHistorySearchATxidOfTwoCards(t *testing.T) {
 }
 
 func TestHistorySearchFindsTxidAddressOrNote(t *testing.T) {
+	t.Parallel()
 	notes := map[string]string{strings.Repeat("c3", 32): "Rent for MARCH"}
 	for _, c := range []struct {
 		text string
@@ -128,6 +131,7 @@ func TestHistorySearchFindsTxidAddressOrNote(t *testing.T) {
 }
 
 func TestHistorySearchDateBounds(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		from, to string
 		want     []string
@@ -151,6 +155,7 @@ func TestHistorySearchDateBounds(t *testing.T) {
 }
 
 func TestHistorySearchPages(t *testing.T) {
+	t.Parallel()
 	ids, _, n := searchIDs(t, views.HistoryQuery{}, nil, 0, 2)
 	if n != 5 || !slices.Equal(ids, []string{"d4", "e5"}) {
 		t.Fatalf("first page: %v of %d", ids, n)
@@ -167,6 +172,7 @@ func TestHistorySearchPages(t *testing.T) {
 }
 
 func TestContainsFold(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		s, sub string
 		want   bool

@@ -42,6 +42,7 @@ func loopbackNet(t *testing.T) []*net.IPNet {
 // proxy's X-Forwarded-Proto is believed (its own value, the last one,
 // case-insensitively); an untrusted peer's is ignored.
 func TestRequestIsHTTPSBehindProxies(t *testing.T) {
+	t.Parallel()
 	trusting := &Server{trustedProxies: loopbackNet(t)}
 	behindProxy := serveLoopback(t, forward.IgnoreNodeHeaders(answersScheme(trusting)))
 	direct := serveLoopback(t, forward.IgnoreNodeHeaders(answersScheme(&Server{})))
@@ -98,6 +99,7 @@ func serveTLS(t *testing.T, s *Server, handler fasthttp.RequestHandler) (string,
 // wrapper keeps the TLS visible, and a client's X-Forwarded-Proto cannot
 // turn it off.
 func TestRequestIsHTTPSOverTLS(t *testing.T) {
+	t.Parallel()
 	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	base, client := serveTLS(t, s, forward.IgnoreNodeHeaders(answersScheme(s)))
 	req, err := http.NewRequest("GET", base+"/v1/me", nil)
@@ -121,6 +123,7 @@ func TestRequestIsHTTPSOverTLS(t *testing.T) {
 // leader's node listener sees what the follower saw, whatever the client
 // claimed in the node header.
 func TestForwardedRequestKeepsItsScheme(t *testing.T) {
+	t.Parallel()
 	leaderServer := &Server{} // trusts no proxy: only the follower's word counts
 	leader := serveLoopback(t, forward.Receive(answersScheme(leaderServer)))
 	f := followerOf(leaderCluster{addr: leader}, loopbackNet(t))

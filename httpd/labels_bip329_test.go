@@ -23,6 +23,7 @@ const walletLabelFile = `{"type":"tx","ref":"f4184fc596403b9d638783cf57adfe4c75c
 `
 
 func TestParseLabelFileReadsEveryRecordType(t *testing.T) {
+	t.Parallel()
 	records, bad, err := parseLabelFile([]byte(walletLabelFile))
 	if err != nil || len(bad) != 0 {
 		t.Fatalf("parseLabelFile: %v, bad lines %v", err, bad)
@@ -44,6 +45,7 @@ func TestParseLabelFileReadsEveryRecordType(t *testing.T) {
 }
 
 func TestParseLabelFileReportsLinesThatAreNotRecords(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", labelLineBytesMax)
 	file := strings.Join([]string{
 		`{"type":"addr","ref":"bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4","label":"ok"}`, // 1
@@ -101,6 +103,7 @@ func TestParseLabelFileReportsLinesThatAreNotRecords(t *testing.T) {
 }
 
 func TestParseLabelFileTakesAByteOrderMarkAndCRLF(t *testing.T) {
+	t.Parallel()
 	file := "\xef\xbb\xbf" + `{"type":"tx","ref":"a","label":"one"}` + "\r\n" + `{"type":"tx","ref":"b","label":"two"}` + "\r\n"
 	records, bad, err := parseLabelFile([]byte(file))
 	if err != nil || len(bad) != 0 || len(records) != 2 || records[1].Label != "two" {
@@ -109,6 +112,7 @@ func TestParseLabelFileTakesAByteOrderMarkAndCRLF(t *testing.T) {
 }
 
 func TestParseLabelFileRefusesTooManyRecords(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	for i := range labelFileLinesMax + 1 {
 		fmt.Fprintf(&b, `{"type":"tx","ref":"%d"}`+"\n\n", i) // blank lines do not count
@@ -129,6 +133,7 @@ func TestParseLabelFileRefusesTooManyRecords(t *testing.T) {
 // back as the same record, for labels with quotes, controls, HTML and
 // characters outside the BMP.
 func TestExportedLinesReadBack(t *testing.T) {
+	t.Parallel()
 	labels := []string{`plain`, `"quoted" \ back`, "tab\tnew\nline", `<script>alert(1)</script> & more`, "emoji 🪙 and ü", "\u2028 line separator"}
 	var file []byte
 	for i, l := range labels {

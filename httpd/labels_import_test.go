@@ -46,6 +46,7 @@ func someAddress(t testing.TB, n int) string {
 // proposed: the lines are skipped with the rule's own reason, and the
 // import proposes nothing.
 func TestLabelImportThePlanRefusesProposesNothing(t *testing.T) {
+	t.Parallel()
 	l, store := countedLabelsTest(t, actors.PlanBase)
 	for i := range 10 {
 		l.mustJSON("POST", "/owner/v1/portfolio/cards", map[string]string{"address": someAddress(t, i)}, http.StatusCreated)
@@ -80,6 +81,7 @@ func TestLabelImportThePlanRefusesProposesNothing(t *testing.T) {
 // hold 2,000) proposes a handful of commands, and reports every line as a
 // command per line did.
 func TestLabelImportOfThousandsOfLinesProposesAHandful(t *testing.T) {
+	t.Parallel()
 	l, store := countedLabelsTest(t, actors.PlanExtended, csvAddr{address: csvAddrA, confirmed: 3000, age: time.Hour, step: time.Hour})
 	var file strings.Builder
 	file.WriteString(labelFileLine("addr", csvAddrA, "Savings"))
@@ -104,6 +106,7 @@ func TestLabelImportOfThousandsOfLinesProposesAHandful(t *testing.T) {
 // refused with 409 CONFLICT and changes nothing; another account imports
 // meanwhile.
 func TestLabelImportOnePerAccountAtATime(t *testing.T) {
+	t.Parallel()
 	l, store := countedLabelsTest(t, actors.PlanBase)
 	proposing, release := make(chan struct{}), make(chan struct{})
 	var first atomic.Bool
@@ -145,6 +148,7 @@ func TestLabelImportOnePerAccountAtATime(t *testing.T) {
 // While a voter does not apply ImportLabels yet (a rolling upgrade), the
 // import sends one command a line, as before, and reports the same.
 func TestLabelImportDuringAnUpgradeSendsOneCommandALine(t *testing.T) {
+	t.Parallel()
 	l, store := countedLabelsTest(t, actors.PlanBase)
 	store.beforePropose = func(cmd *actors.Command) error {
 		if _, imports := cmd.Payload.(*actors.ImportLabels); imports {
@@ -166,6 +170,7 @@ func TestLabelImportDuringAnUpgradeSendsOneCommandALine(t *testing.T) {
 // with room for one card, a card whose name the rule refuses does not
 // keep the next one out.
 func TestLabelImportRoomLeftByARefusedLineIsUsed(t *testing.T) {
+	t.Parallel()
 	l, _ := countedLabelsTest(t, actors.PlanBase)
 	for i := range 9 {
 		l.mustJSON("POST", "/owner/v1/portfolio/cards", map[string]string{"address": someAddress(t, i)}, http.StatusCreated)

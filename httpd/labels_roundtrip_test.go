@@ -62,6 +62,7 @@ func accountState(t *testing.T, l *labelsTest, spaces map[string]string) string 
 }
 
 func TestLabelRoundTripOfAFullAccountChangesNothing(t *testing.T) {
+	t.Parallel()
 	l, store := countedLabelsTest(t, actors.PlanExtended, csvAddr{address: csvAddrA, confirmed: 3})
 	spaces := roundTripAccount(t, l)
 	first := l.export()
@@ -98,6 +99,7 @@ func TestLabelRoundTripOfAFullAccountChangesNothing(t *testing.T) {
 // created there again, a renamed one renamed back; a Space gone or of
 // another type is reported, and the line creates no Account card.
 func TestLabelImportPutsBookmarksBackInTheirSpace(t *testing.T) {
+	t.Parallel()
 	l, store := countedLabelsTest(t, actors.PlanExtended, csvAddr{address: csvAddrA, confirmed: 3})
 	spaces := roundTripAccount(t, l)
 	export := l.export()
@@ -167,6 +169,7 @@ func TestLabelImportPutsBookmarksBackInTheirSpace(t *testing.T) {
 // A Space holds 10 cards: lines past its room are skipped before anything
 // is proposed, as an Account card's are past the plan's.
 func TestLabelImportIntoAFullSpaceProposesNothingMore(t *testing.T) {
+	t.Parallel()
 	l, store := countedLabelsTest(t, actors.PlanExtended)
 	rev := l.mustJSON("GET", "/owner/v1/bookmark-spaces", nil, http.StatusOK)["bookmark_revision"]
 	space := l.mustJSON("POST", "/owner/v1/bookmark-spaces", map[string]any{"expected_bookmark_revision": rev, "name": "S", "type": "bitcoin"}, http.StatusCreated)["space"].(map[string]any)["id"].(string)

@@ -98,6 +98,7 @@ func labelFileLine(typ, ref, label string) string {
 }
 
 func TestLabelImportReportsEveryLine(t *testing.T) {
+	t.Parallel()
 	l := newLabelsTest(t, actors.PlanBase)
 	long := strings.Repeat("n", 51)
 	file := labelFileLine("addr", csvAddrA, "Savings") + // 1: a new Account card
@@ -142,6 +143,7 @@ func TestLabelImportReportsEveryLine(t *testing.T) {
 }
 
 func TestLabelImportTwiceChangesNothing(t *testing.T) {
+	t.Parallel()
 	l := newLabelsTest(t, actors.PlanBase)
 	file := labelFileLine("addr", csvAddrA, "Savings") + labelFileLine("tx", l.txOf(0), "Rent") + labelFileLine("tx", l.txOf(2), "Groceries") + labelFileLine("addr", csvAddrB, "Spending")
 	first := l.importFile(file)
@@ -171,6 +173,7 @@ func TestLabelImportTwiceChangesNothing(t *testing.T) {
 }
 
 func TestLabelImportStopsAtThePlansCardLimit(t *testing.T) {
+	t.Parallel()
 	l := newLabelsTest(t, actors.PlanBase)
 	var file strings.Builder
 	fixtures := []string{
@@ -189,6 +192,7 @@ func TestLabelImportStopsAtThePlansCardLimit(t *testing.T) {
 }
 
 func TestLabelImportReportsAnUpstreamOutagePerLine(t *testing.T) {
+	t.Parallel()
 	// A transaction older than a base plan's year: only the card's
 	// History page can show it may take a note, and that page fails.
 	l := &labelsTest{newCSVTest(t, actors.PlanBase, csvAddr{address: csvAddrA, confirmed: 3, age: 400 * 24 * time.Hour, step: time.Hour})}
@@ -207,6 +211,7 @@ func TestLabelImportReportsAnUpstreamOutagePerLine(t *testing.T) {
 }
 
 func TestLabelImportRefusesWhatIsNotAnOwnersFile(t *testing.T) {
+	t.Parallel()
 	l := newLabelsTest(t, actors.PlanBase)
 	var tooMany bytes.Buffer
 	for i := range labelFileLinesMax + 1 {

@@ -37,6 +37,7 @@ func toolCall(tool, args string) string {
 // SDK's transport does, in front of the real API: the same status and the
 // same JSON for results, tool errors and a refused key.
 func TestMCPDirectPathAnswersAsTheSDK(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	write, _ := o.key("write", "writer")
 	read, _ := o.key("read", "reader")

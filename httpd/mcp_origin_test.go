@@ -36,6 +36,7 @@ func (o *ownerTest) mcpPostFrom(bearer, host, origin string) (int, map[string]an
 // server's own origin (the site's rule for its forms); an agent that is
 // not a browser sends no Origin and is served.
 func TestMCPRefusesAnOriginNotOnTheAllowList(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	key, _ := o.key("read", "reader")
 	const host = "addrwatch.example:8080"

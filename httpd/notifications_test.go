@@ -50,6 +50,7 @@ func FuzzChannelCreateRequest(f *testing.F) {
 }
 
 func TestEmailAddress(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[string]string{
 		"owner@example.com":            "owner@example.com",
 		"Owner <owner@example.com>":    "owner@example.com",
@@ -67,6 +68,7 @@ func TestEmailAddress(t *testing.T) {
 
 // A rule's body fills in the defaults of what it leaves out.
 func TestRuleRequestDefaults(t *testing.T) {
+	t.Parallel()
 	f := ruleRequest{}.fields()
 	if f.Depth != actors.TxDeepConfirmations || len(f.Events) != 6 || f.Channels == nil || len(f.Channels) != 0 || f.MinAmountSat != 0 {
 		t.Errorf("defaults %+v", f)

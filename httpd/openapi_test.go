@@ -61,6 +61,7 @@ func openAPIOperations(doc *openapi3.T) map[string]*openapi3.Operation {
 }
 
 func TestOpenAPIDocumentsAreValid31(t *testing.T) {
+	t.Parallel()
 	for _, d := range openAPIDocs {
 		t.Run(d.name, func(t *testing.T) {
 			doc := loadOpenAPI(t, *d.doc)
@@ -183,6 +184,7 @@ func openAPIAllow(t *testing.T, h fasthttp.RequestHandler, path string) []string
 // the router agree: every served route of /v1 and /owner/v1 is an operation
 // of its document, and every operation is served.
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
+	t.Parallel()
 	served := openAPIServedRoutes(t)
 	var documented []string
 	for _, d := range openAPIDocs {
@@ -216,6 +218,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 // TestOpenAPIServedWithoutKey checks that both documents are served as
 // JSON, without a key, byte for byte as embedded, with or without limits.
 func TestOpenAPIServedWithoutKey(t *testing.T) {
+	t.Parallel()
 	for _, limits := range []bool{false, true} {
 		h := New(Config{EdgeLimits: limits}).PublicHandler()
 		for _, d := range openAPIDocs {
@@ -243,6 +246,7 @@ func TestOpenAPIServedWithoutKey(t *testing.T) {
 // what the owner alone has: the grant on cards and Spaces, and type on a
 // Space PATCH.
 func TestOpenAPISharedSchemasAgree(t *testing.T) {
+	t.Parallel()
 	agent, owner := loadOpenAPI(t, agentOpenAPI), loadOpenAPI(t, ownerOpenAPI)
 	ownerOnly := map[string][]string{"Card": {"grant"}, "Space": {"grant"}, "SpacePatchRequest": {"type"}}
 	for name, a := range agent.Components.Schemas {

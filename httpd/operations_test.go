@@ -30,6 +30,7 @@ var operationSchemaExceptions = map[string]string{
 // success status, and the property names of the request and success
 // bodies against the JSON fields of the declared Go types.
 func TestOperationsMatchTheDocuments(t *testing.T) {
+	t.Parallel()
 	if len(operations) == 0 {
 		t.Fatal("no operation is declared")
 	}
@@ -192,6 +193,7 @@ func structType(typ reflect.Type) bool {
 // resource when it is a public document, and every tool or resource names
 // a declared operation.
 func TestAgentOperationsAreToolsOrResources(t *testing.T) {
+	t.Parallel()
 	tools, resources := mcpserver.ToolOperations(), mcpserver.ResourceOperations()
 	declared := map[string]bool{}
 	for _, op := range operations {

@@ -148,6 +148,7 @@ func (o *ownerTest) expect(what string, status, retry, wantStatus, wantRetry int
 // Finding: 30 wrong passwords in a row were all 401 with no back-off. The
 // limits are on although this server has no edge limits (--limits off).
 func TestSignInBacksOffPerClientAndACorrectPasswordWorksAfter(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	const attacker, owner = "203.0.113.7", "198.51.100.2"
 	for i := range edge.ClientBackoff.Free + 1 {
@@ -197,6 +198,7 @@ func TestSignInBacksOffPerClientAndACorrectPasswordWorksAfter(t *testing.T) {
 // back-off, and the owner is never locked out: the owner secret works
 // throughout and a sign-in waits at most the cap.
 func TestSignInBackOffPerAccountIsCappedAndNeverLocksTheOwnerOut(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	client := 0
 	next := func() string { client++; return fmt.Sprintf("192.0.2.%d", client) }
@@ -230,6 +232,7 @@ func TestSignInBackOffPerAccountIsCappedAndNeverLocksTheOwnerOut(t *testing.T) {
 // on that account; other clients, other accounts and credentials that can
 // never succeed here (an API key, garbage) are not counted or held.
 func TestWrongOwnerSecretsBackOffPerClientAndAccount(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	const attacker, other = "203.0.113.9", "198.51.100.3"
 	guess := "aws." + o.account.AccountID + ".guessedsecret"
@@ -262,6 +265,7 @@ func TestWrongOwnerSecretsBackOffPerClientAndAccount(t *testing.T) {
 // rotation is a failed password like one at sign-in, and counts once (not
 // also as a bearer failure).
 func TestPasswordChangeAndRotationShareThePasswordBackOff(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	const ip = "203.0.113.11"
 	secret := o.account.OwnerSecret
@@ -290,6 +294,7 @@ func TestPasswordChangeAndRotationShareThePasswordBackOff(t *testing.T) {
 // Successful attempts charge nothing: many sign-ins in a row from one
 // client are never held back.
 func TestSuccessfulSignInsAreNeverHeldBack(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	for range 5 * edge.ClientBackoff.Free {
 		status, retry := o.signIn("203.0.113.12", o.password)

@@ -45,6 +45,7 @@ func mustRefuse(t *testing.T, e *edge.Limits, ctx *fasthttp.RequestCtx, retryAft
 }
 
 func TestRegularBudgetIsThirtyPerMinuteWithBurstTwenty(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	e := newEdgeLimits(nil, c.now)
 	for range 20 {
@@ -64,6 +65,7 @@ func TestRegularBudgetIsThirtyPerMinuteWithBurstTwenty(t *testing.T) {
 }
 
 func TestSheetRoutesHaveTheirOwnBudget(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	e := newEdgeLimits(nil, c.now)
 	sheet := "/v1/bookmark-spaces/abc/sheet"
@@ -78,6 +80,7 @@ func TestSheetRoutesHaveTheirOwnBudget(t *testing.T) {
 }
 
 func TestPublicDocumentsAreNotLimited(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	e := newEdgeLimits(nil, c.now)
 	for range 100 {
@@ -89,6 +92,7 @@ func TestPublicDocumentsAreNotLimited(t *testing.T) {
 }
 
 func TestRateLimitedAnswerHasRetryAfterAndDocs(t *testing.T) {
+	t.Parallel()
 	var ctx fasthttp.RequestCtx
 	writeError(&ctx, edge.RateLimited(1500*time.Millisecond))
 	if ctx.Response.StatusCode() != 429 || string(ctx.Response.Header.Peek("Retry-After")) != "2" {

@@ -15,6 +15,7 @@ import (
 )
 
 func TestAccountOfSecret(t *testing.T) {
+	t.Parallel()
 	for token, want := range map[string]string{
 		"awk.acct1.key1.secret": "acct1",
 		"aws.acct2.secret":      "acct2",
@@ -34,6 +35,7 @@ func TestAccountOfSecret(t *testing.T) {
 // secret and session of an account, and its sign-ins by login or by
 // account ID through the API and the site's form, all route to it.
 func TestRoutingAccountFindsTheAccountOfEveryCredential(t *testing.T) {
+	t.Parallel()
 	o := newLoginTest(t)
 	id := o.account.AccountID
 	request := func(method, path, contentType, body string, headers ...string) *fasthttp.RequestCtx {
@@ -86,6 +88,7 @@ func (p placingStore) Serves(account string) bool {
 // account's ID is drawn until it falls in a group this node leads, so the
 // create never fails for want of a leader here.
 func TestNewAccountsLandWhereTheNodeServes(t *testing.T) {
+	t.Parallel()
 	store := placingStore{memoryStore: newMemoryStore(t), served: "ab"}
 	s := New(Config{Store: store, PasswordCost: bcrypt.MinCost})
 	for range 20 {
@@ -118,6 +121,7 @@ func (c shardedLeaders) For(account string) forward.Leadership {
 // cluster forwards each request to the leader of its account's group,
 // and one that names no account to the leader For("") names.
 func TestForwardingGoesToTheAccountsGroupLeader(t *testing.T) {
+	t.Parallel()
 	leaderAt := func(name string) string {
 		return serveLoopback(t, forward.Receive(func(ctx *fasthttp.RequestCtx) { ctx.WriteString(name) }))
 	}

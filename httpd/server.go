@@ -163,6 +163,9 @@ func New(cfg Config) *Server {
 	if s.now == nil {
 		s.now, s.realClock = time.Now, true
 	}
+	if cfg.Logger != nil {
+		unnamedFailureLog.Store(cfg.Logger)
+	}
 	if s.balances = cfg.Balances; s.balances == nil && cfg.History != nil {
 		s.balances = balances.FromHistory(cfg.History)
 	}

@@ -45,6 +45,7 @@ func worstSheetPatch(revision int64) []byte {
 // escapes it (real clients' JSON encoders escape freely): the largest,
 // every character escaped, is about 3.1 MB and is applied.
 func TestSheetPatchOfEscapedMaximaIsAccepted(t *testing.T) {
+	t.Parallel()
 	e := newSheetSite(t)
 	body := worstSheetPatch(e.revision())
 	if len(body) <= 2<<20 || len(body) > sheetBodyBytesMax || sheetBodyBytesMax > bodyBytesMax {

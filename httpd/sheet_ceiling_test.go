@@ -58,6 +58,7 @@ func firstSpace(o *ownerTest) string {
 // of 5). A request without a key, or with a key that does not
 // authenticate, is refused with 401 and spends none of it.
 func TestKeylessSheetRequestsDoNotSpendTheGlobalCeiling(t *testing.T) {
+	t.Parallel()
 	st := newSheetCeilingTest(t)
 	notUnauthorized := 0
 	for i := range 40 {
@@ -87,6 +88,7 @@ func TestKeylessSheetRequestsDoNotSpendTheGlobalCeiling(t *testing.T) {
 // share of the global ceiling: another account's key still reads its
 // Sheet.
 func TestOneAccountTakesAFairShareOfTheSheetCeiling(t *testing.T) {
+	t.Parallel()
 	st := newSheetCeilingTest(t)
 	refused := 0
 	for i := range 40 {

@@ -7,6 +7,7 @@ import "testing"
 // and agents cannot lock the owner out. Every write asks for plain-text
 // cells.
 func TestSheetWriteRules(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		budget bool
 		aud    audience

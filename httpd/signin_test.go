@@ -49,6 +49,7 @@ func countComparisons(t *testing.T) *[][]byte {
 }
 
 func TestSignInByLoginIgnoresCaseAndGivesAWorkingSession(t *testing.T) {
+	t.Parallel()
 	o := newLoginTest(t)
 	status, _, body := o.send("203.0.113.30", "POST", "/owner/v1/sessions", "", map[string]string{"login": "owner.name+WATCH@example.COM", "password": o.password})
 	o.expect("sign-in by login", status, 0, fasthttp.StatusCreated, 0)
@@ -90,6 +91,7 @@ func TestUnknownLoginAndWrongPasswordAnswerAlikeAfterOneComparison(t *testing.T)
 }
 
 func TestSignInNeedsExactlyOneOfLoginAndAccountID(t *testing.T) {
+	t.Parallel()
 	o := newLoginTest(t)
 	for _, body := range []map[string]string{
 		{"password": o.password},
@@ -112,6 +114,7 @@ func TestSignInNeedsExactlyOneOfLoginAndAccountID(t *testing.T) {
 // the back-off does not tell which logins exist. The owner gets in once
 // the cap has passed.
 func TestSignInBacksOffPerLoginAlikeForKnownAndUnknownAndIsCapped(t *testing.T) {
+	t.Parallel()
 	o := newLoginTest(t)
 	client := 0
 	next := func() string { client++; return fmt.Sprintf("192.0.2.%d", client) }
@@ -146,6 +149,7 @@ func TestSignInBacksOffPerLoginAlikeForKnownAndUnknownAndIsCapped(t *testing.T) 
 }
 
 func TestCreateAccountRefusesATakenLoginInAnyCase(t *testing.T) {
+	t.Parallel()
 	o := newLoginTest(t)
 	_, failure := o.server.CreateAccount(context.Background(), actors.PlanBase, "another password", "OWNER.name+watch@example.com")
 	err := typedErr(failure)
@@ -160,6 +164,7 @@ func TestCreateAccountRefusesATakenLoginInAnyCase(t *testing.T) {
 }
 
 func TestSetLoginNeedsTheCurrentPasswordAndReplacesTheOldLogin(t *testing.T) {
+	t.Parallel()
 	o := newLoginTest(t)
 	const ip = "203.0.113.40"
 	_, _, body := o.send(ip, "POST", "/owner/v1/sessions", "", map[string]string{"login": ownerTestLogin, "password": o.password})

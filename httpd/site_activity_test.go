@@ -31,6 +31,7 @@ func withoutIsolates(words string) string {
 var activityRows = regexp.MustCompile(`(?s)<tr class="(?:refused|change|read)">\s*<td data-label="When">[^<]*</td>\s*<td class="text" data-label="Key">([^<]*)</td>\s*<td class="text"><span class="words">([^<]*)</span><br><small class="hint request"><span class="mono">([^<]*)</span> · ([^<]*)</small></td>\s*<td class="amount" data-label="Count">(\d+)</td>`)
 
 func TestSiteActivityShowsWhatEachKeyDid(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -99,6 +100,7 @@ func TestSiteActivityShowsWhatEachKeyDid(t *testing.T) {
 // GET /owner/v1/activity answers bad filters with 422 and the reason, and
 // an agent key with 401 (the owner API takes only owner credentials).
 func TestOwnerActivityRefusesBadFilters(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	reader, _ := o.key("read", "r")
 	for query, want := range map[string]string{
@@ -127,6 +129,7 @@ func TestOwnerActivityRefusesBadFilters(t *testing.T) {
 // changes_only=true keeps the changes a key made and leaves out its reads
 // and refusals, as the site's "Changes only" does.
 func TestOwnerActivityChangesOnly(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	_, _, created := o.send("192.0.2.1", "POST", "/owner/v1/portfolio/cards", o.account.OwnerSecret, map[string]any{"address": csvAddrA, "name": "Cold"})
 	card := created["card"].(map[string]any)
@@ -166,6 +169,7 @@ func TestOwnerActivityChangesOnly(t *testing.T) {
 // revoked key whose lines are kept as revoked, and an ID that is no key
 // of the account as unknown, not as a revoked key.
 func TestSiteActivitySaysWhenAKeyIsUnknown(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()

@@ -79,6 +79,7 @@ var (
 // the source fails for shown as unknown (not zero) and left out of the
 // total, which says so; a hostile name stays text.
 func TestSitePortfolioShowsBalancesAndTheirTotal(t *testing.T) {
+	t.Parallel()
 	c, o := newBalancesSite(t, fixedBalances{
 		balSavings: {ConfirmedSat: 1_500_000, UnconfirmedSat: 2_000, ReceivedSat: 2_002_000, SentSat: 500_000, TxCount: 4, UnconfirmedTxCount: 1, LastTxAt: balLast},
 		balHostile: {ConfirmedSat: 100_000_000, ReceivedSat: 100_000_000, TxCount: 1, LastTxAt: balLast.Add(-time.Hour)},
@@ -127,6 +128,7 @@ func TestSitePortfolioShowsBalancesAndTheirTotal(t *testing.T) {
 
 // A bitcoin Space shows its cards' balances and their total.
 func TestSiteBitcoinSpaceShowsItsTotal(t *testing.T) {
+	t.Parallel()
 	c, o := newBalancesSite(t, fixedBalances{
 		balKept:  {ConfirmedSat: 2_500, ReceivedSat: 5_000, SentSat: 2_500, TxCount: 2, LastTxAt: balLast},
 		balEmpty: {},

@@ -27,6 +27,7 @@ func startStep(t *testing.T, page siteAnswer, id string) (class, link string) {
 // the form) that does it; a step done is ticked, and the list goes once
 // the account holds a card.
 func TestSiteSignInLandsOnThePortfolioWithGettingStarted(t *testing.T) {
+	t.Parallel()
 	c, o := newNotifySiteOn(t, actors.PlanBase) // signed in: mustSignIn wants the 303 to /portfolio
 	page := c.do("GET", "/portfolio", nil)
 	if page.status != 200 || !strings.Contains(page.body, `<section class="card" aria-labelledby="start-heading" id="getting-started">`) {

@@ -15,6 +15,7 @@ import (
 // address, each link keeping the rest of the search; a search that says
 // nothing sure is answered with what is wrong, on the page.
 func TestSiteHistorySearchFiltersSortsAndPages(t *testing.T) {
+	t.Parallel()
 	c, hist, ids := newHistorySite(t, actors.PlanExtended,
 		csvAddr{address: csvAddrA, confirmed: 40, age: time.Hour, step: time.Hour},
 		csvAddr{address: csvAddrB, confirmed: 30, age: 90 * time.Minute, step: time.Hour})
@@ -94,6 +95,7 @@ func TestSiteHistorySearchFiltersSortsAndPages(t *testing.T) {
 // block explorer only once the owner chose one in Account settings, and
 // the page says where they lead.
 func TestSiteHistoryAddressAndExplorerLinks(t *testing.T) {
+	t.Parallel()
 	c, hist, ids := newHistorySite(t, actors.PlanExtended, csvAddr{address: csvAddrA, confirmed: 3, age: time.Hour, step: time.Hour})
 	page := c.do("GET", "/history/cards/"+ids[0], nil)
 	if !strings.Contains(page.body, `<span class="mono text" id="card-address">`+csvAddrA+`</span>`) || !strings.Contains(page.body, `data-copy="card-address"`) ||
@@ -137,6 +139,7 @@ func TestSiteHistoryAddressAndExplorerLinks(t *testing.T) {
 // A refused note save draws the History page it came from again, its row
 // holding what was typed, and why it was refused, with the search kept.
 func TestSiteHistoryRefusedNoteKeepsWhatWasTyped(t *testing.T) {
+	t.Parallel()
 	c, hist, ids := newHistorySite(t, actors.PlanExtended, csvAddr{address: csvAddrA, confirmed: 3, age: time.Hour, step: time.Hour})
 	txid := hist.tx(0, 0).TxID
 	long := strings.Repeat("é", 51)
@@ -157,6 +160,7 @@ func TestSiteHistoryRefusedNoteKeepsWhatWasTyped(t *testing.T) {
 // searched and shown under the banner, never an empty or a complete-
 // looking History, and the other card is whole.
 func TestSiteHistorySearchOfAPartlyReadCard(t *testing.T) {
+	t.Parallel()
 	c, hist, _ := newHistorySite(t, actors.PlanExtended,
 		csvAddr{address: csvAddrA, confirmed: 150, age: time.Hour, step: time.Hour},
 		csvAddr{address: csvAddrB, confirmed: 10, age: time.Hour, step: time.Hour})
@@ -174,6 +178,7 @@ func TestSiteHistorySearchOfAPartlyReadCard(t *testing.T) {
 // A card longer than a page view reads: the search covers its newest
 // historySearchTxsMax, and the page says so and where the rest is.
 func TestSiteHistorySearchReadsABoundedWindow(t *testing.T) {
+	t.Parallel()
 	c, _, _ := newHistorySite(t, actors.PlanExtended, csvAddr{address: csvAddrA, confirmed: historySearchTxsMax + 30, age: time.Hour, step: time.Minute})
 	page := c.do("GET", "/history", nil)
 	if page.status != 200 || !strings.Contains(page.body, "1–25 of 2,500.") || !strings.Contains(page.body, "covers each card's newest 2,500. The CSV download has every one.") {

@@ -33,6 +33,7 @@ func newHistorySite(t *testing.T, plan actors.Plan, addrs ...csvAddr) (*siteClie
 var historyRows = regexp.MustCompile(`<tr id="tx-([0-9a-f]{64})"`)
 
 func TestSiteHistoryShowsNotesAndSavesThemInPlace(t *testing.T) {
+	t.Parallel()
 	c, hist, ids := newHistorySite(t, actors.PlanBase, csvAddr{address: csvAddrA, confirmed: 3, age: time.Hour, step: time.Hour})
 	page := c.do("GET", "/history", nil)
 	if page.status != 200 || len(historyRows.FindAllString(page.body, -1)) != 3 || !strings.Contains(page.body, "latest calendar year") {
@@ -67,6 +68,7 @@ func TestSiteHistoryShowsNotesAndSavesThemInPlace(t *testing.T) {
 }
 
 func TestSiteHistoryReturnsOnlyToHistoryPages(t *testing.T) {
+	t.Parallel()
 	c, hist, _ := newHistorySite(t, actors.PlanBase, csvAddr{address: csvAddrA, confirmed: 1, age: time.Hour, step: time.Hour})
 	txid := hist.tx(0, 0).TxID
 	for _, back := range []string{"https://evil.example/history", "//evil.example/history", "/history/../access", "/history/cards/../../access", "/access", `/history/cards/x\..\y`, "javascript:alert(1)"} {
@@ -78,6 +80,7 @@ func TestSiteHistoryReturnsOnlyToHistoryPages(t *testing.T) {
 }
 
 func TestSiteHistoryPagesWithACountLine(t *testing.T) {
+	t.Parallel()
 	c, _, ids := newHistorySite(t, actors.PlanExtended, csvAddr{address: csvAddrA, confirmed: 60, age: time.Hour, step: time.Hour})
 	first := c.do("GET", "/history/cards/"+ids[0], nil)
 	if n := len(historyRows.FindAllString(first.body, -1)); n != historyLimitDefault || !strings.Contains(first.body, "1–25 of 60.") ||
@@ -95,6 +98,7 @@ func TestSiteHistoryPagesWithACountLine(t *testing.T) {
 }
 
 func TestSiteHistoryLabelsTheOlderPreviewAndADegradedUpstream(t *testing.T) {
+	t.Parallel()
 	c, hist, ids := newHistorySite(t, actors.PlanBase,
 		csvAddr{address: csvAddrA, confirmed: 5, age: 400 * 24 * time.Hour, step: time.Hour},
 		csvAddr{address: csvAddrB, confirmed: 2, age: time.Hour, step: time.Hour})

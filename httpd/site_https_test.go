@@ -93,6 +93,7 @@ func panel(t *testing.T, client *http.Client, base, cookie, token string) (int, 
 // signs in; over plain HTTP nothing changes. Every HTTPS answer tells the
 // browser to come back over HTTPS only; no plain one does.
 func TestOverHTTPSOnlyTheHostCookieSignsInAndHSTSIsSent(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	token := sessionOf(o)
 	base, client := serveTLS(t, o.server, o.server.PublicHandler())
@@ -128,6 +129,7 @@ func TestOverHTTPSOnlyTheHostCookieSignsInAndHSTSIsSent(t *testing.T) {
 // The connection cap's 429, written before any request is read, is an
 // answer over HTTPS too.
 func TestConnCapRefusalOverHTTPSCarriesHSTS(t *testing.T) {
+	t.Parallel()
 	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil)), connsPerClient: 1}
 	base, client := serveTLS(t, s, func(ctx *fasthttp.RequestCtx) {})
 	for _, want := range []int{http.StatusOK, http.StatusTooManyRequests} {
@@ -141,6 +143,7 @@ func TestConnCapRefusalOverHTTPSCarriesHSTS(t *testing.T) {
 // sibling host can plant one that hides the real one, and the page it
 // redirects to shows it.
 func TestOverHTTPSAFlashIsAHostCookie(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	token := sessionOf(o)
 	base, client := serveTLS(t, o.server, o.server.PublicHandler())

@@ -81,6 +81,7 @@ func (c *siteClient) confirmImport(preview siteAnswer) (report, post siteAnswer)
 }
 
 func TestSiteImportsALabelFileWithItsToken(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -130,6 +131,7 @@ func TestSiteImportsALabelFileWithItsToken(t *testing.T) {
 }
 
 func TestSiteLabelImportWithoutAFileSaysSo(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -143,6 +145,7 @@ func TestSiteLabelImportWithoutAFileSaysSo(t *testing.T) {
 // became an altcoin Space in between) under its number in the owner's file, though
 // the confirmation sends back only the lines that change something.
 func TestSiteLabelReportNamesTheLinesThatWentOtherwise(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()

@@ -16,6 +16,7 @@ import (
 // sent anyway (a page drawn before the last Space was made) answers in the
 // same words, and the plan's change brings the form back.
 func TestSiteSpacesSayThePlansLimitAndTheWayToRaiseIt(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -49,6 +50,7 @@ func TestSiteSpacesSayThePlansLimitAndTheWayToRaiseIt(t *testing.T) {
 // place of the form; an add sent from a page drawn before the limit was
 // reached answers with the limit and what the owner typed.
 func TestSiteFullFormsSayTheLimitAndKeepWhatWasTyped(t *testing.T) {
+	t.Parallel()
 	c, o := newNotifySiteOn(t, actors.PlanBase)
 	space := o.spaces()["Bitcoin"]
 	id := space["id"].(string)

@@ -13,6 +13,7 @@ import (
 var liveCursor = regexp.MustCompile(`data-live-cursor="(\d+)"`)
 
 func TestSiteLiveListsTheChangesAfterThePage(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -52,6 +53,7 @@ func TestSiteLiveListsTheChangesAfterThePage(t *testing.T) {
 // An open page polls /live on its own every second: that must not keep
 // an idle session alive, while the owner's own requests do.
 func TestSiteLivePollsDoNotExtendTheSession(t *testing.T) {
+	t.Parallel()
 	for _, ownerActs := range []bool{false, true} {
 		o := newOwnerTest(t)
 		c := newSiteClient(o)

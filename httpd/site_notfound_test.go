@@ -16,6 +16,7 @@ const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,ima
 // unknown asset, and any unknown path asked for by a client that does not
 // ask for HTML keep the JSON error shape.
 func TestSiteUnknownPathIsAnHTMLPage(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.accept = browserAccept
@@ -55,6 +56,7 @@ func TestSiteUnknownPathIsAnHTMLPage(t *testing.T) {
 // 405 in the site's frame with the Allow header; an API client keeps the
 // JSON error shape, and the APIs' paths keep it whoever asks.
 func TestSiteWrongMethodIsAnHTMLPage(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.accept = browserAccept
@@ -98,6 +100,7 @@ func htmlPage(t *testing.T, c *siteClient, path string, status int, wants ...str
 // The site's icon is served at /favicon.ico (where a browser looks when a
 // page names none) and as the SVG the pages name.
 func TestSiteServesItsIcon(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	for path, want := range map[string]string{"/favicon.ico": "image/x-icon", "/assets/favicon.ico": "image/x-icon", "/assets/favicon.svg": "image/svg+xml"} {

@@ -94,6 +94,7 @@ func (o *ownerTest) observe(address string, txs ...actors.TxObservation) {
 }
 
 func TestSiteNotificationChannels(t *testing.T) {
+	t.Parallel()
 	c, o := newNotifySite(t)
 	const token = "t0ken-in-the-path"
 	page := c.do("GET", "/notifications", nil)
@@ -207,6 +208,7 @@ func TestSiteNotificationChannels(t *testing.T) {
 // Every notification form is refused (403, nothing changed) without the
 // session's token or from another origin.
 func TestSiteNotificationFormsNeedTheTokenAndOurOrigin(t *testing.T) {
+	t.Parallel()
 	c, o := newNotifySite(t)
 	c.post("/notifications", "/notifications/channels", url.Values{"kind": {"email"}, "name": {"me"}, "where": {"owner@example.com"}})
 	id := o.ntChannels()[0]["id"].(string)
@@ -245,6 +247,7 @@ func TestSiteNotificationFormsNeedTheTokenAndOurOrigin(t *testing.T) {
 }
 
 func TestSiteNotificationRules(t *testing.T) {
+	t.Parallel()
 	c, o := newNotifySite(t)
 	card := o.ownerPost("/portfolio/cards", map[string]any{"address": siteTestAddress(1), "name": siteHostileName}, "card")["id"].(string)
 	c.post("/notifications", "/notifications/channels", url.Values{"kind": {"email"}, "name": {"me"}, "where": {"owner@example.com"}})
@@ -333,6 +336,7 @@ func TestSiteNotificationRules(t *testing.T) {
 // pending; the centre shows them newest first, and the badge counts the
 // ones since it was last opened; the Portfolio shows each card's last.
 func TestSiteDeliveriesCentreAndLastActivity(t *testing.T) {
+	t.Parallel()
 	c, o := newNotifySite(t)
 	address := siteTestAddress(2)
 	card := o.ownerPost("/portfolio/cards", map[string]any{"address": address, "name": siteHostileName}, "card")["id"].(string)

@@ -24,6 +24,7 @@ func (o *ownerTest) portfolioCards() []map[string]any {
 }
 
 func TestSitePortfolioAddsEditsAndDeletesACard(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -89,6 +90,7 @@ func TestSitePortfolioAddsEditsAndDeletesACard(t *testing.T) {
 }
 
 func TestSitePortfolioValidatesWithTheAPIsRules(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()

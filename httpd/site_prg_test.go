@@ -63,6 +63,7 @@ func reloadShowsNoSecret(t *testing.T, c *siteClient, what, page, secret string)
 }
 
 func TestSiteKeyCreationIsPostRedirectGet(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -97,6 +98,7 @@ func TestSiteKeyCreationIsPostRedirectGet(t *testing.T) {
 // on any page but its own; and a replayed one is refused where it was
 // shown.
 func TestSiteFlashOpensOnlyForItsSessionAndPage(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -124,6 +126,7 @@ func TestSiteFlashOpensOnlyForItsSessionAndPage(t *testing.T) {
 }
 
 func TestSiteOwnerSecretIsShownOnceAfterARedirect(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -153,6 +156,7 @@ func TestSiteOwnerSecretIsShownOnceAfterARedirect(t *testing.T) {
 }
 
 func TestSiteWebhookSecretAndTestAreRedirects(t *testing.T) {
+	t.Parallel()
 	tester := &countingTester{}
 	key, err := keys.Generate()
 	if err != nil {
@@ -193,6 +197,7 @@ func TestSiteWebhookSecretAndTestAreRedirects(t *testing.T) {
 }
 
 func TestSiteAccountDeletionRedirectsToSignIn(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -209,6 +214,7 @@ func TestSiteAccountDeletionRedirectsToSignIn(t *testing.T) {
 // sending that POST again (a reload) is refused the same way, since it
 // carries the version the page was drawn from: nothing changes.
 func TestSiteConflictPageReloadChangesNothing(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()

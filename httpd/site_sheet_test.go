@@ -75,6 +75,7 @@ func rowForm(rev int64, base, cells []string) url.Values {
 var blankRow = []string{"", "", "", "", ""}
 
 func TestSiteSheetReadsTheWholeSheetOrTheFilteredRows(t *testing.T) {
+	t.Parallel()
 	e := newSheetSite(t)
 	rows := []map[string]any{}
 	for i := 0; i < 100; i++ {
@@ -105,6 +106,7 @@ func TestSiteSheetReadsTheWholeSheetOrTheFilteredRows(t *testing.T) {
 }
 
 func TestSiteSheetSaveGoesThroughAnotherRowsChangeButNeverOverASameRowChange(t *testing.T) {
+	t.Parallel()
 	e := newSheetSite(t)
 	rev := e.revision()
 	// An agent writes index 500 after the page read the Sheet: the owner's
@@ -157,6 +159,7 @@ func TestSiteSheetSaveGoesThroughAnotherRowsChangeButNeverOverASameRowChange(t *
 }
 
 func TestSiteSheetDeleteHeadingAndCompact(t *testing.T) {
+	t.Parallel()
 	e := newSheetSite(t)
 	e.ownerSheet("PATCH", map[string]any{"rows": []map[string]any{
 		{"index": 2, "cells": []string{"a", "btc", "", "", ""}},

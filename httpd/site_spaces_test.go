@@ -92,6 +92,7 @@ func (c *siteClient) addBookmark(t *testing.T, space string, form url.Values) si
 }
 
 func TestSiteSpacesCreateRenameAndRetype(t *testing.T) {
+	t.Parallel()
 	c, o := newSpacesSite(t)
 	hostile := `<script>alert(1)</script>`
 	id := c.createSpace(t, hostile, "altcoin")
@@ -143,6 +144,7 @@ func TestSiteSpacesCreateRenameAndRetype(t *testing.T) {
 }
 
 func TestSiteSpacesBookmarkCards(t *testing.T) {
+	t.Parallel()
 	c, o := newSpacesSite(t)
 	alt := c.createSpace(t, "Alts", "altcoin")
 	a := c.addBookmark(t, alt, url.Values{"coin_id": {"litecoin"}, "address": {"LT2KVaAy1ppRuxRgrS5RNU3vBsy7RibPeA"}, "name": {"ltc"}})
@@ -189,6 +191,7 @@ func TestSiteSpacesBookmarkCards(t *testing.T) {
 }
 
 func TestSiteSpacesMovesExplainTheRuleThatRefused(t *testing.T) {
+	t.Parallel()
 	c, o := newSpacesSite(t)
 	first := ""
 	for _, s := range o.spaces() {
@@ -254,6 +257,7 @@ func TestSiteSpacesMovesExplainTheRuleThatRefused(t *testing.T) {
 }
 
 func TestSiteSpacesDeleteFollowsTheSpecsRules(t *testing.T) {
+	t.Parallel()
 	c, o := newSpacesSite(t)
 	sheet := c.createSpace(t, "Grid", "sheet")
 	put := o.ownerJSON("GET", "/owner/v1/bookmark-spaces/"+sheet+"/sheet", nil, 200)

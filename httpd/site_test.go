@@ -136,6 +136,7 @@ func (o *ownerTest) keyCount() int {
 }
 
 func TestSiteSignInSetsAStrictHTTPOnlyCookie(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	page := c.do("GET", "/", nil)
@@ -159,6 +160,7 @@ func TestSiteSignInSetsAStrictHTTPOnlyCookie(t *testing.T) {
 }
 
 func TestSiteWrongLoginAndWrongPasswordLookAlike(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	wrongPassword := newSiteClient(o).signIn(o.account.AccountID, "not the password")
 	unknown := newSiteClient(o).signIn("nobody-has-this", "not the password")
@@ -175,6 +177,7 @@ func TestSiteWrongLoginAndWrongPasswordLookAlike(t *testing.T) {
 // Cross-site forms are refused with 403 and change nothing: a wrong
 // Origin, no Origin at all, or a missing or wrong token.
 func TestSiteRefusesCrossSiteForms(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -220,6 +223,7 @@ func TestSiteRefusesCrossSiteForms(t *testing.T) {
 // A guessed or ended session reaches nothing, and a client that keeps
 // guessing is slowed down like one guessing owner secrets.
 func TestSiteGuessedSessionReachesNothing(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.cookies[sessionCookie] = "awt." + o.account.AccountID + ".guessedsession00.guessedsecretguessedsecretguessedsecretguessedsecret"
@@ -247,6 +251,7 @@ func TestSiteGuessedSessionReachesNothing(t *testing.T) {
 }
 
 func TestSitePagesCarryTheSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -277,6 +282,7 @@ func TestSitePagesCarryTheSecurityHeaders(t *testing.T) {
 
 // Hostile names are text on every page that shows them.
 func TestSiteEscapesHostileNames(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -297,6 +303,7 @@ func TestSiteEscapesHostileNames(t *testing.T) {
 
 // Signing out ends the session, not the keys.
 func TestSiteSignOutKeepsKeys(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -325,6 +332,7 @@ func TestSiteSignOutKeepsKeys(t *testing.T) {
 // A password change from the site needs the current password and a
 // repeated new one, revokes every key, and keeps this session.
 func TestSitePasswordChangeRevokesKeys(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -362,6 +370,7 @@ func TestSitePasswordChangeRevokesKeys(t *testing.T) {
 // Deleting the account needs the typed phrase and the current password:
 // a session left open on a shared machine is not enough.
 func TestSiteDeleteNeedsThePhraseAndThePassword(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -393,6 +402,7 @@ func TestSiteDeleteNeedsThePhraseAndThePassword(t *testing.T) {
 }
 
 func TestSiteGrantChangesWhatAnAgentSees(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	c := newSiteClient(o)
 	c.mustSignIn()
@@ -419,6 +429,7 @@ func TestSiteGrantChangesWhatAnAgentSees(t *testing.T) {
 // The site's one Login field takes the account's login in any case, or
 // its account ID; every wrong combination reads the same.
 func TestSiteSignsInByLoginOrAccountID(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	if status, _, body := o.send("192.0.2.1", "PUT", "/owner/v1/login", o.account.OwnerSecret, map[string]string{"login": "Ada@Example.org", "current_password": o.password}); status != 200 {
 		t.Fatalf("set login: %d %v", status, body)

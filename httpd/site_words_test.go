@@ -14,6 +14,7 @@ import (
 // has words on the site's activity page, and every route with words is
 // still served: a route added without words fails here.
 func TestActivityWordsCoverEveryAgentRoute(t *testing.T) {
+	t.Parallel()
 	served := map[string]bool{}
 	for _, op := range operations {
 		if !op.servedOn(audienceAgent) || op.document {
@@ -37,6 +38,7 @@ func TestActivityWordsCoverEveryAgentRoute(t *testing.T) {
 // names are text; and "changes only" leaves the reads and the refusal
 // out.
 func TestSiteActivityInTheOwnersWords(t *testing.T) {
+	t.Parallel()
 	c, o := newSpacesSite(t)
 	friends := c.createSpace(t, "Friends", "bitcoin")
 	if a := c.addBookmark(t, friends, url.Values{"address": {siteTestAddress(1)}, "name": {"Alice"}}); a.status != fasthttp.StatusSeeOther {

@@ -21,6 +21,7 @@ var neverNil = map[string]bool{"Errorf": true, "storeError": true, "specError": 
 	"ownerRateLimited": true, "rateLimited": true, "upstreamUnavailable": true}
 
 func TestNoTypedNilErrorReturns(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("type-checks the package")
 	}

@@ -10,6 +10,7 @@ import (
 // Every 401, on the agent and the owner API, names the Bearer scheme in
 // WWW-Authenticate (RFC 6750); other errors do not carry it.
 func TestUnauthorizedNamesTheBearerScheme(t *testing.T) {
+	t.Parallel()
 	o := newOwnerTest(t)
 	send := func(path, bearer string) *fasthttp.RequestCtx {
 		var req fasthttp.Request

@@ -23,6 +23,7 @@ import (
 // account writes a note. On main the views opened the one breaker and the
 // note write answered 503 for 5 s; the write must go through.
 func TestOneAccountsFailingAddressLeavesAnotherAccountsNoteWrites(t *testing.T) {
+	t.Parallel()
 	clk := newClock()
 	sim := chain.NewSim(clk.now)
 	up := chain.NewHandlerClient(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -73,6 +74,7 @@ func TestOneAccountsFailingAddressLeavesAnotherAccountsNoteWrites(t *testing.T) 
 // 503 in httpd, written as the server writes it, has a Retry-After of at
 // least a second, and the one whose cause knows its time gives that time.
 func TestEvery503SaysWhenToRetry(t *testing.T) {
+	t.Parallel()
 	open := &chain.UpstreamError{Op: "tx", Err: chain.ErrCircuitOpen, RetryAfter: 3200 * time.Millisecond}
 	producers := []struct {
 		name  string

@@ -335,6 +335,14 @@ func (s *server) createAccount(t testing.TB, plan string) account {
 	t.Helper()
 	password := "correct horse battery"
 	r := do(t, "POST", s.AdminURL+"/admin/v1/accounts", s.AdminToken, map[string]any{"plan": plan, "password": password})
+	// A cluster just started may still be settling its leaders (a sharded
+	// one spreads them over the nodes): the operator is told to retry, and
+	// does, as a script would. An extra account from a retried write whose
+	// outcome was unknown harms no test.
+	for deadline := time.Now().Add(30 * time.Second); r.Status == http.StatusServiceUnavailable && time.Now().Before(deadline); {
+		time.Sleep(time.Second)
+		r = do(t, "POST", s.AdminURL+"/admin/v1/accounts", s.AdminToken, map[string]any{"plan": plan, "password": password})
+	}
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create account: %d %s", r.Status, r.Body)
 	}

@@ -7,9 +7,9 @@
 package system_test
 
 import (
-	"flag"
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"

@@ -44,10 +44,8 @@ vet: ## static checks: go vet, staticcheck (pinned in go.mod's tool directive), 
 # (GOMAXPROCS): the longest, system_test (about six minutes of the ten),
 # is named first so it starts at once instead of after the others.
 LONG_TESTS := ./system_test ./cluster ./bench ./httpd ./deploy
-# system_test runs 8 of its tests at once (ADDRWATCH_SYSTEM_PARALLEL),
-# the others 4: its tests wait on processes, theirs are CPU-bound.
 test: vet test-tools ## every test: unit, fuzz seeds, end-to-end over loopback HTTP, restart and crash, MCP conformance
-	ADDRWATCH_SYSTEM_PARALLEL=8 $(GO) test -race -count=1 -parallel 4 -timeout 15m $(LONG_TESTS) ./...
+	$(GO) test -race -count=1 -parallel 4 -timeout 15m $(LONG_TESTS) ./...
 
 INSPECTOR := system_test/testdata/mcp-inspector
 AXE := system_test/testdata/axe-core

@@ -30,16 +30,6 @@ var serverBinary string
 
 func TestMain(m *testing.M) {
 	regtest.Supervise() // the copy of this binary that runs each test's btcd (regtest.Own)
-	// These tests mostly wait on their servers, btcd and the browser: make
-	// test runs more of them at once than of the other packages, whose
-	// in-process clusters are CPU-bound (docs/testing.md).
-	if n := os.Getenv("ADDRWATCH_SYSTEM_PARALLEL"); n != "" {
-		flag.Parse()
-		if err := flag.Set("test.parallel", n); err != nil {
-			fmt.Fprintf(os.Stderr, "ADDRWATCH_SYSTEM_PARALLEL=%q: %v\n", n, err)
-			os.Exit(2)
-		}
-	}
 	dir, err := os.MkdirTemp("", "addrwatchd-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -92,6 +92,17 @@ func TestWatchingARegtestChainThroughACluster(t *testing.T) {
 	// Every node has the same notify key, as the README says it must.
 	notifyKey := notifyKeyFile(t, 0x5a)
 	nodes := startCluster(t, 3, append(btcdChainArgs(t, node), "--notify-key", notifyKey, "--notify-allow-private")...)
+	t.Cleanup(func() {
+		if t.Failed() { // what the nodes could not name to a client
+			for i, s := range nodes {
+				for _, l := range strings.Split(s.logs.String(), "\n") {
+					if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") && !strings.Contains(l, "@module=raft") {
+						t.Logf("n%d: %s", i+1, l)
+					}
+				}
+			}
+		}
+	})
 	leader := leaderOf(t, nodes)
 	acct := leader.createAccount(t, "extended")
 	hook := newReceiver(t, nil)

@@ -39,7 +39,7 @@ func (n *Node) TransferLeadership(id string) error {
 	n.transfers.Add(1)
 	defer n.transfers.Add(-1)
 	if id == "" {
-		return n.raft.LeadershipTransfer().Error()
+		return transferError(n.raft.LeadershipTransfer().Error())
 	}
 	future := n.raft.GetConfiguration()
 	if err := future.Error(); err != nil {
@@ -47,10 +47,24 @@ func (n *Node) TransferLeadership(id string) error {
 	}
 	for _, s := range future.Configuration().Servers {
 		if string(s.ID) == id {
-			return n.raft.LeadershipTransferToServer(s.ID, s.Address).Error()
+			return transferError(n.raft.LeadershipTransferToServer(s.ID, s.Address).Error())
 		}
 	}
 	return fmt.Errorf("%w: no server %q in the cluster", ErrUnknownServer, id)
+}
+
+// transferError names what raft said of a transfer: its errors are
+// strings ("leadership transfer timeout"), which the edge could answer
+// only with a 503 that says nothing.
+func transferError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, raft.ErrNotLeader):
+		return ErrNotLeader
+	default:
+		return fmt.Errorf("%w (%v)", clustererr.ErrTransferIncomplete, err)
+	}
 }
 
 // ErrUnknownServer names a server the cluster does not have.

@@ -2,11 +2,14 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/addrwatch/addrwatch/cluster/clustererr"
 )
 
 // TestTransferringLeaderServesNothing: a leadership transfer elects its
@@ -55,6 +58,11 @@ func TestTransferringLeaderServesNothing(t *testing.T) {
 	held.Store([2]string{})
 	if transferErr == nil {
 		t.Fatalf("the transfer to %s succeeded though nothing reached it", target.id)
+	}
+	// Named, so the admin API says what happened instead of a bare 503
+	// (raft's own error is the string "leadership transfer timeout").
+	if !errors.Is(transferErr, clustererr.ErrTransferIncomplete) {
+		t.Fatalf("the failed transfer's error %v is not ErrTransferIncomplete", transferErr)
 	}
 	eventually(t, leader.id+" to serve again after the failed transfer", func() (bool, string) {
 		return leader.node.Serving(), ""

@@ -591,6 +591,8 @@ func TestClusterConditionsAreToldOnce(t *testing.T) {
 		{clustererr.ErrNoQuorum, actors.CodeConflict, 0, ""},
 		{fmt.Errorf("%w: a backup waits until no slot is moving", clustererr.ErrSlotMoving), actors.CodeConflict, 0, "cluster: the slot is already moving: a backup waits until no slot is moving"},
 		{clustererr.ErrSlotAtTarget, actors.CodeConflict, 0, ""},
+		{fmt.Errorf("%w (leadership transfer timeout)", clustererr.ErrTransferIncomplete), actors.CodeHTTPError, 2,
+			"the leadership transfer did not complete in time (the target may still be catching up on the log); ask again in a few seconds"},
 	}
 	for _, tc := range cases {
 		got := specError(tc.err)

@@ -105,6 +105,7 @@ var clusterRefusals = []struct {
 	{clustererr.ErrOutcomeUnknown, actors.CodeHTTPError, msgOutcomeUnknown, 0},
 	{context.DeadlineExceeded, actors.CodeHTTPError, msgOutcomeUnknown, 0},
 	{clustererr.ErrFeatureNotAdmitted, actors.CodeHTTPError, "", 0},
+	{clustererr.ErrTransferIncomplete, actors.CodeHTTPError, "the leadership transfer did not complete in time (the target may still be catching up on the log); ask again in a few seconds", 2},
 	{clustererr.ErrUnknownServer, actors.CodeNotFound, "", 0},
 	{clustererr.ErrNoSuchAccount, actors.CodeNotFound, "", 0},
 	{clustererr.ErrInvalidMember, actors.CodeValidation, "", 0},

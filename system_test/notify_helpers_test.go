@@ -188,7 +188,14 @@ func transferLeadership(t *testing.T, via *server, nodes []*server, to *server) 
 			id = fmt.Sprintf("n%d", i+1)
 		}
 	}
-	expect(t, do(t, "POST", via.AdminURL+"/admin/v1/cluster/transfer", via.AdminToken, map[string]any{"id": id}), http.StatusOK, "")
+	// A node just restarted may not have caught up in time for raft: the
+	// API says so with a 503 to ask again, and the operator does.
+	r := do(t, "POST", via.AdminURL+"/admin/v1/cluster/transfer", via.AdminToken, map[string]any{"id": id})
+	for deadline := time.Now().Add(20 * time.Second); r.Status == http.StatusServiceUnavailable && strings.Contains(string(r.Body), "transfer did not complete") && time.Now().Before(deadline); {
+		time.Sleep(time.Second)
+		r = do(t, "POST", via.AdminURL+"/admin/v1/cluster/transfer", via.AdminToken, map[string]any{"id": id})
+	}
+	expect(t, r, http.StatusOK, "")
 	deadline := time.Now().Add(20 * time.Second)
 	for statusOf(t, via).Leader != id || !isReady(to) {
 		if time.Now().After(deadline) {

@@ -41,6 +41,11 @@ var (
 	// leadership was lost before it was known to commit: it may or may not
 	// have applied.
 	ErrOutcomeUnknown = errors.New("cluster: leadership changed before the write was confirmed; its outcome is unknown")
+	// ErrTransferIncomplete is a leadership transfer raft gave up on: the
+	// target did not catch up on the log and win its election in time (a
+	// node just restarted, or unreachable). Nothing changed hands unless
+	// an election happened anyway; the operator may ask again.
+	ErrTransferIncomplete = errors.New("cluster: the leadership transfer did not complete")
 )
 
 // ErrFeatureNotAdmitted marks a command the leader refused before it

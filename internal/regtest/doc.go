@@ -13,9 +13,11 @@
 // the test that asked for it, with the reason.
 //
 // Starting a node costs about a second (and its first chain of mature
-// coins), so a test package starts at most one (Shared) and its tests
-// share it: each test works with addresses of its own (NewKey) and never
-// assumes a tip height. A package that uses Shared calls Main from its
+// coins), so a test package mostly shares one (Shared): each test works
+// with addresses of its own (NewKey) and never assumes a tip height. A
+// test that mines and reorgs in ways the others would see takes a node
+// of its own (Own), stopped when it ends, and can still run beside
+// them. A package that uses Shared or Own calls Main from its
 // TestMain, which also stops the node when the tests are done and makes
 // sure no btcd outlives a test binary that was killed. A program that
 // is no test (bench's watch command) calls Program from its main instead,

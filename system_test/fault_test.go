@@ -330,42 +330,83 @@ func (r *ftRegister) path() string { return "/v1/bookmark-spaces/" + r.spaceID +
 // ftSetup creates, through different nodes, one extended-plan account per
 // client with a write key and a Sheet Space granted write, and checks that
 // each register starts empty at revision 0 (the model's initial state).
+// A step the cluster answers with a 503 (a sharded cluster still moving
+// leaders in its first seconds, a write whose outcome is unknown) starts
+// that client's setup again with a new account, as an operator would
+// rather than guess what applied; the faults begin only after.
 func ftSetup(t *testing.T, nodes []*server) []*ftRegister {
 	t.Helper()
 	regs := make([]*ftRegister, ftClientCount)
 	for i := range regs {
 		via := nodes[i%len(nodes)]
-		a := via.createAccount(t, "extended")
-		reg := &ftRegister{index: i, key: via.createKey(t, a, "write"), address: fmt.Sprintf("fault-register-%d", i)}
-		r := do(t, "GET", via.URL+"/owner/v1/bookmark-spaces", a.OwnerSecret, nil)
-		expect(t, r, http.StatusOK, "")
-		var list struct {
-			Revision string `json:"bookmark_revision"`
+		for attempt := 1; regs[i] == nil; attempt++ {
+			reg, unsettled := ftSetupOne(t, via, i)
+			if unsettled != "" {
+				if attempt == 5 {
+					t.Fatalf("setup of client %d through %s: still %s after %d attempts", i, via.URL, unsettled, attempt)
+				}
+				t.Logf("setup of client %d: %s; starting it again", i, unsettled)
+				time.Sleep(time.Second)
+				continue
+			}
+			regs[i] = reg
 		}
-		if err := json.Unmarshal(r.Body, &list); err != nil || list.Revision == "" {
-			t.Fatalf("Space list: %v %s", err, r.Body)
-		}
-		r = do(t, "POST", via.URL+"/owner/v1/bookmark-spaces", a.OwnerSecret, map[string]any{"expected_bookmark_revision": list.Revision, "name": "Fault grid", "type": "sheet"})
-		expect(t, r, http.StatusCreated, "")
-		var created struct {
-			Space struct {
-				ID string `json:"id"`
-			} `json:"space"`
-		}
-		if err := json.Unmarshal(r.Body, &created); err != nil || created.Space.ID == "" {
-			t.Fatalf("Sheet Space: %v %s", err, r.Body)
-		}
-		reg.spaceID = created.Space.ID
-		expect(t, do(t, "PUT", via.URL+"/owner/v1/grants/bookmark-spaces/"+reg.spaceID, a.OwnerSecret, map[string]any{"level": "write"}), http.StatusOK, "")
-		r = do(t, "GET", via.URL+reg.path()+"?"+ftFilter(reg), reg.key, nil)
-		expect(t, r, http.StatusOK, "")
-		value, rev, err := ftDecodeRead(r.Body)
-		if err != nil || value != "" || rev != 0 {
-			t.Fatalf("a new Sheet reads %q at revision %d (%v): %s", value, rev, err, r.Body)
-		}
-		regs[i] = reg
 	}
 	return regs
+}
+
+// ftSetupOne is one try of ftSetup's client i: the register, or what
+// the cluster answered when it answered 503.
+func ftSetupOne(t *testing.T, via *server, i int) (*ftRegister, string) {
+	t.Helper()
+	unsettled := func(what string, r response) string {
+		if r.Status == http.StatusServiceUnavailable {
+			return fmt.Sprintf("%s: 503 %s", what, r.Body)
+		}
+		return ""
+	}
+	a := via.createAccount(t, "extended")
+	reg := &ftRegister{index: i, key: via.createKey(t, a, "write"), address: fmt.Sprintf("fault-register-%d", i)}
+	r := do(t, "GET", via.URL+"/owner/v1/bookmark-spaces", a.OwnerSecret, nil)
+	if u := unsettled("the Space list", r); u != "" {
+		return nil, u
+	}
+	expect(t, r, http.StatusOK, "")
+	var list struct {
+		Revision string `json:"bookmark_revision"`
+	}
+	if err := json.Unmarshal(r.Body, &list); err != nil || list.Revision == "" {
+		t.Fatalf("Space list: %v %s", err, r.Body)
+	}
+	r = do(t, "POST", via.URL+"/owner/v1/bookmark-spaces", a.OwnerSecret, map[string]any{"expected_bookmark_revision": list.Revision, "name": "Fault grid", "type": "sheet"})
+	if u := unsettled("creating the Sheet Space", r); u != "" {
+		return nil, u
+	}
+	expect(t, r, http.StatusCreated, "")
+	var created struct {
+		Space struct {
+			ID string `json:"id"`
+		} `json:"space"`
+	}
+	if err := json.Unmarshal(r.Body, &created); err != nil || created.Space.ID == "" {
+		t.Fatalf("Sheet Space: %v %s", err, r.Body)
+	}
+	reg.spaceID = created.Space.ID
+	r = do(t, "PUT", via.URL+"/owner/v1/grants/bookmark-spaces/"+reg.spaceID, a.OwnerSecret, map[string]any{"level": "write"})
+	if u := unsettled("the grant", r); u != "" {
+		return nil, u
+	}
+	expect(t, r, http.StatusOK, "")
+	r = do(t, "GET", via.URL+reg.path()+"?"+ftFilter(reg), reg.key, nil)
+	if u := unsettled("the first read", r); u != "" {
+		return nil, u
+	}
+	expect(t, r, http.StatusOK, "")
+	value, rev, err := ftDecodeRead(r.Body)
+	if err != nil || value != "" || rev != 0 {
+		t.Fatalf("a new Sheet reads %q at revision %d (%v): %s", value, rev, err, r.Body)
+	}
+	return reg, ""
 }
 
 func ftFilter(reg *ftRegister) string {

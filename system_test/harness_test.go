@@ -354,6 +354,11 @@ func (s *server) createAccount(t testing.TB, plan string) account {
 func (s *server) createKey(t testing.TB, a account, capability string) string {
 	t.Helper()
 	r := do(t, "POST", s.URL+"/owner/v1/keys", a.OwnerSecret, map[string]any{"capability": capability, "name": capability + " key"})
+	// As createAccount: a settling cluster's 503 is asked again.
+	for deadline := time.Now().Add(30 * time.Second); r.Status == http.StatusServiceUnavailable && time.Now().Before(deadline); {
+		time.Sleep(time.Second)
+		r = do(t, "POST", s.URL+"/owner/v1/keys", a.OwnerSecret, map[string]any{"capability": capability, "name": capability + " key"})
+	}
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create key: %d %s", r.Status, r.Body)
 	}

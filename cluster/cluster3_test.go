@@ -345,7 +345,6 @@ func addCards(t *testing.T, leader *member, account, prefix string, addrs []stri
 }
 
 func TestThreeNodeReplication(t *testing.T) {
-	t.Parallel()
 	c := startCluster(t)
 	leader := c.leader()
 	followers := without(c.members, leader)
@@ -398,7 +397,6 @@ func TestThreeNodeReplication(t *testing.T) {
 // TestThreeNodeFollowersKnowTheLeader: followers learn the leader's raft
 // address from raft itself, which is where they forward requests to.
 func TestThreeNodeFollowersKnowTheLeader(t *testing.T) {
-	t.Parallel()
 	c := startCluster(t)
 	leader := c.leader()
 	for _, m := range c.members {
@@ -442,7 +440,6 @@ func shrinkLog(t *testing.T, m *member) {
 // server outside their configuration, so its term stays 1), and the
 // leader's configuration entries and snapshot supersede it once added.
 func TestThreeNodeJoinCatchesUpFromSnapshot(t *testing.T) {
-	t.Parallel()
 	c := startCluster(t)
 	leader := c.leader()
 	cards := populateLeader(t, leader, "acct-1", addresses, t0)
@@ -514,7 +511,6 @@ func TestThreeNodeJoinCatchesUpFromSnapshot(t *testing.T) {
 // bootstrap a cluster of its own, and once added it shares the cluster's
 // log and follows its leader.
 func TestThreeNodeJoin(t *testing.T) {
-	t.Parallel()
 	c := startCluster(t)
 	leader := c.leader()
 	populateLeader(t, leader, "acct-1", addresses[:2], t0)
@@ -543,7 +539,6 @@ func concurrentAddresses(n int) []string {
 }
 
 func TestThreeNodeRemoveServer(t *testing.T) {
-	t.Parallel()
 	c := startCluster(t)
 	leader := c.leader()
 	cards := populateLeader(t, leader, "acct-1", addresses[:2], t0)
@@ -583,7 +578,6 @@ func TestThreeNodeRemoveServer(t *testing.T) {
 }
 
 func TestThreeNodeTransferLeadership(t *testing.T) {
-	t.Parallel()
 	c := startCluster(t)
 	old := c.leader()
 	populateLeader(t, old, "acct-1", addresses[:2], t0)
@@ -622,7 +616,6 @@ func TestThreeNodeTransferLeadership(t *testing.T) {
 }
 
 func TestThreeNodeLeaderFailure(t *testing.T) {
-	t.Parallel()
 	c := startCluster(t)
 	old := c.leader()
 	cards := populateLeader(t, old, "acct-1", addresses, t0)

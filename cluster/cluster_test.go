@@ -254,7 +254,6 @@ func populate(t *testing.T, tn *testNode) int {
 }
 
 func TestNodeProposeAndQuery(t *testing.T) {
-	t.Parallel()
 	tn := startNode(t, t.TempDir(), freeRaftAddr(t))
 	if !tn.node.Bootstrapped {
 		t.Fatal("a new data dir was not bootstrapped")
@@ -314,7 +313,6 @@ func TestNodeProposeAndQuery(t *testing.T) {
 }
 
 func TestNodeConcurrentProposalsAllApply(t *testing.T) {
-	t.Parallel()
 	tn := startNode(t, t.TempDir(), freeRaftAddr(t))
 	populate(t, tn)
 	before := tn.status().Writes
@@ -410,7 +408,6 @@ func concurrentAddress(i int) string {
 }
 
 func TestNodeProposeRespectsContext(t *testing.T) {
-	t.Parallel()
 	tn := startNode(t, t.TempDir(), freeRaftAddr(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -425,7 +422,6 @@ func TestNodeProposeRespectsContext(t *testing.T) {
 }
 
 func TestNodeSnapshotThenReopenRestoresState(t *testing.T) {
-	t.Parallel()
 	dir, addr := t.TempDir(), freeRaftAddr(t)
 	tn := startNode(t, dir, addr)
 	populate(t, tn)
@@ -459,7 +455,6 @@ func TestNodeSnapshotThenReopenRestoresState(t *testing.T) {
 }
 
 func TestNodeReopenReplaysLogWithoutSnapshot(t *testing.T) {
-	t.Parallel()
 	dir, addr := t.TempDir(), freeRaftAddr(t)
 	tn := startNode(t, dir, addr)
 	commands := populate(t, tn)
@@ -478,7 +473,6 @@ func TestNodeReopenReplaysLogWithoutSnapshot(t *testing.T) {
 // TestNodeSnapshotThenMoreWritesThenReopen covers the usual restart: the
 // latest snapshot plus the log entries after it.
 func TestNodeSnapshotThenMoreWritesThenReopen(t *testing.T) {
-	t.Parallel()
 	dir, addr := t.TempDir(), freeRaftAddr(t)
 	tn := startNode(t, dir, addr)
 	populate(t, tn)
@@ -506,7 +500,6 @@ func TestNodeSnapshotThenMoreWritesThenReopen(t *testing.T) {
 // itself leader right after a restart does not answer reads from a state
 // that has not yet replayed its log.
 func TestNodeReadsAfterRestartSeeTheLog(t *testing.T) {
-	t.Parallel()
 	dir, addr := t.TempDir(), freeRaftAddr(t)
 	tn := startNode(t, dir, addr)
 	// A log long enough that replaying it takes longer than answering
@@ -550,7 +543,6 @@ func TestNodeReadsAfterRestartSeeTheLog(t *testing.T) {
 }
 
 func TestNodeOpenFailures(t *testing.T) {
-	t.Parallel()
 	accounts := registry.New(discardLogger())
 	defer accounts.Shutdown()
 	if _, err := Open(withTestTLS(t, Config{NodeID: "node1", RaftAddr: "not-an-address", DataDir: t.TempDir(), Logger: discardLogger()}), accounts); err == nil {
@@ -583,7 +575,6 @@ func logEntry(t *testing.T, index uint64, cmds ...*actors.Command) *raft.Log {
 }
 
 func TestFSMApplyBatchAnswersEachEntry(t *testing.T) {
-	t.Parallel()
 	f := newFSM(t)
 	logs := []*raft.Log{
 		logEntry(t, 1, createAccount("acct-1"), createAccount("acct-2")),
@@ -626,7 +617,6 @@ func TestFSMApplyBatchAnswersEachEntry(t *testing.T) {
 // right after an answered write reports less than was acknowledged (the
 // fresh-clone CI at fdbc012 saw applied_index 17 after the write of 18).
 func TestFSMAppliedIndexCoversEveryAnsweredEntry(t *testing.T) {
-	t.Parallel()
 	f := newFSM(t)
 	if got := f.applied.Load(); got != 0 {
 		t.Fatalf("applied %d before any entry", got)
@@ -642,7 +632,6 @@ func TestFSMAppliedIndexCoversEveryAnsweredEntry(t *testing.T) {
 }
 
 func TestFSMPanicsOnCorruptEntry(t *testing.T) {
-	t.Parallel()
 	cases := map[string][]byte{
 		"unknown format": {9},
 		"empty":          {},
@@ -716,7 +705,6 @@ func queryJSON(t *testing.T, f *fsm, cred actors.Credential, q actors.Query) str
 }
 
 func TestFSMSnapshotRestoreRoundTrip(t *testing.T) {
-	t.Parallel()
 	f := newFSM(t)
 	f.ApplyBatch([]*raft.Log{logEntry(t, 1,
 		createAccount("acct-1"), createAccount("acct-2"),
@@ -755,7 +743,6 @@ type closeTracker struct {
 func (c *closeTracker) Close() error { c.closed = true; return nil }
 
 func TestFSMRestoreCorruptSnapshotLeavesRegistry(t *testing.T) {
-	t.Parallel()
 	f := newFSM(t)
 	f.ApplyBatch([]*raft.Log{logEntry(t, 1, createAccount("acct-1"), createCard("acct-1", "c1", addresses[0], t0+1))})
 	good := snapshotBytes(t, f)
@@ -799,7 +786,6 @@ type failingSink struct{ memSink }
 func (s *failingSink) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestFSMSnapshotPersistFailureCancelsTheSink(t *testing.T) {
-	t.Parallel()
 	f := newFSM(t)
 	f.ApplyBatch([]*raft.Log{logEntry(t, 1, createAccount("acct-1"))})
 	snap, err := f.Snapshot()
@@ -816,7 +802,6 @@ func TestFSMSnapshotPersistFailureCancelsTheSink(t *testing.T) {
 }
 
 func TestParsePeers(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		in      string
 		want    []Peer

@@ -14,7 +14,6 @@ import (
 // flipped) or no directory yet is ErrGroupMoved, which the edge tells as
 // a retry in a second; every other error passes unchanged.
 func TestGroupMovedSaysNotLeaderTheShardedWay(t *testing.T) {
-	t.Parallel()
 	for _, err := range []error{fmt.Errorf("group 1: %w", ErrNotLeader), ErrNoDirectory} {
 		if got := groupMoved(err); got != clustererr.ErrGroupMoved {
 			t.Fatalf("%v became %v", err, got)

@@ -20,11 +20,6 @@ import (
 
 // Sharded clusters in one process: each member runs the meta group and
 // every data group over one loopback listener, as a node of its own would.
-// These tests are not parallel, unlike the package's others: a sharded
-// cluster hands its groups' leaderships around in its first seconds, and
-// beside other clusters on two loaded cores they lost leaderships
-// mid-step ("leadership lost while committing log", a drained node
-// elected back).
 
 type shardedMember struct {
 	id, raftAddr, dir string

@@ -30,7 +30,6 @@ func heartbeatRPC() (raft.RPC, chan raft.RPCResponse) {
 // one after Shutdown, never reaching raft's handler, so a node may close
 // its stores once the gate is closed (hashicorp/raft#717).
 func TestHeartbeatGateWaitsForTheHandlerBeforeClosing(t *testing.T) {
-	t.Parallel()
 	gate := &heartbeatGate{}
 	entered, release := make(chan struct{}), make(chan struct{})
 	handled := 0

@@ -63,7 +63,6 @@ func holdsSecret(b []byte) bool {
 }
 
 func TestOldDirectoryEntriesApplyAndLeaveNoSecret(t *testing.T) {
-	t.Parallel()
 	f := newFSM(t)
 	responses := f.ApplyBatch([]*raft.Log{
 		logEntry(t, 1, createAccount("acct-1")),
@@ -82,7 +81,6 @@ func TestOldDirectoryEntriesApplyAndLeaveNoSecret(t *testing.T) {
 }
 
 func TestOldSnapshotRestoresAndLeavesNoSecret(t *testing.T) {
-	t.Parallel()
 	f := newFSM(t)
 	f.ApplyBatch([]*raft.Log{logEntry(t, 1, createAccount("acct-1"), createCard("acct-1", "c1", addresses[0], t0+1))})
 	old := oldSnapshot(t, f.accounts)
@@ -105,7 +103,6 @@ func TestOldSnapshotRestoresAndLeavesNoSecret(t *testing.T) {
 // that snapshot, then restarts it: it starts, replays, serves, and its next
 // backup holds no secret.
 func TestOldDataDirStartsAndDropsTheSecret(t *testing.T) {
-	t.Parallel()
 	dir, addr := t.TempDir(), freeRaftAddr(t)
 	tn := startNode(t, dir, addr)
 	mustSucceed(t, tn.propose(createAccount("acct-1")), 201)

@@ -46,7 +46,6 @@ func wantCode(t *testing.T, res answer, code actors.Code) {
 // by a change; a changed login and a deleted account's login are free
 // again; a command that fails gives back the login it reserved.
 func TestShardedLoginsAreUniqueAcrossGroups(t *testing.T) {
-	t.Parallel()
 	c := startSharded(t, 2)
 	c.spreadLeaders()
 	a, b := inOtherGroups(t, c.members[0].groups)
@@ -91,7 +90,6 @@ func TestShardedLoginsAreUniqueAcrossGroups(t *testing.T) {
 // account never got the login (its command was lost) stops blocking the
 // login once it is old.
 func TestShardedStaleLoginReservationIsTakenOver(t *testing.T) {
-	t.Parallel()
 	c := startSharded(t, 2)
 	meta := c.metaLeader()
 	ctx := context.Background()

@@ -10,7 +10,6 @@ import (
 )
 
 func TestValidateNodeID(t *testing.T) {
-	t.Parallel()
 	for _, id := range []string{"n1", "node1", "N-9", "db1.eu_west", "1", strings.Repeat("a", 64)} {
 		if err := ValidateNodeID(id); err != nil {
 			t.Errorf("ValidateNodeID(%q): %v", id, err)
@@ -24,7 +23,6 @@ func TestValidateNodeID(t *testing.T) {
 }
 
 func TestValidateRaftAddr(t *testing.T) {
-	t.Parallel()
 	for _, addr := range []string{"127.0.0.1:7000", "10.0.0.8:1", "[::1]:7004", "[fe80::1%eth0]:7000", "localhost:65535", "n1.cluster.example:7000", "n1.example.:7000"} {
 		if err := ValidateRaftAddr(addr); err != nil {
 			t.Errorf("ValidateRaftAddr(%q): %v", addr, err)
@@ -40,7 +38,6 @@ func TestValidateRaftAddr(t *testing.T) {
 }
 
 func TestParsePeersRefusesWhatAClusterCannotUse(t *testing.T) {
-	t.Parallel()
 	for _, in := range []string{"n1=not-an-addr", "n 1=127.0.0.1:7000", "n1=127.0.0.1:7000,n1=127.0.0.1:7001", "n1=127.0.0.1:7000,n2=127.0.0.1:7000", "n1=0.0.0.0:7000"} {
 		if got, err := ParsePeers(in); err == nil {
 			t.Errorf("ParsePeers(%q) = %v, want an error", in, got)
@@ -49,7 +46,6 @@ func TestParsePeersRefusesWhatAClusterCannotUse(t *testing.T) {
 }
 
 func TestCheckQuorum(t *testing.T) {
-	t.Parallel()
 	voter := func(id string) raft.Server { return raft.Server{ID: raft.ServerID(id), Suffrage: raft.Voter} }
 	nonvoter := func(id string) raft.Server { return raft.Server{ID: raft.ServerID(id), Suffrage: raft.Nonvoter} }
 	upSet := func(ids ...string) func(raft.ServerID) bool {
@@ -100,7 +96,6 @@ func TestCheckQuorum(t *testing.T) {
 // joins as a non-voter that costs the quorum nothing, and promoting one
 // that does not answer is refused.
 func TestAddNodeCannotLoseTheQuorum(t *testing.T) {
-	t.Parallel()
 	tn := startNode(t, t.TempDir(), freeRaftAddr(t))
 	n := tn.node
 	if _, err := n.AddNode("n9", "not-an-addr"); !errors.Is(err, ErrInvalidMember) {
@@ -158,7 +153,6 @@ func TestAddNodeCannotLoseTheQuorum(t *testing.T) {
 // were left, one of them down, and the cluster could commit nothing. Now
 // it is refused, while removing the stopped node is allowed.
 func TestThreeNodeMembershipKeepsTheQuorum(t *testing.T) {
-	t.Parallel()
 	c := startCluster(t)
 	leader := c.leader()
 	followers := without(c.members, leader)
@@ -197,7 +191,6 @@ func TestThreeNodeMembershipKeepsTheQuorum(t *testing.T) {
 // a fifth that never answers: the leader promotes the first by itself,
 // and leaves the second a non-voter that costs the quorum nothing.
 func TestLeaderPromotesACaughtUpNode(t *testing.T) {
-	t.Parallel()
 	c := startCluster(t)
 	leader := c.leader()
 	populateLeader(t, leader, "acct-1", addresses[:2], t0)
@@ -232,7 +225,6 @@ func TestLeaderPromotesACaughtUpNode(t *testing.T) {
 // a row, everything committed at the check before; a lapse starts the
 // count again, and voters and departed nodes are never named.
 func TestPromotionWaitsForACaughtUpSteadyNode(t *testing.T) {
-	t.Parallel()
 	servers := []raft.Server{
 		{ID: "n1", Suffrage: raft.Voter},
 		{ID: "n4", Suffrage: raft.Nonvoter},

@@ -71,7 +71,6 @@ var allStreams = []stream{streamRaft, streamPublic, streamAdmin, streamFrames}
 // (Config.Insecure, --insecure-cluster), never what a Config without TLS
 // gets.
 func TestNodeOpensOnlyWithTLSOrInsecure(t *testing.T) {
-	t.Parallel()
 	accounts := registry.New(discardLogger())
 	defer accounts.Shutdown()
 	n, err := Open(Config{NodeID: "node1", RaftAddr: freeRaftAddr(t), DataDir: t.TempDir(), Logger: discardLogger()}, accounts)
@@ -88,7 +87,6 @@ func TestNodeOpensOnlyWithTLSOrInsecure(t *testing.T) {
 // of another CA and one of the right CA that does not name a node are all
 // refused before any stream is served; a real node gets through.
 func TestNodeConnectionsRefuseStrangers(t *testing.T) {
-	t.Parallel()
 	certs := certDir(t)
 	tn := startTLSNode(t, certs)
 	addr := tn.addr
@@ -143,7 +141,6 @@ func TestNodeConnectionsRefuseStrangers(t *testing.T) {
 // server with a certificate of another CA is refused before anything is
 // sent.
 func TestNodeDialsOnlyNodes(t *testing.T) {
-	t.Parallel()
 	certs := certDir(t)
 	tn := startTLSNode(t, certs)
 	impostor := issueNodeTLS(t, certDir(t), "impostor")
@@ -255,7 +252,6 @@ func signedByCA(t *testing.T, certs string, edit func(*x509.Certificate)) tls.Ce
 }
 
 func TestLoadNodeTLSChecksTheFilesAtStart(t *testing.T) {
-	t.Parallel()
 	certs, other := certDir(t), certDir(t)
 	issueNodeTLS(t, certs, "n1")
 	issueNodeTLS(t, other, "n2")
@@ -302,7 +298,6 @@ func writePair(t *testing.T, pair tls.Certificate) (certPath, keyPath string) {
 // request stream reaches the leader; a fourth node gets its certificate
 // from the same CA later and joins.
 func TestThreeNodeReplicationOverMutualTLS(t *testing.T) {
-	t.Parallel()
 	c := startClusterWith(t, clusterOptions{certs: certDir(t)})
 	leader := c.leader()
 	followers := without(c.members, leader)
@@ -377,7 +372,6 @@ func (p *pairProxy) carried() int {
 // and each follower's forwarded requests to the leader went through the
 // pair's proxy.
 func TestDialHookCarriesNodeConnections(t *testing.T) {
-	t.Parallel()
 	var mu sync.Mutex
 	proxies := map[[2]string]*pairProxy{} // {from, to raft address}
 	opts := clusterOptions{certs: certDir(t), dial: func(from *member) DialFunc {
@@ -424,7 +418,6 @@ func TestDialHookCarriesNodeConnections(t *testing.T) {
 // TestNodeConnectionsAfterClose: once a node is closed its forwarded
 // listeners refuse to accept, so the servers on them return.
 func TestNodeConnectionsAfterClose(t *testing.T) {
-	t.Parallel()
 	tn := startNode(t, t.TempDir(), freeRaftAddr(t))
 	ln := tn.node.ForwardedListener(ForwardPublic)
 	tn.close()

@@ -76,7 +76,6 @@ func waitQueued(t *testing.T, p *proposer, n int) {
 // while an entry is on its way through raft wait for it and then share
 // one entry, instead of each going out as an entry of its own.
 func TestProposerGathersCommandsWhileAnEntryIsInFlight(t *testing.T) {
-	t.Parallel()
 	f := &gatedFSM{entries: make(chan int, 16), release: make(chan struct{})}
 	p := newProposer(inmemLeader(t, f), newApplyMetrics())
 	t.Cleanup(p.close)
@@ -119,7 +118,6 @@ func TestProposerGathersCommandsWhileAnEntryIsInFlight(t *testing.T) {
 // the proposer stops never reached raft, so they are refused as "not the
 // leader" (safe to retry) rather than left to time out as unknown.
 func TestProposerRefusesWhatIsQueuedWhenItStops(t *testing.T) {
-	t.Parallel()
 	f := &gatedFSM{entries: make(chan int, 16), release: make(chan struct{})}
 	p := newProposer(inmemLeader(t, f), newApplyMetrics())
 

@@ -56,7 +56,6 @@ func dropLogTail(t *testing.T, dir string, n uint64) {
 // --recover-from-snapshot accepts a shorter log (with a warning), but not
 // an empty one with no snapshot: nothing is left to start from.
 func TestOpenRefusesALogShorterThanItsRecord(t *testing.T) {
-	t.Parallel()
 	for _, kind := range []persistence.LogStore{persistence.LogWAL, persistence.LogBolt} {
 		t.Run(string(kind)+"/deleted", func(t *testing.T) {
 			dir, addr := fiveAccountsNoSnapshot(t, kind)
@@ -127,7 +126,6 @@ func TestOpenRefusesALogShorterThanItsRecord(t *testing.T) {
 // raft state, the record follows the applied index while the node runs
 // and reaches the last applied entry at a clean stop.
 func TestDataDirRecordsItsReach(t *testing.T) {
-	t.Parallel()
 	dir, addr := t.TempDir(), freeRaftAddr(t)
 	tn := startNodeWith(t, Config{NodeID: "node1", RaftAddr: addr, DataDir: dir, Logger: discardLogger()})
 	if r := readRecordFile(t, dir); r.Reaches < 1 {

@@ -13,7 +13,6 @@ import (
 // its stopped data dir makes it the only voter, and it starts and serves
 // with every acknowledged write.
 func TestRecoverAloneAfterLosingTheQuorum(t *testing.T) {
-	t.Parallel()
 	c := startCluster(t)
 	leader := c.leader()
 	cards := populateLeader(t, leader, "acct-1", addresses, t0)
@@ -50,7 +49,6 @@ func TestRecoverAloneAfterLosingTheQuorum(t *testing.T) {
 // TestRecoverWithPeers recovers two survivors of three with the same peer
 // list: they elect a leader between them and keep the data.
 func TestRecoverWithPeers(t *testing.T) {
-	t.Parallel()
 	c := startCluster(t)
 	leader := c.leader()
 	cards := populateLeader(t, leader, "acct-1", addresses[:3], t0)
@@ -80,7 +78,6 @@ func TestRecoverWithPeers(t *testing.T) {
 }
 
 func TestRecoverRefuses(t *testing.T) {
-	t.Parallel()
 	if _, err := Recover(RecoverConfig{DataDir: t.TempDir(), NodeID: "node1", Logger: discardLogger()}); !errors.Is(err, ErrNothingToRecover) {
 		t.Fatalf("Recover of an empty data dir: %v, want ErrNothingToRecover", err)
 	}

@@ -56,7 +56,6 @@ func (r *refusingLog) IsMonotonic() bool { return isMonotonic(r.LogStore) }
 // short of the drain and hand the draining node a group, and a cleanup
 // hang until the 15-minute test timeout.
 func TestThreeNodeFollowerCatchesUpAfterRefusedAppends(t *testing.T) {
-	t.Parallel()
 	under, stores := logsUnderVerifier(func(s raft.LogStore) *refusingLog { return &refusingLog{LogStore: s} })
 	c := startClusterWith(t, clusterOptions{underVerifier: under})
 	leader := c.leader()

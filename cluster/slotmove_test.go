@@ -163,7 +163,6 @@ func (l *cardLoad) run(ctx context.Context, wg *sync.WaitGroup, account string) 
 // (porcupine), so no acknowledged write is lost. Afterwards the accounts
 // live in the destination on every node and nowhere in the source.
 func TestSlotMovesUnderLoad(t *testing.T) {
-	t.Parallel()
 	c := startSharded(t, 2)
 	c.spreadLeaders()
 	s := SlotOf("mover-0")

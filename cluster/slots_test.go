@@ -15,7 +15,6 @@ import (
 // TestSlotOfIsStable pins the hash: a change would move every account of
 // every sharded cluster to another group, so it must fail here first.
 func TestSlotOfIsStable(t *testing.T) {
-	t.Parallel()
 	for account, want := range map[string]Slot{
 		"":                 805,
 		"a":                3212,
@@ -33,7 +32,6 @@ func TestSlotOfIsStable(t *testing.T) {
 // equal share of the slots (to one slot), and accounts follow: 30,000
 // account IDs land within 10% of an even share on each of 3 groups.
 func TestNewDirectoryDealsSlotsEvenly(t *testing.T) {
-	t.Parallel()
 	for _, groups := range []int{1, 3, 4, 7, MaxGroups} {
 		d, err := NewDirectory(groups)
 		if err != nil {
@@ -66,7 +64,6 @@ func TestNewDirectoryDealsSlotsEvenly(t *testing.T) {
 }
 
 func TestDirectoryRefusesWhatNoNodeCouldRouteBy(t *testing.T) {
-	t.Parallel()
 	for _, groups := range []int{0, -1, MaxGroups + 1} {
 		if _, err := NewDirectory(groups); err == nil {
 			t.Errorf("NewDirectory(%d) accepted", groups)
@@ -98,7 +95,6 @@ func metaEntry(t *testing.T, index uint64, c metaCommand) *raft.Log {
 // the directory; the first committed applies and later ones change
 // nothing, so no node routes by a directory its peers do not have.
 func TestMetaFSMFirstDirectoryWins(t *testing.T) {
-	t.Parallel()
 	f := &metaFSM{}
 	three, _ := NewDirectory(3)
 	four, _ := NewDirectory(4)
@@ -122,7 +118,6 @@ func TestMetaFSMFirstDirectoryWins(t *testing.T) {
 }
 
 func TestMetaFSMStopsOnWhatItCannotApply(t *testing.T) {
-	t.Parallel()
 	for name, data := range map[string][]byte{"not JSON": []byte("{"), "unknown op": []byte(`{"op":"split"}`)} {
 		func() {
 			defer func() {
@@ -145,7 +140,6 @@ func (s *bufferSink) Cancel() error { return nil }
 func (s *bufferSink) Close() error  { s.closed = true; return nil }
 
 func TestMetaFSMSnapshotRoundTrip(t *testing.T) {
-	t.Parallel()
 	f := &metaFSM{}
 	d, _ := NewDirectory(5)
 	f.Apply(metaEntry(t, 1, metaCommand{Op: "directory", Directory: &d}))
@@ -177,7 +171,6 @@ func TestMetaFSMSnapshotRoundTrip(t *testing.T) {
 // each reaches its own group's listener, and one for a group this node
 // does not run is refused.
 func TestNodeMuxRoutesGroupStreams(t *testing.T) {
-	t.Parallel()
 	addr := freeRaftAddr(t)
 	tcp, err := net.ResolveTCPAddr("tcp", addr)
 	if err != nil {

@@ -40,7 +40,6 @@ func exportSlot(t *testing.T, f *fsm, s Slot) [][]byte {
 // another group, which serves them only once the last install applied;
 // the source then drops them.
 func TestFSMAppliesASlotMoveInLogOrder(t *testing.T) {
-	t.Parallel()
 	src, dst := newFSM(t), newFSM(t)
 	ids := accountsInSlot(SlotOf("mover-0"), 2)
 	s := SlotOf(ids[0])
@@ -119,7 +118,6 @@ func TestFSMAppliesASlotMoveInLogOrder(t *testing.T) {
 // TestFSMSlotStateRidesInSnapshots: a replica restored from a snapshot
 // refuses and serves the same slots as the one that took it.
 func TestFSMSlotStateRidesInSnapshots(t *testing.T) {
-	t.Parallel()
 	f := newFSM(t)
 	f.ApplyBatch([]*raft.Log{logEntry(t, 1, createAccount("acct-1")), slotLog(t, 2, slotEntry{Op: "freeze", Slot: 77, Move: 9})})
 	data := snapshotBytes(t, f)
@@ -142,7 +140,6 @@ func TestFSMSlotStateRidesInSnapshots(t *testing.T) {
 }
 
 func TestFSMStopsOnASlotStepItDoesNotKnow(t *testing.T) {
-	t.Parallel()
 	f := newFSM(t)
 	defer func() {
 		if recover() == nil {
@@ -155,7 +152,6 @@ func TestFSMStopsOnASlotStepItDoesNotKnow(t *testing.T) {
 // TestMetaFSMMovesASlot: a move begins once per slot, to another group
 // that exists, and its flip hands the slot over.
 func TestMetaFSMMovesASlot(t *testing.T) {
-	t.Parallel()
 	f := &metaFSM{}
 	d, _ := NewDirectory(3)
 	f.Apply(metaEntry(t, 1, metaCommand{Op: "directory", Directory: &d}))

@@ -58,7 +58,6 @@ func openStore(t *testing.T, dir, addr string, kind persistence.LogStore, recove
 // --recover-from-snapshot starts from the snapshot with a warning that
 // says what the snapshot holds.
 func TestOpenRefusesALostLog(t *testing.T) {
-	t.Parallel()
 	for _, kind := range []persistence.LogStore{persistence.LogWAL, persistence.LogBolt} {
 		for _, damage := range []string{"deleted", "emptied"} {
 			t.Run(string(kind)+"/"+damage, func(t *testing.T) { testOpenRefusesALostLog(t, kind, damage) })
@@ -160,7 +159,6 @@ func loseLogStore(path, damage string) error {
 // compacted: raft would have applied what is left of the log to an empty
 // state. Open refuses, and no flag overrides it.
 func TestOpenRefusesALogWithoutItsStart(t *testing.T) {
-	t.Parallel()
 	dir, addr := t.TempDir(), freeRaftAddr(t)
 	tn := startNode(t, dir, addr)
 	keepNoTrailingLogs(t, tn.node)
@@ -192,7 +190,6 @@ func TestOpenRefusesALogWithoutItsStart(t *testing.T) {
 // installing a snapshot on some stores, and after RecoverCluster). With
 // the current term in place that is a normal start, not a lost log.
 func TestOpenAcceptsAnEmptyLogBesideASnapshot(t *testing.T) {
-	t.Parallel()
 	dir, addr := t.TempDir(), freeRaftAddr(t)
 	tn := startNode(t, dir, addr)
 	keepNoTrailingLogs(t, tn.node)
@@ -222,7 +219,6 @@ func keepNoTrailingLogs(t *testing.T, n *Node) {
 }
 
 func TestSnapshotTaken(t *testing.T) {
-	t.Parallel()
 	at, known := snapshotTaken("2-5-1795604127178")
 	if !known || at.UnixMilli() != 1795604127178 {
 		t.Fatalf("snapshotTaken = %v, %v", at, known)
@@ -239,7 +235,6 @@ func TestSnapshotTaken(t *testing.T) {
 // and start it with --join under the same id and address. The cluster
 // still counts it, and the leader sends it everything.
 func TestThreeNodeRejoinWithAnEmptyDataDir(t *testing.T) {
-	t.Parallel()
 	c := startCluster(t)
 	leader := c.leader()
 	populateLeader(t, leader, "acct-1", addresses[:3], t0)

@@ -20,7 +20,6 @@ import (
 // raft gives it up: all that while the leader must not serve, and once the
 // transfer has failed it serves again.
 func TestTransferringLeaderServesNothing(t *testing.T) {
-	t.Parallel()
 	var held atomic.Value // [2]string{from id, to raft address} whose writes wait
 	held.Store([2]string{})
 	opts := clusterOptions{dial: func(from *member) DialFunc {

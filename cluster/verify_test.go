@@ -66,7 +66,6 @@ func (c *corruptingLog) IsMonotonic() bool { return isMonotonic(c.LogStore) }
 // status and its metrics, while every node keeps the same accounts (the
 // checkpoint reaches no FSM). It runs on both log stores.
 func TestLogVerificationReportsADamagedFollowerEntry(t *testing.T) {
-	t.Parallel()
 	for _, store := range []persistence.LogStore{persistence.LogWAL, persistence.LogBolt} {
 		t.Run(string(store), func(t *testing.T) { testLogVerificationReportsADamagedEntry(t, store) })
 	}
@@ -149,7 +148,6 @@ func metricValue(t *testing.T, n *Node, name string) float64 {
 // TestCheckpointDue: a checkpoint follows enough new entries at once, or
 // any new entry after the interval, and never an idle log.
 func TestCheckpointDue(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		last, covered uint64
 		since         time.Duration
@@ -174,7 +172,6 @@ func TestCheckpointDue(t *testing.T) {
 // leader's without any damage: that range is unverified, not a failure.
 // The same difference with no entry removed is damage in flight.
 func TestLogVerificationToleratesARewrittenTail(t *testing.T) {
-	t.Parallel()
 	entry := func(index, term uint64, data string) *raft.Log {
 		return &raft.Log{Index: index, Term: term, Type: raft.LogCommand, Data: []byte(data)}
 	}

@@ -14,7 +14,6 @@ import (
 // The leader admits a command of a feature version only once every other
 // voter has said it supports it; one never heard from counts as version 1.
 func TestVoterVersionsAdmitOnlyWhatEveryVoterSupports(t *testing.T) {
-	t.Parallel()
 	v := newVoterVersions()
 	others := []raft.ServerID{"n2", "n3"}
 	if err := v.admit(others, 1); err != nil {
@@ -48,7 +47,6 @@ func TestVoterVersionsAdmitOnlyWhatEveryVoterSupports(t *testing.T) {
 // never heard from (the old leader, killed): that voter applied it once,
 // or could not apply the log anyway. A newer kind still waits for it.
 func TestTheAppliedLogAdmitsItsOwnKinds(t *testing.T) {
-	t.Parallel()
 	v := newVoterVersions()
 	v.set("n3", actors.CurrentFeatureVersion)
 	others := []raft.ServerID{"n2", "n3"} // n2 was the leader, and is down
@@ -68,7 +66,6 @@ func TestTheAppliedLogAdmitsItsOwnKinds(t *testing.T) {
 // edge to record with RecordActivity instead (httpd/activity_record.go);
 // that is admitted.
 func TestGateSendsActivityBackToTheOlderKind(t *testing.T) {
-	t.Parallel()
 	v := newVoterVersions()
 	v.set("n2", 2)
 	others := []raft.ServerID{"n2"}
@@ -83,7 +80,6 @@ func TestGateSendsActivityBackToTheOlderKind(t *testing.T) {
 // A node answers the version stream with its supported version, over the
 // same node connection the other streams use.
 func TestNodeAnswersItsFeatureVersion(t *testing.T) {
-	t.Parallel()
 	tn := startNode(t, t.TempDir(), freeRaftAddr(t))
 	got, err := askVersion(tn.node.dialer, tn.addr)
 	if err != nil || got != actors.SupportedFeatureVersion() {
@@ -98,7 +94,6 @@ func TestNodeAnswersItsFeatureVersion(t *testing.T) {
 // and the snapshot says so: a reopened node restored from it reports it
 // without replaying the command.
 func TestAppliedFeatureVersionSurvivesASnapshot(t *testing.T) {
-	t.Parallel()
 	dir, addr := t.TempDir(), freeRaftAddr(t)
 	tn := startNode(t, dir, addr)
 	mustSucceed(t, tn.propose(createAccount("acct-1")), 201)

@@ -334,15 +334,13 @@ type account struct {
 func (s *server) createAccount(t testing.TB, plan string) account {
 	t.Helper()
 	password := "correct horse battery"
-	r := do(t, "POST", s.AdminURL+"/admin/v1/accounts", s.AdminToken, map[string]any{"plan": plan, "password": password})
 	// A cluster just started may still be settling its leaders (a sharded
 	// one spreads them over the nodes): the operator is told to retry, and
 	// does, as a script would. An extra account from a retried write whose
 	// outcome was unknown harms no test.
-	for deadline := time.Now().Add(30 * time.Second); r.Status == http.StatusServiceUnavailable && time.Now().Before(deadline); {
-		time.Sleep(time.Second)
-		r = do(t, "POST", s.AdminURL+"/admin/v1/accounts", s.AdminToken, map[string]any{"plan": plan, "password": password})
-	}
+	r := retry503(t, func() response {
+		return do(t, "POST", s.AdminURL+"/admin/v1/accounts", s.AdminToken, map[string]any{"plan": plan, "password": password})
+	})
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create account: %d %s", r.Status, r.Body)
 	}
@@ -353,12 +351,10 @@ func (s *server) createAccount(t testing.TB, plan string) account {
 // createKey creates an API key through the owner API and returns it.
 func (s *server) createKey(t testing.TB, a account, capability string) string {
 	t.Helper()
-	r := do(t, "POST", s.URL+"/owner/v1/keys", a.OwnerSecret, map[string]any{"capability": capability, "name": capability + " key"})
 	// As createAccount: a settling cluster's 503 is asked again.
-	for deadline := time.Now().Add(30 * time.Second); r.Status == http.StatusServiceUnavailable && time.Now().Before(deadline); {
-		time.Sleep(time.Second)
-		r = do(t, "POST", s.URL+"/owner/v1/keys", a.OwnerSecret, map[string]any{"capability": capability, "name": capability + " key"})
-	}
+	r := retry503(t, func() response {
+		return do(t, "POST", s.URL+"/owner/v1/keys", a.OwnerSecret, map[string]any{"capability": capability, "name": capability + " key"})
+	})
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create key: %d %s", r.Status, r.Body)
 	}

@@ -79,7 +79,7 @@ func oneGroupPerNode(t *testing.T, nodes []*server) map[int]string {
 // client should: a group without a leader yet, or one handing its
 // leadership over (the nodes balance the leaders in the first seconds),
 // refuses before anything is written.
-func retry503(t *testing.T, send func() response) response {
+func retry503(t testing.TB, send func() response) response {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
